@@ -1,0 +1,4 @@
+# SPDX-License-Identifier: MIT
+from confucius.cli import main
+
+main()

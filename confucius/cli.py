@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: MIT
+"""The `confucius` command: one entry point, one sub-command group per part of the project.
+
+Each part registers its group here, lazily, so that `confucius --help` stays fast and a
+part's heavy imports (matplotlib, numpy) happen only when that part runs.
+"""
+
+import importlib
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Confucius: queue discipline laboratory, simulation and models.")
+
+# name -> (module, attribute holding a typer.Typer, help text)
+_GROUPS = {
+    "model": ("confucius.models.cli", "app", "Fluid model and per-CCA queueing models."),
+    "lab": ("confucius.lab.cli", "app", "Real-kernel laboratory (qemu VM, scenarios, runs)."),
+    "web": ("confucius.web.cli", "app", "Synthetic Web page corpus."),
+    "report": ("confucius.report.cli", "app", "Metrics, tables and plots from results."),
+    "core": ("confucius.coredemo", "app", "The scheduling core in userspace (demo)."),
+}
+
+
+def _register_groups() -> None:
+    for name, (module, attr, help_text) in _GROUPS.items():
+        try:
+            group = getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as err:
+            if err.name is None or not module.startswith(err.name):
+                raise
+            continue  # that part is not built yet
+        app.add_typer(group, name=name, help=help_text)
+
+
+def main() -> None:
+    _register_groups()
+    app()

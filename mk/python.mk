@@ -1,0 +1,16 @@
+# SPDX-License-Identifier: MIT
+# The Python package in a project-local virtualenv, and the pytest run that closes `make test`.
+
+VENV_STAMP := $(VENV)/.installed
+
+$(VENV_STAMP): pyproject.toml $(DEPS_STAMP)
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -e '.[test]'
+	@touch $@
+
+.PHONY: venv test-python
+venv: $(VENV_STAMP)
+
+test-python: $(VENV_STAMP) $(PYTEST_NEEDS)
+	$(PY) -m pytest

@@ -1,0 +1,14 @@
+# SPDX-License-Identifier: MIT
+# The traffic programs in tools/ (one Cargo workspace), built in release mode into build/cargo.
+
+CARGO_TARGET := $(abspath $(BUILD))/cargo
+TOOLS_BIN    := $(CARGO_TARGET)/release
+TOOLS_STAMP  := $(BUILD)/.tools
+
+$(TOOLS_STAMP): $(shell find tools -name '*.rs' -o -name 'Cargo.toml' -o -name 'Cargo.lock' 2>/dev/null)
+	cargo build --release --quiet --manifest-path tools/Cargo.toml --target-dir $(CARGO_TARGET)
+	@touch $@
+
+.PHONY: tools
+tools: $(TOOLS_STAMP)
+PYTEST_NEEDS += $(TOOLS_STAMP)
