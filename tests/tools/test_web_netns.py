@@ -1,0 +1,165 @@
+# SPDX-License-Identifier: MIT
+"""web-client and web-server on real kernel TCP: two network namespaces, one server address
+per domain, a 20 Mbit/s tbf shaper on the download direction (the host has no netem)."""
+
+import json
+import subprocess
+import time
+from collections import Counter
+
+import pytest
+
+from confucius.web import generate
+from confucius.web.hosts import hosts_text
+from confucius.web.page import Page, WebObject, write_page
+from confucius.web.results import client_command, parse_report, run_page_load
+from webtools import namespace_pair, running_server, web_binaries
+
+RATE_BPS = 20e6
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    client_bin, server_bin = web_binaries()
+    work = tmp_path_factory.mktemp("web")
+    page = generate.amazon_page(0)
+    write_page(page, work / "amazon.json")
+    with namespace_pair(len(page.domains) + 1, "20mbit") as (server_ns, client_ns, ips):
+        served = dict(zip(page.domains, ips))
+        (work / "hosts").write_text(hosts_text(served))
+        with running_server(server_bin, server_ns, ["--hosts", str(work / "hosts"), "--cca", "cubic"]):
+            yield {"client": client_bin, "work": work, "page": page, "server_ns": server_ns,
+                   "client_ns": client_ns, "spare_ip": ips[-1], "subnet": ips[0].rsplit(".", 1)[0]}
+
+
+def _server_sockets(netns: str) -> list[tuple[str, str]]:
+    """(local address, congestion control) of each established connection of the server."""
+    out = subprocess.run(["ip", "netns", "exec", netns, "ss", "-Htni", "state", "established",
+                          "sport", "=", ":80"], capture_output=True, text=True, check=True).stdout
+    sockets = []
+    for line in out.splitlines():
+        if line[:1].isspace():
+            if sockets:
+                sockets[-1] = (sockets[-1][0], line.split()[0])
+        elif line.strip():
+            sockets.append((line.split()[2].rsplit(":", 1)[0], "?"))
+    return sockets
+
+
+@pytest.fixture(scope="module")
+def amazon_load(lab):
+    """Loads the amazon-like page while watching the server's connections with ss."""
+    command = client_command(lab["client"], lab["work"] / "amazon.json", lab["work"] / "hosts",
+                             cca="cubic", netns=lab["client_ns"])
+    started = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    per_address_max: Counter = Counter()
+    ccas = set()
+    while proc.poll() is None:
+        sockets = _server_sockets(lab["server_ns"])
+        for address, count in Counter(a for a, _ in sockets).items():
+            per_address_max[address] = max(per_address_max[address], count)
+        ccas.update(c for _, c in sockets)
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    wall = time.monotonic() - started
+    assert proc.returncode == 0, err
+    return parse_report(out), per_address_max, ccas, wall
+
+
+def test_every_object_arrives_with_its_size(lab, amazon_load):
+    load = amazon_load[0]
+    assert load.ok and load.error is None
+    sizes = {o.id: o.size for o in lab["page"].objects}
+    assert len(load.objects) == len(sizes)
+    for o in load.objects:
+        assert o.status == "done" and o.received == sizes[o.id] == o.size, o
+
+
+def test_at_most_six_connections_per_domain(amazon_load):
+    load, per_address_max, _, _ = amazon_load
+    assert max(load.connections_per_domain().values()) <= 6
+    assert 2 <= max(per_address_max.values()) <= 6  # as seen by the server's kernel
+
+
+def test_a_burst_to_one_domain_opens_exactly_six_connections(lab, tmp_path):
+    domain = lab["page"].domains[0]
+    objects = [WebObject("root", domain, 500)] + [WebObject(f"i{k}", domain, 20_000, "root") for k in range(30)]
+    write_page(Page("burst", tuple(objects)), tmp_path / "burst.json")
+    load = run_page_load(lab["client"], tmp_path / "burst.json", lab["work"] / "hosts", netns=lab["client_ns"])
+    assert load.ok
+    assert load.connections_per_domain() == {domain: 6}
+    assert sum(c.objects for c in load.connections) == 31
+
+
+def test_connections_use_the_requested_congestion_control(amazon_load):
+    assert amazon_load[2] == {"cubic"}
+
+
+def test_children_are_requested_after_their_parent_arrived(amazon_load):
+    load = amazon_load[0]
+    by_id = {o.id: o for o in load.objects}
+    for o in load.objects:
+        assert o.ready <= o.request <= o.first_byte <= o.last_byte
+        if o.parent is not None:
+            assert o.ready >= by_id[o.parent].last_byte
+            assert o.request >= by_id[o.parent].last_byte
+
+
+def test_plt_matches_the_link_rate(lab, amazon_load):
+    load, _, _, wall = amazon_load
+    bytes_on_wire = sum(c.bytes for c in load.connections)
+    assert bytes_on_wire >= lab["page"].total_bytes
+    transfer = bytes_on_wire * 8 / RATE_BPS
+    # Hardly any propagation delay here: the load is the transfer time plus round trips of
+    # microseconds; tbf's 16 KB bucket lets the first bytes through faster than the rate.
+    assert 0.95 * transfer <= load.plt <= 1.3 * transfer + 0.3
+    assert load.plt <= wall
+    assert load.max_per_domain == 6 and load.cca == "cubic"
+
+
+def _single_page(tmp, parent_domain: str, child_domain: str) -> Page:
+    page = Page("two-domains", (WebObject("root", parent_domain, 1000),
+                                WebObject("a", child_domain, 2000, "root"),
+                                WebObject("b", child_domain, 2000, "a"),
+                                WebObject("c", parent_domain, 3000, "root")))
+    write_page(page, tmp / "two.json")
+    return page
+
+
+def test_refused_connections_are_reported(lab, tmp_path):
+    page = _single_page(tmp_path, page_domain := lab["page"].domains[0], "closed.test")
+    hosts = (lab["work"] / "hosts").read_text() + f"{lab['spare_ip']} closed.test\n"
+    (tmp_path / "hosts").write_text(hosts)
+    load = run_page_load(lab["client"], tmp_path / "two.json", tmp_path / "hosts", netns=lab["client_ns"])
+    status = {o.id: o for o in load.objects}
+    assert not load.ok and load.plt is None and page_domain
+    assert status["root"].status == status["c"].status == "done"
+    assert status["a"].status == "failed" and "refused" in status["a"].error
+    assert status["b"].status == "skipped" and status["b"].request is None
+    assert len(page.objects) == len(load.objects)
+
+
+def test_unreachable_server_times_out(lab, tmp_path):
+    _single_page(tmp_path, "nowhere.test", "nowhere.test")
+    (tmp_path / "hosts").write_text(f"{lab['subnet']}.200 nowhere.test\n")
+    started = time.monotonic()
+    load = run_page_load(lab["client"], tmp_path / "two.json", tmp_path / "hosts", timeout=1.0,
+                         netns=lab["client_ns"])
+    assert time.monotonic() - started < 5
+    assert not load.ok and "timeout" in load.error
+    assert [o.status for o in load.objects] == ["failed", "skipped", "skipped", "skipped"]
+
+
+def test_client_refuses_a_page_with_unmapped_domains(lab, tmp_path):
+    _single_page(tmp_path, "a.test", "b.test")
+    (tmp_path / "hosts").write_text(f"{lab['spare_ip']} a.test\n")
+    done = subprocess.run([str(lab["client"]), "--page", str(tmp_path / "two.json"),
+                           "--hosts", str(tmp_path / "hosts")], capture_output=True, text=True)
+    assert done.returncode == 2 and "b.test" in done.stderr and done.stdout == ""
+
+
+def test_report_is_one_json_document(lab, amazon_load):
+    load = amazon_load[0]
+    assert json.dumps(load.page) and load.page == "amazon"
+    assert all(c.local_port and c.established is not None for c in load.connections)
