@@ -7,7 +7,9 @@ q = p/r (Eq. 6); r(t) is the policy's available bandwidth (Eq. 9, `policies`):
 
     ds/dt = −k·g(t)·(q(t − τ) − q0),   dp/dt = s − r  (p >= 0),   q = p/r,   s >= 0,
 
-with the flow in steady state before the burst: s = r = C, q = q0 for t <= 0.
+with the flow in steady state before the burst: s = r = C, q = q0 for t <= 0. As in the
+seed, r(t) follows Eq. 9 for ever; with `release` it returns to C once the new flows have
+received their N·B bits.
 
 Eq. 4 leaves the scale of k open (k is quoted in ms^-2, so s must be measured relative to
 some rate). Two readings, `gain`:
@@ -62,7 +64,7 @@ class FluidRun:
 
     def real_time_departures(self) -> np.ndarray:
         """The rate the real-time flow actually uses: r while it has a queue, else min(s, r)."""
-        return np.where(self.p > 0, self.r, np.minimum(self.s, self.r))
+        return np.where(self.p > 0, self.r, np.minimum(self.s, self.r))  # as `_departure`
 
 
 def check_gain(gain: str) -> str:
@@ -106,15 +108,6 @@ def default_duration(policy: str, sc: FluidScenario, gain: str = "served") -> fl
     return max(wanted, min(completion, 60.0))
 
 
-def available_rate(policy: str, sc: FluidScenario, t: np.ndarray, release: bool) -> np.ndarray:
-    """r(t) on the grid; with `release` the link returns to the real-time flow once the new
-    flows have completed (T of Eq. 8)."""
-    r = sc.capacity * policies.share(policy, sc, t)
-    if release:
-        r = np.where(t >= policies.fct(policy, sc), sc.capacity, r)
-    return r
-
-
 def solve(policy: str, sc: FluidScenario, *, gain: str = "served", release: bool = False,
           duration: float | None = None, step: float | None = None) -> FluidRun:
     """Solve the model for one policy; see the module docstring for the equations."""
@@ -130,17 +123,25 @@ def solve(policy: str, sc: FluidScenario, *, gain: str = "served", release: bool
         raise ModelInputError(f"{steps} steps of {step:g} s over {duration:g} s is too many "
                               f"(limit {MAX_STEPS}): shorten --duration or lengthen --step")
     t = np.arange(steps + 1) * step
-    r = available_rate(policy, sc, t, release)
-    s, p, q = _integrate(r.tolist(), step, round(sc.tau / step), sc, gain == "served")
-    return FluidRun(policy, t, np.array(s), np.array(p), np.array(q), r, step)
+    r = (sc.capacity * policies.share(policy, sc, t)).tolist()
+    web_total = sc.flows * sc.flow_size if release else math.inf
+    s, p, q = _integrate(r, step, round(sc.tau / step), sc, gain == "served", web_total)
+    return FluidRun(policy, t, np.array(s), np.array(p), np.array(q), np.array(r), step)
 
 
-def _integrate(r: list, h: float, lag: int, sc: FluidScenario, served: bool) -> tuple:
+def _integrate(r: list, h: float, lag: int, sc: FluidScenario, served: bool,
+               web_total: float) -> tuple:
     """Heun's method with a history buffer; `lag` = τ/h steps. Plain floats: this loop is
-    the model's whole cost."""
+    the model's whole cost.
+
+    Once the new flows have received `web_total` bits (counting what the real-time flow
+    leaves unused, as a work-conserving scheduler does) the link returns to the real-time
+    flow: r (a list, changed in place) becomes C from there on.
+    """
     c, k, q0 = sc.capacity, sc.k, sc.q0
     n = len(r) - 1
     gain = r if served else [c] * (n + 1)
+    web_done, web_rate = 0.0, c - _departure(s=c, p=q0 * c, r=r[0])
     s, p, q = [0.0] * (n + 1), [0.0] * (n + 1), [0.0] * (n + 1)
     s[0], p[0] = c, q0 * c
     q[0] = p[0] / r[0]
@@ -168,7 +169,18 @@ def _integrate(r: list, h: float, lag: int, sc: FluidScenario, served: bool) -> 
         s[i + 1] = max(0.0, s[i] + h / 2 * (ds1 + ds2))
         p[i + 1] = max(0.0, p[i] + h / 2 * (dp1 + dp2))
         q[i + 1] = p[i + 1] / r[i + 1]
+        next_web_rate = c - _departure(s[i + 1], p[i + 1], r[i + 1])
+        web_done += h / 2 * (web_rate + next_web_rate)
+        web_rate = next_web_rate
+        if web_done >= web_total:
+            r[i + 2:] = [c] * (n - i - 1)
+            web_total = math.inf
     return s, p, q
+
+
+def _departure(s: float, p: float, r: float) -> float:
+    """The rate the real-time flow actually uses: r while it has a queue, else min(s, r)."""
+    return r if p > 0 else min(s, r)
 
 
 @dataclass(frozen=True)
