@@ -6,7 +6,6 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -79,11 +78,3 @@ def running_server(server_bin: Path, netns: str | None, args: list[str]):
         proc.wait(timeout=5)
         proc.stderr.close()
 
-
-def wait_until(predicate, timeout: float = 5.0) -> bool:
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        if predicate():
-            return True
-        time.sleep(0.02)
-    return False
