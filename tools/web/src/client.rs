@@ -105,7 +105,14 @@ struct Connection {
 
 impl Connection {
     fn new(stream: Option<TcpStream>, domain: usize, state: ConnState) -> Connection {
-        Connection { stream, domain, state, outgoing: Vec::new(), head: Vec::new(), body_left: None }
+        Connection {
+            stream,
+            domain,
+            state,
+            outgoing: Vec::new(),
+            head: Vec::new(),
+            body_left: None,
+        }
     }
 }
 
@@ -126,7 +133,10 @@ struct Loader<'a> {
 /// Loads the page; the report says what arrived and what did not (a failed load is a report too).
 pub fn load(page: &Page, config: &Config) -> Result<Report, String> {
     let poll = Poll::new().map_err(|e| format!("cannot create the event loop: {e}"))?;
-    let start_unix_us = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_micros() as u64).unwrap_or(0);
+    let start_unix_us = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_micros() as u64)
+        .unwrap_or(0);
     let mut loader = Loader {
         page,
         config,
@@ -228,7 +238,12 @@ impl Loader<'_> {
             self.dispatch_dirty();
         }
         let failed = self.records.iter().filter(|r| r.status != "done").count();
-        (failed > 0).then(|| format!("{failed} of {} objects did not arrive", self.page.objects.len()))
+        (failed > 0).then(|| {
+            format!(
+                "{failed} of {} objects did not arrive",
+                self.page.objects.len()
+            )
+        })
     }
 
     fn make_ready(&mut self, object: usize) {
@@ -249,15 +264,24 @@ impl Loader<'_> {
     /// the connections being set up, up to the per-domain limit.
     fn dispatch(&mut self, domain: usize) {
         while !self.queues[domain].is_empty() {
-            let Some(conn) = (0..self.conns.len()).find(|&c| self.conns[c].domain == domain && self.conns[c].state == ConnState::Idle)
-            else {
+            let Some(conn) = (0..self.conns.len()).find(|&c| {
+                self.conns[c].domain == domain && self.conns[c].state == ConnState::Idle
+            }) else {
                 break;
             };
             let object = self.queues[domain].pop_front().unwrap();
             self.send_request(conn, object);
         }
-        let live = self.conns.iter().filter(|c| c.domain == domain && c.state != ConnState::Closed).count();
-        let connecting = self.conns.iter().filter(|c| c.domain == domain && c.state == ConnState::Connecting).count();
+        let live = self
+            .conns
+            .iter()
+            .filter(|c| c.domain == domain && c.state != ConnState::Closed)
+            .count();
+        let connecting = self
+            .conns
+            .iter()
+            .filter(|c| c.domain == domain && c.state == ConnState::Connecting)
+            .count();
         let wanted = self.queues[domain].len().saturating_sub(connecting);
         let room = self.config.max_per_domain.saturating_sub(live);
         for _ in 0..wanted.min(room) {
@@ -283,11 +307,13 @@ impl Loader<'_> {
         });
         match self.start_stream(server, id) {
             Ok(stream) => {
-                self.conns.push(Connection::new(Some(stream), domain, ConnState::Connecting));
+                self.conns
+                    .push(Connection::new(Some(stream), domain, ConnState::Connecting));
                 true
             }
             Err(reason) => {
-                self.conns.push(Connection::new(None, domain, ConnState::Closed));
+                self.conns
+                    .push(Connection::new(None, domain, ConnState::Closed));
                 self.fail_connection(id, reason);
                 false
             }
@@ -298,7 +324,11 @@ impl Loader<'_> {
         let mut stream = crate::sock::connect_nonblocking(server, self.config.cca.as_deref())?;
         self.poll
             .registry()
-            .register(&mut stream, Token(id), Interest::READABLE | Interest::WRITABLE)
+            .register(
+                &mut stream,
+                Token(id),
+                Interest::READABLE | Interest::WRITABLE,
+            )
             .map_err(|e| format!("cannot watch a socket: {e}"))?;
         Ok(stream)
     }
@@ -318,11 +348,17 @@ impl Loader<'_> {
     fn check_connected(&mut self, conn: usize) {
         let stream = self.conns[conn].stream.as_ref().unwrap();
         let outcome = match stream.take_error() {
-            Ok(Some(e)) | Err(e) => Err(format!("cannot connect to {}: {e}", self.conn_records[conn].server)),
+            Ok(Some(e)) | Err(e) => Err(format!(
+                "cannot connect to {}: {e}",
+                self.conn_records[conn].server
+            )),
             Ok(None) => match stream.peer_addr() {
                 Ok(_) => Ok(stream.local_addr().ok().map(|a| a.port())),
                 Err(e) if e.kind() == ErrorKind::NotConnected => return,
-                Err(e) => Err(format!("cannot connect to {}: {e}", self.conn_records[conn].server)),
+                Err(e) => Err(format!(
+                    "cannot connect to {}: {e}",
+                    self.conn_records[conn].server
+                )),
             },
         };
         match outcome {
@@ -358,7 +394,9 @@ impl Loader<'_> {
     /// Writes what the socket accepts; the request time is when its last byte was handed over.
     fn flush_request(&mut self, conn: usize) {
         let c = &mut self.conns[conn];
-        let ConnState::Busy(object) = c.state else { return };
+        let ConnState::Busy(object) = c.state else {
+            return;
+        };
         while !c.outgoing.is_empty() {
             match c.stream.as_mut().unwrap().write(&c.outgoing) {
                 Ok(n) => {
@@ -381,7 +419,9 @@ impl Loader<'_> {
     fn read_responses(&mut self, conn: usize) {
         let mut chunk = vec![0u8; 64 * 1024];
         loop {
-            let Some(stream) = self.conns[conn].stream.as_mut() else { return };
+            let Some(stream) = self.conns[conn].stream.as_mut() else {
+                return;
+            };
             match stream.read(&mut chunk) {
                 Ok(0) => {
                     let reason = "the server closed the connection".to_string();
@@ -437,7 +477,10 @@ impl Loader<'_> {
         let left = self.conns[conn].body_left.unwrap();
         let n = body.len() as u64;
         if n > left {
-            return Err(format!("the server sent {} bytes more than announced", n - left));
+            return Err(format!(
+                "the server sent {} bytes more than announced",
+                n - left
+            ));
         }
         self.records[object].received += n;
         self.conns[conn].body_left = Some(left - n);
@@ -478,11 +521,17 @@ impl Loader<'_> {
             self.fail_object(object, &reason);
         }
         let domain = self.conns[conn].domain;
-        let live = self.conns.iter().any(|c| c.domain == domain && c.state != ConnState::Closed);
+        let live = self
+            .conns
+            .iter()
+            .any(|c| c.domain == domain && c.state != ConnState::Closed);
         if !live {
             let waiting: Vec<usize> = self.queues[domain].drain(..).collect();
             for object in waiting {
-                self.fail_object(object, &format!("no connection to {}: {reason}", self.page.domains[domain]));
+                self.fail_object(
+                    object,
+                    &format!("no connection to {}: {reason}", self.page.domains[domain]),
+                );
             }
         }
     }
@@ -498,7 +547,10 @@ impl Loader<'_> {
     fn skip_descendants(&mut self, object: usize) {
         let mut stack = self.page.objects[object].children.clone();
         while let Some(o) = stack.pop() {
-            self.records[o].error = Some(format!("not requested: ancestor {:?} did not arrive", self.records[object].id));
+            self.records[o].error = Some(format!(
+                "not requested: ancestor {:?} did not arrive",
+                self.records[object].id
+            ));
             self.phases[o] = Phase::Finished;
             self.finished += 1;
             stack.extend(&self.page.objects[o].children);
@@ -534,16 +586,28 @@ fn parse_response_head(head: &[u8], expected: u64) -> Result<Option<usize>, Stri
         Err(e) => return Err(format!("malformed response: {e}")),
     };
     if response.code != Some(200) {
-        return Err(format!("HTTP {} {}", response.code.unwrap_or(0), response.reason.unwrap_or("")));
+        return Err(format!(
+            "HTTP {} {}",
+            response.code.unwrap_or(0),
+            response.reason.unwrap_or("")
+        ));
     }
     let length = response
         .headers
         .iter()
         .find(|h| h.name.eq_ignore_ascii_case("content-length"))
-        .and_then(|h| std::str::from_utf8(h.value).ok()?.trim().parse::<u64>().ok())
+        .and_then(|h| {
+            std::str::from_utf8(h.value)
+                .ok()?
+                .trim()
+                .parse::<u64>()
+                .ok()
+        })
         .ok_or("response without a valid Content-Length")?;
     if length != expected {
-        return Err(format!("the server announced {length} bytes, the page says {expected}"));
+        return Err(format!(
+            "the server announced {length} bytes, the page says {expected}"
+        ));
     }
     Ok(Some(used))
 }
@@ -567,11 +631,25 @@ mod tests {
 
     #[test]
     fn response_heads() {
-        assert_eq!(parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", 5), Ok(Some(38)));
-        assert_eq!(parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Le", 5), Ok(None));
-        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n", 5).unwrap_err().contains("announced 4"));
-        assert!(parse_response_head(b"HTTP/1.1 400 Bad Request\r\n\r\n", 5).unwrap_err().contains("400"));
-        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\n\r\n", 5).unwrap_err().contains("Content-Length"));
+        assert_eq!(
+            parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nab", 5),
+            Ok(Some(38))
+        );
+        assert_eq!(
+            parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Le", 5),
+            Ok(None)
+        );
+        assert!(
+            parse_response_head(b"HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\n", 5)
+                .unwrap_err()
+                .contains("announced 4")
+        );
+        assert!(parse_response_head(b"HTTP/1.1 400 Bad Request\r\n\r\n", 5)
+            .unwrap_err()
+            .contains("400"));
+        assert!(parse_response_head(b"HTTP/1.1 200 OK\r\n\r\n", 5)
+            .unwrap_err()
+            .contains("Content-Length"));
     }
 
     #[test]

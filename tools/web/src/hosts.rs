@@ -14,7 +14,8 @@ pub struct Hosts {
 
 impl Hosts {
     pub fn read(path: &str) -> Result<Hosts, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read hosts file {path}: {e}"))?;
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read hosts file {path}: {e}"))?;
         Hosts::parse(&text).map_err(|e| format!("{path}: {e}"))
     }
 
@@ -35,7 +36,10 @@ impl Hosts {
                 let key = name.to_ascii_lowercase();
                 if let Some(previous) = hosts.by_name.insert(key, address) {
                     if previous != address {
-                        return Err(format!("line {}: {name} is mapped to both {previous} and {address}", index + 1));
+                        return Err(format!(
+                            "line {}: {name} is mapped to both {previous} and {address}",
+                            index + 1
+                        ));
                     }
                 }
             }
@@ -62,7 +66,8 @@ mod tests {
 
     #[test]
     fn reads_names_comments_and_case() {
-        let hosts = Hosts::parse("# lab\n10.0.0.1 a.test B.test\n\n10.0.0.2 c.test # third\n").unwrap();
+        let hosts =
+            Hosts::parse("# lab\n10.0.0.1 a.test B.test\n\n10.0.0.2 c.test # third\n").unwrap();
         assert_eq!(hosts.lookup("b.TEST"), Some("10.0.0.1".parse().unwrap()));
         assert_eq!(hosts.lookup("c.test"), Some("10.0.0.2".parse().unwrap()));
         assert_eq!(hosts.lookup("d.test"), None);
@@ -71,8 +76,12 @@ mod tests {
 
     #[test]
     fn rejects_bad_lines() {
-        assert!(Hosts::parse("10.0.0.300 a.test\n").unwrap_err().contains("line 1"));
+        assert!(Hosts::parse("10.0.0.300 a.test\n")
+            .unwrap_err()
+            .contains("line 1"));
         assert!(Hosts::parse("10.0.0.1\n").unwrap_err().contains("no name"));
-        assert!(Hosts::parse("10.0.0.1 a\n10.0.0.2 a\n").unwrap_err().contains("both"));
+        assert!(Hosts::parse("10.0.0.1 a\n10.0.0.2 a\n")
+            .unwrap_err()
+            .contains("both"));
     }
 }

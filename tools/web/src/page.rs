@@ -44,12 +44,14 @@ pub struct Page {
 
 impl Page {
     pub fn read(path: &str) -> Result<Page, String> {
-        let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read page {path}: {e}"))?;
+        let text =
+            std::fs::read_to_string(path).map_err(|e| format!("cannot read page {path}: {e}"))?;
         Page::parse(&text).map_err(|e| format!("{path}: {e}"))
     }
 
     pub fn parse(text: &str) -> Result<Page, String> {
-        let raw: RawPage = serde_json::from_str(text).map_err(|e| format!("not a page description: {e}"))?;
+        let raw: RawPage =
+            serde_json::from_str(text).map_err(|e| format!("not a page description: {e}"))?;
         if raw.format != FORMAT {
             return Err(format!("format is {:?}, expected {FORMAT:?}", raw.format));
         }
@@ -74,11 +76,19 @@ impl Page {
             }
         }
         check_acyclic(&objects)?;
-        Ok(Page { id: raw.id, domains, objects })
+        Ok(Page {
+            id: raw.id,
+            domains,
+            objects,
+        })
     }
 
     pub fn roots(&self) -> impl Iterator<Item = usize> + '_ {
-        self.objects.iter().enumerate().filter(|(_, o)| o.parent.is_none()).map(|(i, _)| i)
+        self.objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.parent.is_none())
+            .map(|(i, _)| i)
     }
 }
 
@@ -98,7 +108,10 @@ fn index_ids(objects: &[RawObject]) -> Result<HashMap<&str, usize>, String> {
 fn intern_domain(domains: &mut Vec<String>, object: &RawObject) -> Result<usize, String> {
     let name = object.domain.to_ascii_lowercase();
     if name.is_empty() || name.chars().any(|c| c.is_whitespace() || c == '/') {
-        return Err(format!("object {:?}: domain {:?} is not a host name", object.id, object.domain));
+        return Err(format!(
+            "object {:?}: domain {:?} is not a host name",
+            object.id, object.domain
+        ));
     }
     Ok(match domains.iter().position(|d| *d == name) {
         Some(i) => i,
@@ -110,10 +123,12 @@ fn intern_domain(domains: &mut Vec<String>, object: &RawObject) -> Result<usize,
 }
 
 fn read_size(object: &RawObject) -> Result<u64, String> {
-    object
-        .size
-        .as_u64()
-        .ok_or_else(|| format!("object {:?}: size must be a whole number of bytes >= 0, got {}", object.id, object.size))
+    object.size.as_u64().ok_or_else(|| {
+        format!(
+            "object {:?}: size must be a whole number of bytes >= 0, got {}",
+            object.id, object.size
+        )
+    })
 }
 
 fn parent_index(index: &HashMap<&str, usize>, object: &RawObject) -> Result<Option<usize>, String> {
@@ -129,7 +144,9 @@ fn parent_index(index: &HashMap<&str, usize>, object: &RawObject) -> Result<Opti
 /// Every object must descend from a root; an object that does not sits on a cycle (or below one).
 fn check_acyclic(objects: &[Object]) -> Result<(), String> {
     let mut reached = vec![false; objects.len()];
-    let mut stack: Vec<usize> = (0..objects.len()).filter(|&i| objects[i].parent.is_none()).collect();
+    let mut stack: Vec<usize> = (0..objects.len())
+        .filter(|&i| objects[i].parent.is_none())
+        .collect();
     if stack.is_empty() {
         return Err("no object without a parent: the dependencies form a cycle".to_string());
     }
@@ -139,7 +156,10 @@ fn check_acyclic(objects: &[Object]) -> Result<(), String> {
     }
     match reached.iter().position(|r| !r) {
         None => Ok(()),
-        Some(i) => Err(format!("object {:?} is on a dependency cycle (or below one)", objects[i].id)),
+        Some(i) => Err(format!(
+            "object {:?} is on a dependency cycle (or below one)",
+            objects[i].id
+        )),
     }
 }
 
@@ -148,14 +168,18 @@ mod tests {
     use super::Page;
 
     fn page(objects: &str) -> Result<Page, String> {
-        Page::parse(&format!(r#"{{"format": "confucius-web-page/1", "id": "t", "objects": [{objects}]}}"#))
+        Page::parse(&format!(
+            r#"{{"format": "confucius-web-page/1", "id": "t", "objects": [{objects}]}}"#
+        ))
     }
 
     #[test]
     fn reads_a_tree() {
-        let p = page(r#"{"id":"a","domain":"X.test","size":10,"parent":null},
+        let p = page(
+            r#"{"id":"a","domain":"X.test","size":10,"parent":null},
                         {"id":"b","domain":"y.test","size":0,"parent":"a"},
-                        {"id":"c","domain":"x.test","size":5,"parent":"a"}"#)
+                        {"id":"c","domain":"x.test","size":5,"parent":"a"}"#,
+        )
         .unwrap();
         assert_eq!(p.domains, vec!["x.test", "y.test"]);
         assert_eq!(p.objects[0].children, vec![1, 2]);
@@ -164,11 +188,17 @@ mod tests {
 
     #[test]
     fn rejects_bad_pages() {
-        let cycle = page(r#"{"id":"r","domain":"x","size":1,"parent":null},
-                           {"id":"a","domain":"x","size":1,"parent":"b"},{"id":"b","domain":"x","size":1,"parent":"a"}"#);
+        let cycle = page(
+            r#"{"id":"r","domain":"x","size":1,"parent":null},
+                           {"id":"a","domain":"x","size":1,"parent":"b"},{"id":"b","domain":"x","size":1,"parent":"a"}"#,
+        );
         assert!(cycle.unwrap_err().contains("cycle"));
-        assert!(page(r#"{"id":"a","domain":"x","size":-3,"parent":null}"#).unwrap_err().contains("size"));
-        assert!(page(r#"{"id":"a","domain":"x","size":1,"parent":"zz"}"#).unwrap_err().contains("unknown parent"));
+        assert!(page(r#"{"id":"a","domain":"x","size":-3,"parent":null}"#)
+            .unwrap_err()
+            .contains("size"));
+        assert!(page(r#"{"id":"a","domain":"x","size":1,"parent":"zz"}"#)
+            .unwrap_err()
+            .contains("unknown parent"));
         assert!(page(r#"{"id":"a","domain":"x","size":1,"parent":null},{"id":"a","domain":"x","size":1,"parent":null}"#)
             .unwrap_err()
             .contains("twice"));

@@ -64,8 +64,15 @@ fn accept_loop(listener: TcpListener) {
 /// What one request asks for.
 #[derive(Debug, PartialEq)]
 enum Answer {
-    Body { bytes: u64, keep_alive: bool },
-    Refuse { status: &'static str, reason: String, keep_alive: bool },
+    Body {
+        bytes: u64,
+        keep_alive: bool,
+    },
+    Refuse {
+        status: &'static str,
+        reason: String,
+        keep_alive: bool,
+    },
 }
 
 fn serve_connection(mut stream: TcpStream) {
@@ -109,14 +116,20 @@ fn parse_request(buffer: &[u8]) -> Option<(Answer, usize)> {
     let mut request = httparse::Request::new(&mut headers);
     match request.parse(buffer) {
         Ok(httparse::Status::Partial) if buffer.len() <= MAX_HEAD => None,
-        Ok(httparse::Status::Partial) => Some((bad_request("request head too large".into()), buffer.len())),
+        Ok(httparse::Status::Partial) => {
+            Some((bad_request("request head too large".into()), buffer.len()))
+        }
         Err(e) => Some((bad_request(format!("malformed request: {e}")), buffer.len())),
         Ok(httparse::Status::Complete(used)) => Some((answer_for(&request), used)),
     }
 }
 
 fn bad_request(reason: String) -> Answer {
-    Answer::Refuse { status: "400 Bad Request", reason, keep_alive: false }
+    Answer::Refuse {
+        status: "400 Bad Request",
+        reason,
+        keep_alive: false,
+    }
 }
 
 fn answer_for(request: &httparse::Request) -> Answer {
@@ -128,11 +141,19 @@ fn answer_for(request: &httparse::Request) -> Answer {
         return bad_request("request bodies are not accepted".into());
     }
     if request.method != Some("GET") {
-        return Answer::Refuse { status: "405 Method Not Allowed", reason: "only GET is served".into(), keep_alive };
+        return Answer::Refuse {
+            status: "405 Method Not Allowed",
+            reason: "only GET is served".into(),
+            keep_alive,
+        };
     }
     match requested_bytes(request.path.unwrap_or("")) {
         Ok(bytes) => Answer::Body { bytes, keep_alive },
-        Err(reason) => Answer::Refuse { status: "400 Bad Request", reason, keep_alive },
+        Err(reason) => Answer::Refuse {
+            status: "400 Bad Request",
+            reason,
+            keep_alive,
+        },
     }
 }
 
@@ -165,10 +186,22 @@ fn requested_bytes(path: &str) -> Result<u64, String> {
 fn write_answer(stream: &mut TcpStream, answer: &Answer) -> std::io::Result<()> {
     match answer {
         Answer::Body { bytes, .. } => write_body(stream, *bytes),
-        Answer::Refuse { status, reason, keep_alive } => {
+        Answer::Refuse {
+            status,
+            reason,
+            keep_alive,
+        } => {
             let body = format!("{reason}\n");
-            let close = if *keep_alive { "" } else { "Connection: close\r\n" };
-            let allow = if status.starts_with("405") { "Allow: GET\r\n" } else { "" };
+            let close = if *keep_alive {
+                ""
+            } else {
+                "Connection: close\r\n"
+            };
+            let allow = if status.starts_with("405") {
+                "Allow: GET\r\n"
+            } else {
+                ""
+            };
             let head = format!(
                 "HTTP/1.1 {status}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\n{allow}{close}\r\n",
                 body.len()
@@ -207,9 +240,27 @@ mod tests {
 
     #[test]
     fn answers_sizes_and_keeps_alive() {
-        assert_eq!(answer("GET /o1?bytes=15360 HTTP/1.1\r\nHost: a\r\n\r\n"), Some(Answer::Body { bytes: 15360, keep_alive: true }));
-        assert_eq!(answer("GET /x?a=1&bytes=0 HTTP/1.0\r\n\r\n"), Some(Answer::Body { bytes: 0, keep_alive: false }));
-        assert_eq!(answer("GET /x?bytes=5 HTTP/1.1\r\nConnection: close\r\n\r\n"), Some(Answer::Body { bytes: 5, keep_alive: false }));
+        assert_eq!(
+            answer("GET /o1?bytes=15360 HTTP/1.1\r\nHost: a\r\n\r\n"),
+            Some(Answer::Body {
+                bytes: 15360,
+                keep_alive: true
+            })
+        );
+        assert_eq!(
+            answer("GET /x?a=1&bytes=0 HTTP/1.0\r\n\r\n"),
+            Some(Answer::Body {
+                bytes: 0,
+                keep_alive: false
+            })
+        );
+        assert_eq!(
+            answer("GET /x?bytes=5 HTTP/1.1\r\nConnection: close\r\n\r\n"),
+            Some(Answer::Body {
+                bytes: 5,
+                keep_alive: false
+            })
+        );
         assert_eq!(answer("GET /x?bytes=5 HTTP/1.1\r\nHost"), None);
     }
 
@@ -220,9 +271,18 @@ mod tests {
             other => panic!("{other:?}"),
         };
         assert_eq!(status("GET /x HTTP/1.1\r\n\r\n"), "400 Bad Request");
-        assert_eq!(status("GET /x?bytes=-4 HTTP/1.1\r\n\r\n"), "400 Bad Request");
-        assert_eq!(status("POST /x?bytes=4 HTTP/1.1\r\n\r\n"), "405 Method Not Allowed");
-        assert_eq!(status("GET /x?bytes=4 HTTP/1.1\r\nContent-Length: 3\r\n\r\n"), "400 Bad Request");
+        assert_eq!(
+            status("GET /x?bytes=-4 HTTP/1.1\r\n\r\n"),
+            "400 Bad Request"
+        );
+        assert_eq!(
+            status("POST /x?bytes=4 HTTP/1.1\r\n\r\n"),
+            "405 Method Not Allowed"
+        );
+        assert_eq!(
+            status("GET /x?bytes=4 HTTP/1.1\r\nContent-Length: 3\r\n\r\n"),
+            "400 Bad Request"
+        );
         assert_eq!(status("\x01\x02 nonsense\r\n\r\n"), "400 Bad Request");
     }
 }

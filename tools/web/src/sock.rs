@@ -6,8 +6,12 @@ use socket2::{Domain, Protocol, SockAddr, Socket, Type};
 use std::net::SocketAddr;
 
 fn tcp_socket(addr: &SocketAddr, cca: Option<&str>) -> Result<Socket, String> {
-    let socket = Socket::new(Domain::for_address(*addr), Type::STREAM, Some(Protocol::TCP))
-        .map_err(|e| format!("cannot create a TCP socket: {e}"))?;
+    let socket = Socket::new(
+        Domain::for_address(*addr),
+        Type::STREAM,
+        Some(Protocol::TCP),
+    )
+    .map_err(|e| format!("cannot create a TCP socket: {e}"))?;
     if let Some(name) = cca {
         socket.set_tcp_congestion(name.as_bytes()).map_err(|e| {
             format!(
@@ -33,19 +37,30 @@ pub fn check_cca(name: &str) -> Result<(), String> {
 /// A listening socket; accepted connections inherit its congestion control.
 pub fn listen(addr: SocketAddr, cca: Option<&str>) -> Result<std::net::TcpListener, String> {
     let socket = tcp_socket(&addr, cca)?;
-    socket.set_reuse_address(true).map_err(|e| format!("SO_REUSEADDR on {addr}: {e}"))?;
+    socket
+        .set_reuse_address(true)
+        .map_err(|e| format!("SO_REUSEADDR on {addr}: {e}"))?;
     socket
         .bind(&SockAddr::from(addr))
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
-    socket.listen(1024).map_err(|e| format!("cannot listen on {addr}: {e}"))?;
+    socket
+        .listen(1024)
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     Ok(socket.into())
 }
 
 /// Starts a non-blocking connection; completion is reported by the event loop.
-pub fn connect_nonblocking(addr: SocketAddr, cca: Option<&str>) -> Result<mio::net::TcpStream, String> {
+pub fn connect_nonblocking(
+    addr: SocketAddr,
+    cca: Option<&str>,
+) -> Result<mio::net::TcpStream, String> {
     let socket = tcp_socket(&addr, cca)?;
-    socket.set_nodelay(true).map_err(|e| format!("TCP_NODELAY: {e}"))?;
-    socket.set_nonblocking(true).map_err(|e| format!("O_NONBLOCK: {e}"))?;
+    socket
+        .set_nodelay(true)
+        .map_err(|e| format!("TCP_NODELAY: {e}"))?;
+    socket
+        .set_nonblocking(true)
+        .map_err(|e| format!("O_NONBLOCK: {e}"))?;
     match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}

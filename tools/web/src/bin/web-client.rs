@@ -29,7 +29,10 @@ fn parse_args() -> Result<Args, String> {
     let (mut port, mut max_per_domain, mut timeout) = (80u16, 6usize, Duration::from_secs(60));
     let mut parser = lexopt::Parser::from_env();
     let text = |p: &mut lexopt::Parser| -> Result<String, String> {
-        p.value().map_err(|e| e.to_string())?.into_string().map_err(|_| "argument is not UTF-8".to_string())
+        p.value()
+            .map_err(|e| e.to_string())?
+            .into_string()
+            .map_err(|_| "argument is not UTF-8".to_string())
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -37,9 +40,15 @@ fn parse_args() -> Result<Args, String> {
             Long("hosts") => hosts = Some(text(&mut parser)?),
             Long("out") => out = Some(text(&mut parser)?),
             Long("cca") => cca = Some(text(&mut parser)?),
-            Long("port") => port = text(&mut parser)?.parse().map_err(|_| "--port takes a number 1-65535")?,
+            Long("port") => {
+                port = text(&mut parser)?
+                    .parse()
+                    .map_err(|_| "--port takes a number 1-65535")?
+            }
             Long("max-per-domain") => {
-                max_per_domain = text(&mut parser)?.parse().map_err(|_| "--max-per-domain takes a number")?;
+                max_per_domain = text(&mut parser)?
+                    .parse()
+                    .map_err(|_| "--max-per-domain takes a number")?;
                 if max_per_domain == 0 {
                     return Err("--max-per-domain must be at least 1".into());
                 }
@@ -65,11 +74,24 @@ fn parse_args() -> Result<Args, String> {
 
 /// Every domain of the page must have a server before anything is sent.
 fn servers_for(page: &Page, hosts: &Hosts, port: u16) -> Result<Vec<SocketAddr>, String> {
-    let missing: Vec<&str> = page.domains.iter().filter(|d| hosts.lookup(d).is_none()).map(|d| d.as_str()).collect();
+    let missing: Vec<&str> = page
+        .domains
+        .iter()
+        .filter(|d| hosts.lookup(d).is_none())
+        .map(|d| d.as_str())
+        .collect();
     if !missing.is_empty() {
-        return Err(format!("the hosts file has no address for {} domain(s): {}", missing.len(), missing.join(", ")));
+        return Err(format!(
+            "the hosts file has no address for {} domain(s): {}",
+            missing.len(),
+            missing.join(", ")
+        ));
     }
-    Ok(page.domains.iter().map(|d| SocketAddr::new(hosts.lookup(d).unwrap(), port)).collect())
+    Ok(page
+        .domains
+        .iter()
+        .map(|d| SocketAddr::new(hosts.lookup(d).unwrap(), port))
+        .collect())
 }
 
 fn run() -> Result<bool, String> {
@@ -86,9 +108,12 @@ fn run() -> Result<bool, String> {
         timeout: args.timeout,
     };
     let report = client::load(&page, &config)?;
-    let json = serde_json::to_string(&report).map_err(|e| format!("cannot write the report: {e}"))?;
+    let json =
+        serde_json::to_string(&report).map_err(|e| format!("cannot write the report: {e}"))?;
     match &args.out {
-        Some(path) => std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {path}: {e}"))?,
+        Some(path) => {
+            std::fs::write(path, json + "\n").map_err(|e| format!("cannot write {path}: {e}"))?
+        }
         None => println!("{json}"),
     }
     if let Some(error) = &report.error {

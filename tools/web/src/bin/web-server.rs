@@ -5,7 +5,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::process::ExitCode;
 use web::{hosts::Hosts, server};
 
-const USAGE: &str = "usage: web-server [--hosts FILE] [--listen ADDRESS]... [--port 80] [--cca NAME]
+const USAGE: &str =
+    "usage: web-server [--hosts FILE] [--listen ADDRESS]... [--port 80] [--cca NAME]
 
 Listens on every address of the hosts file (the lab's domain -> address mapping) and on each
 --listen address, HTTP/1.1 with keep-alive. GET /<name>?bytes=N answers with exactly N bytes.
@@ -17,16 +18,27 @@ fn parse_args() -> Result<server::Config, String> {
     let (mut port, mut cca) = (80u16, None);
     let mut parser = lexopt::Parser::from_env();
     let text = |p: &mut lexopt::Parser| -> Result<String, String> {
-        p.value().map_err(|e| e.to_string())?.into_string().map_err(|_| "argument is not UTF-8".to_string())
+        p.value()
+            .map_err(|e| e.to_string())?
+            .into_string()
+            .map_err(|_| "argument is not UTF-8".to_string())
     };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
             Long("hosts") => ips.extend(Hosts::read(&text(&mut parser)?)?.addresses()),
             Long("listen") => {
                 let value = text(&mut parser)?;
-                ips.push(value.parse().map_err(|_| format!("--listen {value:?} is not an IP address"))?);
+                ips.push(
+                    value
+                        .parse()
+                        .map_err(|_| format!("--listen {value:?} is not an IP address"))?,
+                );
             }
-            Long("port") => port = text(&mut parser)?.parse().map_err(|_| "--port takes a number 1-65535")?,
+            Long("port") => {
+                port = text(&mut parser)?
+                    .parse()
+                    .map_err(|_| "--port takes a number 1-65535")?
+            }
             Long("cca") => cca = Some(text(&mut parser)?),
             Long("help") | Short('h') => {
                 println!("{USAGE}");
@@ -37,7 +49,13 @@ fn parse_args() -> Result<server::Config, String> {
     }
     ips.sort();
     ips.dedup();
-    Ok(server::Config { addresses: ips.into_iter().map(|ip| SocketAddr::new(ip, port)).collect(), cca })
+    Ok(server::Config {
+        addresses: ips
+            .into_iter()
+            .map(|ip| SocketAddr::new(ip, port))
+            .collect(),
+        cca,
+    })
 }
 
 fn main() -> ExitCode {
