@@ -17,7 +17,7 @@ from rich.table import Table
 from ..units import UnitError, parse_rate, parse_size, parse_time
 from . import aggressiveness, bounds, cca, fitting, fluid, percca, policies, presets
 from .scenario import FluidScenario
-from .validate import ModelInputError
+from .validate import ModelInputError, flow_count
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Fluid model of Confucius and per-CCA queueing models.")
@@ -97,7 +97,11 @@ def parse_responsiveness(text: str) -> float:
     if number is None:
         raise ModelInputError(f"cannot read k {text!r}: expected a number in s^-2, or a "
                               "number per squared time unit such as 0.001/ms^2")
-    unit = parse_time("1" + match.group(2)) if match.group(2) else 1.0
+    try:
+        unit = parse_time("1" + match.group(2)) if match.group(2) else 1.0
+    except UnitError:
+        raise ModelInputError(f"cannot read k {text!r}: {match.group(2)!r} is not a time unit "
+                              "(use s, ms or us, as in 0.001/ms^2)")
     return number / unit ** 2
 
 
@@ -373,7 +377,7 @@ def _counts(params, flows_text: Optional[str], scenario_name: str) -> list:
         presets.scenario(scenario_name)
     for name in given:
         params.index(name)
-    return [given.get(c, 0) for c in params.ccas]
+    return [flow_count(f"flows of {c}", given.get(c, 0)) for c in params.ccas]
 
 
 def _distribution(params, counts, f1: Optional[float], classifier: Optional[str],
@@ -546,6 +550,8 @@ def figures_command(flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb
                     period: Period = None, interval: Interval = "250ms",
                     params: Annotated[str, typer.Option(
                         help="Per-CCA parameters: preset or JSON file.")] = "seed003",
+                    points: Annotated[int, typer.Option(
+                        help="Points per Fig. 19 sweep (each one solves the model).")] = 15,
                     out: Out = DEFAULT_OUT, as_json: JsonFlag = False):
     """All model figures: Fig. 19 (000), Fig. 9 (002), q(t) per policy, Figs. 2–6 (003)."""
     with _user_errors():
@@ -556,7 +562,7 @@ def figures_command(flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb
         runs = [fluid.solve(p, sc) for p in policies.POLICIES
                 if p != "fifo" or policies.fifo_share(sc) > 0]
         paths = [plots.fluid_timeseries(runs, sc, out), plots.available_bandwidth(sc, out),
-                 *plots.bound_sweeps(sc, out), *plots.percca_figures(prm, out)]
+                 *plots.bound_sweeps(sc, out, points), *plots.percca_figures(prm, out)]
     if as_json:
         _emit_json({"figures": [str(p) for p in paths]})
         return

@@ -15,6 +15,7 @@ import numpy as np  # noqa: E402
 from . import bounds, fluid, percca, policies, presets  # noqa: E402
 from .aggressiveness import AggressivenessParams  # noqa: E402
 from .scenario import FluidScenario  # noqa: E402
+from .validate import ModelInputError  # noqa: E402
 
 MS = 1e3  # seconds -> milliseconds for axes
 
@@ -73,6 +74,8 @@ def _numeric_q_max(sc: FluidScenario, gain: str) -> float:
 def bound_sweeps(sc: FluidScenario, out: Path, points: int = 15) -> list:
     """Seed 000 Fig. 19 (a)–(c): Confucius' q_max against k, τ and q0: Table 1 (Eq. 30), the
     unsimplified series (Eq. 29) and the numerical solution of the model."""
+    if points < 2:
+        raise ModelInputError(f"a sweep needs at least 2 points, got {points}")
     sweeps = [
         ("k", "k [ms^-2]", np.geomspace(sc.k / 10, sc.k * 10, points), 1e-6,
          "fig19a_k.png"),

@@ -1,0 +1,121 @@
+# SPDX-License-Identifier: MIT
+"""The numerical solution of the fluid model against the closed forms, in their regime."""
+
+import math
+
+import numpy as np
+import pytest
+
+from confucius.models import bounds, fluid, policies
+from confucius.models.validate import ModelInputError
+
+
+def test_fq_and_cbq_match_eq14_and_eq19_where_they_are_exact(scenario):
+    # q0 = 0 and τ = 50 ms >= √(2/k) = 44.7 ms: the first peak lies inside 2τ, where the
+    # seed's quadratic s(t) (Eq. 12) is the model's exact solution.
+    sc = scenario(q0=0.0, tau=0.05)
+    fq = fluid.solve("fq", sc, duration=1.0).q_max
+    cbq = fluid.solve("cbq", sc, duration=1.0).q_max
+    assert fq == pytest.approx(bounds.q_max_fq(10, sc.k, 0.0, 0.05), rel=5e-3)
+    assert cbq == pytest.approx(bounds.q_max_cbq(sc.k, 0.0, 0.05), rel=5e-3)
+
+
+@pytest.mark.parametrize("policy", ["fq", "cbq", "fifo"])
+def test_constant_shares_match_the_derived_first_peak_with_q0(scenario, policy):
+    sc = scenario(q0=0.005, tau=0.06)
+    share = float(policies.share(policy, sc, 0.0))
+    expected, exact = bounds.first_peak_constant_share(share, sc.k, sc.q0, sc.tau)
+    assert exact
+    assert fluid.solve(policy, sc, duration=1.0).q_max == pytest.approx(expected, rel=5e-3)
+
+
+def test_link_gain_reacts_as_if_k_were_k_over_the_share(scenario):
+    sc = scenario(q0=0.0, tau=0.05)
+    expected, exact = bounds.first_peak_constant_share(1 / 11, sc.k * 11, 0.0, 0.05)
+    assert exact
+    assert fluid.solve("fq", sc, gain="link", duration=1.0).q_max == pytest.approx(
+        expected, rel=5e-3)
+
+
+def test_without_delay_the_model_is_an_oscillator_and_eq14_is_5_7_percent_low(scenario):
+    sc = scenario(q0=0.0, tau=0.0)
+    run = fluid.solve("fq", sc, duration=0.3)
+    exact = bounds.peak_without_delay(1 / 11, sc.k, 0.0)
+    assert run.q_max == pytest.approx(exact, rel=5e-3)
+    # The peak is a quarter of the period 2π/√k of Eq. 33 after the burst.
+    assert run.t_at_q_max == pytest.approx(math.pi / 2 / math.sqrt(sc.k), rel=0.02)
+    assert 1 - bounds.q_max_fq(10, sc.k, 0.0, 0.0) / run.q_max == pytest.approx(0.057, abs=0.003)
+
+
+def test_confucius_lies_between_cbq_and_fq_and_tends_to_them(scenario):
+    sc = scenario(q0=0.0)
+    slow = fluid.solve("confucius", scenario(q0=0.0, lam=1e-3), duration=1.0).q_max
+    fast = fluid.solve("confucius", scenario(q0=0.0, lam=1e3), duration=1.0).q_max
+    cbq = fluid.solve("cbq", sc, duration=1.0).q_max
+    fq = fluid.solve("fq", sc, duration=1.0).q_max
+    assert slow == pytest.approx(cbq, rel=0.01)
+    assert fast == pytest.approx(fq, rel=0.02)
+    assert cbq < fluid.solve("confucius", sc, duration=1.0).q_max < fq
+
+
+def test_eq30_bounds_the_model_when_tau_is_small_against_1_over_sqrt_k(scenario):
+    # The seed's regime τ·√k << 1: Table 1's value stays above the model's q_max there
+    # (by a factor 1.15–3.7 on this grid; outside that regime it can fall below).
+    for k, tau, q0, n in [(1000, 0.001, 0.0, 2), (1000, 0.005, 0.005, 10),
+                          (3000, 0.005, 0.02, 50), (100, 0.02, 0.0, 10)]:
+        sc = scenario(k=k, tau=tau, q0=q0, flows=n)
+        assert fluid.solve("confucius", sc, duration=2.0).q_max < \
+            bounds.q_max_confucius(k, q0, tau, 4.0)
+
+
+@pytest.mark.parametrize("policy", policies.POLICIES)
+def test_halving_the_default_step_moves_q_max_by_less_than_1_percent(scenario, policy):
+    check = fluid.convergence(policy, scenario(), duration=2.0)
+    assert check.relative_change < 0.01
+
+
+@pytest.mark.parametrize("policy", ["fq", "confucius-ticks"])
+def test_link_gain_converges_too(scenario, policy):
+    assert fluid.convergence(policy, scenario(), gain="link", duration=2.0
+                             ).relative_change < 0.01
+
+
+def test_state_obeys_the_model_constraints(scenario):
+    run = fluid.solve("confucius", scenario(), duration=3.0)
+    assert run.s.min() >= 0 and run.p.min() >= 0
+    np.testing.assert_allclose(run.q, run.p / run.r)
+    # Before the CCA hears of the burst (t < τ) it keeps sending at C.
+    assert np.all(run.s[run.t < scenario().tau] == scenario().capacity)
+    # Eq. 5: the queue is the integral of s − r while it is not empty (to the step's accuracy).
+    busy = np.flatnonzero(run.p[1:60] > 0)[-1] + 1
+    growth = np.sum((run.s[:busy] - run.r[:busy] + run.s[1:busy + 1] - run.r[1:busy + 1])
+                    / 2 * run.step)
+    assert run.p[busy] - run.p[0] == pytest.approx(growth, rel=2e-3)
+
+
+def test_work_conserving_fct_and_release(scenario):
+    sc = scenario()
+    kept = fluid.solve("cbq", sc, duration=2.0)
+    released = fluid.solve("cbq", sc, duration=2.0, release=True)
+    eq8 = policies.fct("cbq", sc)
+    wc = fluid.fct_work_conserving(kept, sc)
+    assert wc <= eq8 + kept.step
+    assert np.all(released.r[released.t > wc + 2 * released.step] == sc.capacity)
+    assert np.all(kept.r == sc.capacity / 2)
+
+
+def test_fct_beyond_the_horizon_is_none(scenario):
+    sc = scenario(flow_size=1e9)
+    assert fluid.fct_work_conserving(fluid.solve("fq", sc, duration=0.5), sc) is None
+
+
+def test_fifo_without_own_queue_cannot_be_solved(scenario):
+    with pytest.raises(ModelInputError, match="FIFO needs q0 > 0"):
+        fluid.solve("fifo", scenario(q0=0.0))
+
+
+@pytest.mark.parametrize("options", [dict(gain="cell"), dict(duration=-1.0), dict(step=0.0),
+                                     dict(duration=1e4, step=1e-6)])
+def test_bad_solver_options_are_refused(scenario, options):
+    with pytest.raises(ModelInputError):
+        fluid.solve("fq", scenario(), **options)
