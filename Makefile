@@ -1,3 +1,4 @@
+SHELL := /bin/bash
 # SPDX-License-Identifier: MIT
 # Confucius: one Makefile, one fragment per part in mk/. `make help` lists the targets.
 

@@ -1,0 +1,1001 @@
+// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/*
+ * Confucius scheduling core.
+ *
+ * Structure: flows live in a fixed table of hash buckets. Each remembered flow
+ * belongs to one queue: Q_new (queue 0) while it is new, a class (1..K) once it
+ * is old. Queues are served by deficit weighted round robin with weights
+ * derived from their flows' weights; inside a queue, flows are served by DRR
+ * (Q_new, and the old flows in flow mode) or earliest-enqueued-first
+ * (occupancy and external classes). All new flows always carry the same
+ * weight S/|N| (arrivals, ticks and completions scale them alike), so a
+ * queue's weight is O(1) to compute and service costs O(1) per packet in the
+ * number of flows for DRR queues, O(log n) for earliest-first classes.
+ */
+#include "confucius.h"
+
+#define CFC_TICK_SHIFT		10	/* stamps are ns >> 10 */
+#define CFC_RATE_SHIFT		20	/* shaper: ns per byte, fixed point */
+#define CFC_DROP_BATCH		64	/* most packets dropped per fattest-flow scan */
+#define CFC_SHAPER_MAX_LAG_NS	10000000ull /* late-timer catch-up the shaper allows */
+#define CFC_OCC_EWMA_SHIFT	2	/* occupancy smoothing: 1/4 per reclassify period */
+#define CFC_NEVER		(~0ull)
+
+/* ---------------------------------------------------------------- lists */
+
+static void link_init(struct cfc_link *l)
+{
+	l->next = l;
+	l->prev = l;
+}
+
+static int link_empty(const struct cfc_link *l)
+{
+	return l->next == l;
+}
+
+static void link_add_tail(struct cfc_link *head, struct cfc_link *l)
+{
+	l->prev = head->prev;
+	l->next = head;
+	head->prev->next = l;
+	head->prev = l;
+}
+
+static void link_del(struct cfc_link *l)
+{
+	l->prev->next = l->next;
+	l->next->prev = l->prev;
+	link_init(l);
+}
+
+static void link_rotate(struct cfc_link *head)
+{
+	struct cfc_link *first = head->next;
+
+	link_del(first);
+	link_add_tail(head, first);
+}
+
+#define flow_of(l, field)  CFC_CONTAINER_OF(l, struct cfc_flow, field)
+#define queue_of(l, field) CFC_CONTAINER_OF(l, struct cfc_queue, field)
+
+/* ----------------------------------------------------------------- time */
+
+static u32 ticks_of(u64 ns)
+{
+	return (u32)(ns >> CFC_TICK_SHIFT);
+}
+
+static int tick_before(u32 a, u32 b)
+{
+	return (s32)(a - b) < 0;
+}
+
+/* --------------------------------------------------------- configuration */
+
+void cfc_config_default(struct cfc_config *cfg)
+{
+	u32 i;
+
+	cfg->bandwidth = 0;
+	cfg->interval_ns = 250000000ull;
+	cfg->reclassify_ns = 100000000ull;
+	cfg->limit = 10240;
+	cfg->memlimit = 32u << 20;
+	cfg->flows = 1024;
+	cfg->quantum = 1514;
+	cfg->hysteresis = CFC_W_ONE / 10;
+	cfg->mode = CFC_MODE_FLOW;
+	cfg->classes = 3;
+	for (i = 0; i < CFC_MAX_CLASSES; i++)
+		cfg->class_weight[i] = 0;
+}
+
+const char *cfc_config_check(const struct cfc_config *cfg)
+{
+	if (cfg->flows < CFC_FLOWS_MIN || cfg->flows > CFC_FLOWS_MAX)
+		return "flows must be between 1 and 65536";
+	if (cfg->limit < CFC_LIMIT_MIN || cfg->limit > CFC_LIMIT_MAX)
+		return "limit must be between 1 and 1048576 packets";
+	if (cfg->memlimit < CFC_MEMLIMIT_MIN || cfg->memlimit > CFC_MEMLIMIT_MAX)
+		return "memlimit must be between 64KiB and 2GiB";
+	if (cfg->quantum < CFC_QUANTUM_MIN || cfg->quantum > CFC_QUANTUM_MAX)
+		return "quantum must be between 64 and 65536 bytes";
+	if (cfg->interval_ns < CFC_PERIOD_MIN_NS || cfg->interval_ns > CFC_PERIOD_MAX_NS)
+		return "interval must be between 1ms and 60s";
+	if (cfg->reclassify_ns < CFC_PERIOD_MIN_NS || cfg->reclassify_ns > CFC_PERIOD_MAX_NS)
+		return "reclassify must be between 1ms and 60s";
+	if (cfg->bandwidth &&
+	    (cfg->bandwidth < CFC_BANDWIDTH_MIN || cfg->bandwidth > CFC_BANDWIDTH_MAX))
+		return "bandwidth must be 0 (unshaped) or between 8kbit and 140Tbit";
+	if (cfg->hysteresis > CFC_HYSTERESIS_MAX)
+		return "hysteresis must be at most 50%";
+	if (cfg->mode >= CFC_MODE_COUNT)
+		return "mode must be flow, class or external";
+	if (cfg->classes < 1 || cfg->classes > CFC_MAX_CLASSES)
+		return "classes must be between 1 and 8";
+	return 0;
+}
+
+u64 cfc_table_bytes(u32 flows)
+{
+	return (u64)flows * (sizeof(struct cfc_flow) + CFC_MAX_CLASSES * sizeof(u32));
+}
+
+static u32 nclasses(const struct cfc_sched *s)
+{
+	return s->cfg.mode == CFC_MODE_FLOW ? 1 : s->cfg.classes;
+}
+
+static void set_rate(struct cfc_sched *s)
+{
+	s->ns_per_byte_fp = s->cfg.bandwidth ?
+		cfc_div64(8000000000ull << CFC_RATE_SHIFT, s->cfg.bandwidth) : 0;
+}
+
+/* ----------------------------------------------- earliest-first class heap */
+
+static u32 flow_index(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	return (u32)(f - s->flows);
+}
+
+static int heap_less(const struct cfc_sched *s, u32 a, u32 b)
+{
+	return tick_before(s->flows[a].head->stamp, s->flows[b].head->stamp);
+}
+
+static void heap_set(struct cfc_sched *s, struct cfc_queue *q, u32 pos, u32 idx)
+{
+	q->heap[pos] = idx;
+	s->flows[idx].heap_pos = pos;
+}
+
+static void heap_sift_up(struct cfc_sched *s, struct cfc_queue *q, u32 pos)
+{
+	u32 idx = q->heap[pos];
+
+	while (pos > 0) {
+		u32 parent = (pos - 1) / 2;
+
+		if (!heap_less(s, idx, q->heap[parent]))
+			break;
+		heap_set(s, q, pos, q->heap[parent]);
+		pos = parent;
+	}
+	heap_set(s, q, pos, idx);
+}
+
+static void heap_sift_down(struct cfc_sched *s, struct cfc_queue *q, u32 pos)
+{
+	u32 idx = q->heap[pos];
+
+	for (;;) {
+		u32 child = 2 * pos + 1;
+
+		if (child >= q->heap_len)
+			break;
+		if (child + 1 < q->heap_len && heap_less(s, q->heap[child + 1], q->heap[child]))
+			child++;
+		if (!heap_less(s, q->heap[child], idx))
+			break;
+		heap_set(s, q, pos, q->heap[child]);
+		pos = child;
+	}
+	heap_set(s, q, pos, idx);
+}
+
+static void heap_push(struct cfc_sched *s, struct cfc_queue *q, struct cfc_flow *f)
+{
+	u32 pos = q->heap_len++;
+
+	heap_set(s, q, pos, flow_index(s, f));
+	heap_sift_up(s, q, pos);
+}
+
+static void heap_remove(struct cfc_sched *s, struct cfc_queue *q, u32 pos)
+{
+	u32 last = --q->heap_len;
+
+	if (pos == last)
+		return;
+	heap_set(s, q, pos, q->heap[last]);
+	heap_sift_down(s, q, pos);
+	heap_sift_up(s, q, pos);
+}
+
+/* ------------------------------------------------------ queue membership */
+
+/* A flow that gained a backlog (or arrived backlogged) joins its queue's service. */
+static void flow_attach_backlog(struct cfc_sched *s, struct cfc_flow *f)
+{
+	struct cfc_queue *q = &s->queues[f->queue];
+
+	if (q->fifo) {
+		heap_push(s, q, f);
+	} else {
+		f->deficit = (s32)s->cfg.quantum;
+		link_add_tail(&q->ring, &f->sched);
+	}
+	if (q->nactive++ == 0) {
+		q->deficit = 0;
+		link_add_tail(&s->round, &q->round);
+	}
+}
+
+static void flow_detach_backlog(struct cfc_sched *s, struct cfc_flow *f)
+{
+	struct cfc_queue *q = &s->queues[f->queue];
+
+	if (q->fifo)
+		heap_remove(s, q, f->heap_pos);
+	else
+		link_del(&f->sched);
+	if (--q->nactive == 0)
+		link_del(&q->round);
+}
+
+static void queue_join(struct cfc_sched *s, struct cfc_flow *f)
+{
+	struct cfc_queue *q = &s->queues[f->queue];
+
+	link_add_tail(&q->members, &f->member);
+	q->nflows++;
+	q->qlen += f->qlen;
+	q->backlog += f->backlog;
+}
+
+static void queue_leave(struct cfc_sched *s, struct cfc_flow *f)
+{
+	struct cfc_queue *q = &s->queues[f->queue];
+
+	link_del(&f->member);
+	q->nflows--;
+	q->qlen -= f->qlen;
+	q->backlog -= f->backlog;
+}
+
+/* Move a remembered flow to another queue; its packets keep their order. */
+static void flow_move(struct cfc_sched *s, struct cfc_flow *f, u32 to)
+{
+	int backlogged = f->qlen > 0;
+
+	if (backlogged)
+		flow_detach_backlog(s, f);
+	queue_leave(s, f);
+	f->queue = (u8)to;
+	queue_join(s, f);
+	if (backlogged)
+		flow_attach_backlog(s, f);
+}
+
+/* ------------------------------------------------------------ occupancy */
+
+/* Accumulate backlog x time up to now, for the time-averaged occupancy. */
+static void occ_account(struct cfc_flow *f, u64 now)
+{
+	u32 t = ticks_of(now);
+
+	f->occ_area += (u64)f->qlen * (u32)(t - f->occ_stamp);
+	f->occ_stamp = t;
+}
+
+/* Fold the period's mean backlog into the flow's smoothed occupancy. */
+static void occ_update(struct cfc_flow *f, u64 now, u32 period)
+{
+	u32 mean;
+
+	occ_account(f, now);
+	mean = period ? (u32)cfc_div64(f->occ_area << CFC_OCC_SHIFT, period) : 0;
+	f->occupancy = (u32)((s32)f->occupancy +
+			     (((s32)mean - (s32)f->occupancy) >> CFC_OCC_EWMA_SHIFT));
+	f->occ_area = 0;
+}
+
+/* Occupancy as a fraction of the buffer (limit), CFC_W_ONE units. */
+static u64 occ_fraction(const struct cfc_sched *s, u64 occ)
+{
+	return cfc_div64(occ << (CFC_W_SHIFT - CFC_OCC_SHIFT), s->cfg.limit);
+}
+
+/* Target of class i (1..K): the centre of its band, (2i - 1) / 2K of the buffer. */
+static u64 class_target(const struct cfc_sched *s, u32 i)
+{
+	return cfc_div64((u64)(2 * i - 1) << CFC_W_SHIFT, 2 * nclasses(s));
+}
+
+/* The class whose target is nearest to the flow's occupancy. */
+static u32 nearest_class(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	u32 k = nclasses(s);
+	u32 c = 1 + (u32)((occ_fraction(s, f->occupancy) * k) >> CFC_W_SHIFT);
+
+	return c > k ? k : c;
+}
+
+/* ------------------------------------------------------------ new flows */
+
+static u32 first_class_queue(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	return s->cfg.mode == CFC_MODE_CLASS ? nearest_class(s, f) : 1;
+}
+
+static void make_old(struct cfc_sched *s, struct cfc_flow *f, u32 queue)
+{
+	f->state = CFC_FLOW_OLD;
+	f->queue = (u8)queue;
+	s->nold++;
+	queue_join(s, f);
+}
+
+static u32 external_queue(const struct cfc_sched *s, u32 cls)
+{
+	return 1 + (cls < s->cfg.classes ? cls : s->cfg.classes - 1u);
+}
+
+/*
+ * Alg. 2, sum-preserving: a newcomer takes S/(|N|+1) and the others are scaled
+ * by |N|/(|N|+1), so S, and the old flows' share, do not change. With no old
+ * flow there is nobody to protect and the newcomer is old at once.
+ */
+static void flow_arrive(struct cfc_sched *s, struct cfc_flow *f, u32 cls, u64 now)
+{
+	f->occupancy = 0;
+	f->occ_area = 0;
+	f->occ_stamp = ticks_of(now);
+	if (s->cfg.mode == CFC_MODE_EXTERNAL) {
+		make_old(s, f, external_queue(s, cls));
+		return;
+	}
+	if (s->nold == 0) {
+		make_old(s, f, first_class_queue(s, f));
+		return;
+	}
+	if (s->nnew == 0) {
+		s->new_sum = CFC_W_ONE;
+		s->next_tick_ns = now + s->cfg.interval_ns;
+	}
+	s->nnew++;
+	f->state = CFC_FLOW_NEW;
+	f->queue = CFC_QNEW;
+	queue_join(s, f);
+}
+
+static void graduate_all(struct cfc_sched *s)
+{
+	struct cfc_queue *qnew = &s->queues[CFC_QNEW];
+
+	while (!link_empty(&qnew->members)) {
+		struct cfc_flow *f = flow_of(qnew->members.next, member);
+
+		f->state = CFC_FLOW_OLD;
+		flow_move(s, f, first_class_queue(s, f));
+	}
+	s->nold += s->nnew;
+	s->nnew = 0;
+	s->new_sum = 0;
+}
+
+/*
+ * Alg. 1: every new weight doubles; if the new flows together still weigh less
+ * than the old ones, they are raised to match (the old flows lose at most half
+ * per tick, never below their fair share); new flows reaching weight 1 are old.
+ */
+static void reweight(struct cfc_sched *s)
+{
+	u64 old_sum = (u64)s->nold << CFC_W_SHIFT;
+
+	s->cnt.ticks++;
+	s->new_sum <<= 1;
+	if (s->new_sum < old_sum)
+		s->new_sum = old_sum;
+	if (s->nold == 0 || s->new_sum >= ((u64)s->nnew << CFC_W_SHIFT))
+		graduate_all(s);
+}
+
+/* Alg. 3: a completed new flow leaves S to the remaining new flows. */
+static void flow_forget(struct cfc_sched *s, struct cfc_flow *f)
+{
+	link_del(&f->sched);
+	queue_leave(s, f);
+	if (f->state == CFC_FLOW_NEW) {
+		if (--s->nnew == 0)
+			s->new_sum = 0;
+	} else {
+		s->nold--;
+	}
+	f->state = CFC_FLOW_FREE;
+}
+
+/* ----------------------------------------------------- reclassification */
+
+/*
+ * Intra-queue examination (seed 000 eq. 2-3): a flow holding more than
+ * 1/|Q_i| + alpha of its class's buffer is too aggressive for it, one holding
+ * less than 1/|Q_i| - alpha too gentle. A move must also agree with the flow's
+ * own occupancy against the class target, so that similar gentle flows (two
+ * real-time flows) are not split by their small differences.
+ */
+static int intra_direction(const struct cfc_sched *s, const struct cfc_flow *f,
+			   u32 i, u64 sum, u32 n)
+{
+	u64 share, fair, own;
+
+	if (n < 2 || sum == 0)
+		return 0;
+	fair = CFC_W_ONE / n;
+	share = cfc_div64((u64)f->occupancy << CFC_W_SHIFT, sum);
+	own = occ_fraction(s, f->occupancy);
+	if (share >= fair + s->cfg.hysteresis && own > class_target(s, i))
+		return 1;
+	if (share + s->cfg.hysteresis <= fair && own < class_target(s, i))
+		return -1;
+	return 0;
+}
+
+/*
+ * Queue-level examination: a class whose length (the occupancy of all its
+ * flows) leaves its safe region, which reaches to the neighbours' targets,
+ * moves to that neighbour as a whole.
+ */
+static int class_direction(const struct cfc_sched *s, u32 i, u64 sum)
+{
+	u64 length = occ_fraction(s, sum);
+
+	if (i < nclasses(s) && length > class_target(s, i + 1))
+		return 1;
+	if (i > 1 && length < class_target(s, i - 1))
+		return -1;
+	return 0;
+}
+
+static u64 class_occupancy_sum(const struct cfc_queue *q)
+{
+	const struct cfc_link *l;
+	u64 sum = 0;
+
+	for (l = q->members.next; l != &q->members; l = l->next)
+		sum += flow_of(l, member)->occupancy;
+	return sum;
+}
+
+static void update_occupancies(struct cfc_sched *s, u64 now, u32 period)
+{
+	u32 i;
+
+	for (i = 0; i <= nclasses(s); i++) {
+		struct cfc_link *l, *head = &s->queues[i].members;
+
+		for (l = head->next; l != head; l = l->next)
+			occ_update(flow_of(l, member), now, period);
+	}
+}
+
+/*
+ * Move the flows of class i that want to go in direction `want` (0: whatever
+ * intra_direction says, restricted to `only`); returns how many moved.
+ */
+static u32 move_flows(struct cfc_sched *s, u32 i, u64 sum, u32 n, int whole, int only)
+{
+	struct cfc_link *l, *next, *head = &s->queues[i].members;
+	u32 moved = 0;
+
+	for (l = head->next; l != head; l = next) {
+		struct cfc_flow *f = flow_of(l, member);
+		int dir = whole ? whole : intra_direction(s, f, i, sum, n);
+
+		next = l->next;
+		if (f->moved_epoch == s->reclassify_epoch || !dir || (only && dir != only))
+			continue;
+		f->moved_epoch = s->reclassify_epoch;
+		flow_move(s, f, (u32)((int)i + dir));
+		s->cnt.moves++;
+		moved++;
+	}
+	return moved;
+}
+
+/*
+ * A class moves as a whole when its length says so. Otherwise its too
+ * aggressive flows move up first; only when none does are too gentle ones
+ * moved down, since a flow's small share may be due to one that is leaving
+ * (demoting it too would make the pair swap places forever).
+ */
+static void reexamine_class(struct cfc_sched *s, u32 i, u64 sum, u32 n)
+{
+	int whole = class_direction(s, i, sum);
+
+	if (whole) {
+		move_flows(s, i, sum, n, whole, 0);
+		return;
+	}
+	if (i < nclasses(s) && move_flows(s, i, sum, n, 0, 1))
+		return;
+	if (i > 1)
+		move_flows(s, i, sum, n, 0, -1);
+}
+
+static void reclassify(struct cfc_sched *s, u64 now)
+{
+	u64 sums[CFC_NQUEUES];
+	u32 counts[CFC_NQUEUES];
+	u32 i, k = nclasses(s);
+
+	update_occupancies(s, now, ticks_of(now) - ticks_of(s->last_reclassify_ns));
+	s->last_reclassify_ns = now;
+	s->reclassify_epoch++;
+	/* Decide on the state before any move, so a flow moves one step at most. */
+	for (i = 1; i <= k; i++) {
+		sums[i] = class_occupancy_sum(&s->queues[i]);
+		counts[i] = s->queues[i].nflows;
+	}
+	for (i = 1; i <= k; i++)
+		reexamine_class(s, i, sums[i], counts[i]);
+}
+
+/* ----------------------------------------------------------------- time */
+
+static u64 forget_due(const struct cfc_sched *s)
+{
+	if (link_empty(&s->idle))
+		return CFC_NEVER;
+	return flow_of(s->idle.next, sched)->idle_since + s->cfg.interval_ns;
+}
+
+/* Run, in time order, every forgetting, reweight tick and reclassification due by now. */
+void cfc_advance(struct cfc_sched *s, u64 now)
+{
+	for (;;) {
+		u64 forget_at = forget_due(s);
+		u64 tick_at = s->nnew ? s->next_tick_ns : CFC_NEVER;
+		u64 reclass_at = s->cfg.mode == CFC_MODE_CLASS ? s->next_reclassify_ns : CFC_NEVER;
+
+		if (forget_at <= now && forget_at <= tick_at && forget_at <= reclass_at) {
+			flow_forget(s, flow_of(s->idle.next, sched));
+		} else if (tick_at <= now && tick_at <= reclass_at) {
+			reweight(s);
+			s->next_tick_ns += s->cfg.interval_ns;
+		} else if (reclass_at <= now) {
+			reclassify(s, reclass_at);
+			/* After a long idle period, one examination stands for the missed ones. */
+			s->next_reclassify_ns = reclass_at + s->cfg.reclassify_ns;
+			if (s->next_reclassify_ns <= now)
+				s->next_reclassify_ns = now + s->cfg.reclassify_ns;
+		} else {
+			return;
+		}
+	}
+}
+
+/* ------------------------------------------------------------- packets */
+
+static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p, u64 now)
+{
+	struct cfc_queue *q = &s->queues[f->queue];
+
+	occ_account(f, now);
+	p->next = 0;
+	p->stamp = ticks_of(now);
+	if (f->tail)
+		f->tail->next = p;
+	else
+		f->head = p;
+	f->tail = p;
+	f->qlen++;
+	f->backlog += p->len;
+	q->qlen++;
+	q->backlog += p->len;
+	s->qlen++;
+	s->backlog += p->len;
+	s->mem += p->truesize;
+	if (f->qlen == 1) {
+		link_del(&f->sched);	/* off the idle list */
+		flow_attach_backlog(s, f);
+	}
+}
+
+static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now)
+{
+	struct cfc_queue *q = &s->queues[f->queue];
+	struct cfc_pkt *p = f->head;
+
+	occ_account(f, now);
+	f->head = p->next;
+	if (!f->head)
+		f->tail = 0;
+	p->next = 0;
+	f->qlen--;
+	f->backlog -= p->len;
+	q->qlen--;
+	q->backlog -= p->len;
+	s->qlen--;
+	s->backlog -= p->len;
+	s->mem -= p->truesize;
+	if (f->qlen == 0) {
+		flow_detach_backlog(s, f);
+		f->idle_since = now;
+		link_add_tail(&s->idle, &f->sched);
+	} else if (q->fifo) {
+		heap_sift_down(s, q, f->heap_pos);	/* its head is now later */
+	}
+	return p;
+}
+
+static struct cfc_flow *fattest_flow(struct cfc_sched *s)
+{
+	struct cfc_flow *fat = s->flows;
+	u32 i;
+
+	/* Ties go to the longer queue, so a queue of empty packets is found too. */
+	for (i = 1; i < s->cfg.flows; i++) {
+		const struct cfc_flow *f = &s->flows[i];
+
+		if (f->backlog > fat->backlog ||
+		    (f->backlog == fat->backlog && f->qlen > fat->qlen))
+			fat = &s->flows[i];
+	}
+	return fat;
+}
+
+static void drop_head(struct cfc_sched *s, struct cfc_flow *f, u64 now, struct cfc_pkt **dropped)
+{
+	struct cfc_pkt *p = flow_pop(s, f, now);
+
+	s->cnt.dropped_pkts++;
+	s->cnt.dropped_bytes += p->len;
+	p->next = *dropped;
+	*dropped = p;
+}
+
+/*
+ * Over a limit, drop from the head of the flow with the largest backlog: it
+ * protects sparse flows, and the head packet is the oldest. Like fq_codel, drop
+ * up to half of that flow at once (at most CFC_DROP_BATCH) to amortise the scan.
+ * Returns whether `victim` lost packets.
+ */
+static int enforce_limits(struct cfc_sched *s, const struct cfc_flow *victim, u64 now,
+			  struct cfc_pkt **dropped)
+{
+	int hit = 0;
+
+	while (s->qlen > s->cfg.limit || s->mem > s->cfg.memlimit) {
+		struct cfc_flow *fat = fattest_flow(s);
+		u32 batch = fat->qlen / 2;
+
+		if (batch > CFC_DROP_BATCH)
+			batch = CFC_DROP_BATCH;
+		if (batch == 0)
+			batch = 1;
+		hit |= fat == victim;
+		while (batch--)
+			drop_head(s, fat, now, dropped);
+	}
+	return hit;
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+static u64 queue_weight(const struct cfc_sched *s, const struct cfc_queue *q)
+{
+	u32 i = (u32)(q - s->queues);
+
+	if (i == CFC_QNEW)
+		return cfc_div64(s->new_sum * q->nactive, s->nnew);
+	if (s->cfg.mode == CFC_MODE_EXTERNAL && s->cfg.class_weight[i - 1])
+		return (u64)s->cfg.class_weight[i - 1] << CFC_W_SHIFT;
+	return (u64)q->nactive << CFC_W_SHIFT;
+}
+
+/*
+ * Per round, the heaviest backlogged queue earns one quantum and the others
+ * in proportion to their weight: every round sends at least one packet.
+ */
+static s64 queue_quantum(const struct cfc_sched *s, const struct cfc_queue *q)
+{
+	const struct cfc_link *l;
+	u64 w = queue_weight(s, q), wmax = w, ratio;
+
+	for (l = s->round.next; l != &s->round; l = l->next) {
+		u64 other = queue_weight(s, queue_of(l, round));
+
+		if (other > wmax)
+			wmax = other;
+	}
+	ratio = cfc_div64(w << CFC_W_SHIFT, wmax);
+	return (s64)((ratio ? ratio : 1) * s->cfg.quantum);
+}
+
+static struct cfc_queue *pick_queue(struct cfc_sched *s)
+{
+	for (;;) {
+		struct cfc_queue *q = queue_of(s->round.next, round);
+
+		if (q->deficit > 0)
+			return q;
+		q->deficit += queue_quantum(s, q);
+		link_rotate(&s->round);
+	}
+}
+
+static struct cfc_flow *pick_flow(struct cfc_sched *s, struct cfc_queue *q)
+{
+	if (q->fifo)
+		return &s->flows[q->heap[0]];
+	for (;;) {
+		struct cfc_flow *f = flow_of(q->ring.next, sched);
+
+		if (f->deficit > 0)
+			return f;
+		f->deficit += (s32)s->cfg.quantum;
+		link_rotate(&q->ring);
+	}
+}
+
+static void shaper_account(struct cfc_sched *s, u32 len, u64 now)
+{
+	if (!s->cfg.bandwidth)
+		return;
+	if (now > CFC_SHAPER_MAX_LAG_NS && s->next_send_ns < now - CFC_SHAPER_MAX_LAG_NS)
+		s->next_send_ns = now - CFC_SHAPER_MAX_LAG_NS;
+	s->next_send_ns += ((u64)len * s->ns_per_byte_fp) >> CFC_RATE_SHIFT;
+}
+
+/* ------------------------------------------------------------- the API */
+
+u32 cfc_bucket(const struct cfc_sched *s, u32 hash)
+{
+	return (u32)(((u64)hash * s->cfg.flows) >> 32);
+}
+
+enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
+			     u32 cls, u64 now, struct cfc_pkt **dropped)
+{
+	struct cfc_flow *f = &s->flows[cfc_bucket(s, hash)];
+
+	cfc_advance(s, now);
+	if (f->state == CFC_FLOW_FREE)
+		flow_arrive(s, f, cls, now);
+	else if (s->cfg.mode == CFC_MODE_EXTERNAL && f->queue != external_queue(s, cls))
+		flow_move(s, f, external_queue(s, cls));
+	if (s->qlen == 0 && s->next_send_ns < now)
+		s->next_send_ns = now;	/* an idle link saves no credit */
+	flow_push(s, f, pkt, now);
+	s->cnt.enqueued_pkts++;
+	s->cnt.enqueued_bytes += pkt->len;
+	return enforce_limits(s, f, now, dropped) ? CFC_ENQ_CONGESTED : CFC_ENQ_OK;
+}
+
+struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now)
+{
+	struct cfc_queue *q;
+	struct cfc_flow *f;
+	struct cfc_pkt *p;
+	u32 sojourn;
+
+	cfc_advance(s, now);
+	if (!s->qlen)
+		return 0;
+	if (s->cfg.bandwidth && now < s->next_send_ns) {
+		s->cnt.overlimits++;
+		return 0;
+	}
+	q = pick_queue(s);
+	f = pick_flow(s, q);
+	q->deficit -= (s64)f->head->len << CFC_W_SHIFT;
+	if (!q->fifo)
+		f->deficit -= (s32)f->head->len;
+	p = flow_pop(s, f, now);
+	shaper_account(s, p->len, now);
+	sojourn = ticks_of(now) - p->stamp;
+	if (sojourn > s->cnt.max_sojourn)
+		s->cnt.max_sojourn = sojourn;
+	s->cnt.dequeued_pkts++;
+	s->cnt.dequeued_bytes += p->len;
+	return p;
+}
+
+u64 cfc_throttled_until(const struct cfc_sched *s, u64 now)
+{
+	if (!s->cfg.bandwidth || !s->qlen || now >= s->next_send_ns)
+		return 0;
+	return s->next_send_ns;
+}
+
+static void configure_queues(struct cfc_sched *s)
+{
+	u32 i;
+
+	for (i = 0; i < CFC_NQUEUES; i++) {
+		struct cfc_queue *q = &s->queues[i];
+
+		q->fifo = i != CFC_QNEW && s->cfg.mode != CFC_MODE_FLOW;
+		q->heap_len = 0;
+		q->deficit = 0;
+	}
+}
+
+static void clear_state(struct cfc_sched *s, u64 now)
+{
+	u32 i;
+
+	for (i = 0; i < s->cfg.flows; i++) {
+		struct cfc_flow *f = &s->flows[i];
+
+		f->head = 0;
+		f->tail = 0;
+		link_init(&f->sched);
+		link_init(&f->member);
+		f->qlen = 0;
+		f->backlog = 0;
+		f->state = CFC_FLOW_FREE;
+	}
+	for (i = 0; i < CFC_NQUEUES; i++) {
+		struct cfc_queue *q = &s->queues[i];
+
+		link_init(&q->round);
+		link_init(&q->ring);
+		link_init(&q->members);
+		q->nflows = 0;
+		q->nactive = 0;
+		q->qlen = 0;
+		q->backlog = 0;
+	}
+	configure_queues(s);
+	link_init(&s->round);
+	link_init(&s->idle);
+	s->new_sum = 0;
+	s->nnew = 0;
+	s->nold = 0;
+	s->qlen = 0;
+	s->backlog = 0;
+	s->mem = 0;
+	s->next_tick_ns = now;
+	s->next_reclassify_ns = now + s->cfg.reclassify_ns;
+	s->last_reclassify_ns = now;
+	s->next_send_ns = now;
+}
+
+void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u64 now)
+{
+	u32 i;
+
+	s->cfg = *cfg;
+	s->flows = table;
+	for (i = 1; i < CFC_NQUEUES; i++)
+		s->queues[i].heap = (u32 *)(s->flows + cfg->flows) + (u64)(i - 1) * cfg->flows;
+	s->queues[CFC_QNEW].heap = 0;
+	s->reclassify_epoch = 0;
+	s->cnt = (struct cfc_counters){ 0 };
+	set_rate(s);
+	clear_state(s, now);
+}
+
+/* Where a remembered flow belongs under the current mode. */
+static u32 home_queue(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	if (f->state == CFC_FLOW_NEW)
+		return CFC_QNEW;
+	if (s->cfg.mode == CFC_MODE_FLOW)
+		return 1;
+	if (s->cfg.mode == CFC_MODE_EXTERNAL)
+		return f->queue > s->cfg.classes ? s->cfg.classes : (f->queue ? f->queue : 1);
+	return nearest_class(s, f);
+}
+
+/* After a change of mode or classes: take every flow out, reshape the queues, put them back. */
+static void rehome_all(struct cfc_sched *s)
+{
+	u32 i;
+
+	for (i = 0; i < s->cfg.flows; i++) {
+		struct cfc_flow *f = &s->flows[i];
+
+		if (f->state == CFC_FLOW_FREE)
+			continue;
+		if (f->qlen)
+			flow_detach_backlog(s, f);
+		queue_leave(s, f);
+	}
+	configure_queues(s);
+	if (s->cfg.mode == CFC_MODE_EXTERNAL && s->nnew) {
+		s->nold += s->nnew;	/* external classes know no new flows */
+		s->nnew = 0;
+		s->new_sum = 0;
+	}
+	for (i = 0; i < s->cfg.flows; i++) {
+		struct cfc_flow *f = &s->flows[i];
+
+		if (f->state == CFC_FLOW_FREE)
+			continue;
+		if (s->cfg.mode == CFC_MODE_EXTERNAL)
+			f->state = CFC_FLOW_OLD;
+		f->queue = (u8)home_queue(s, f);
+		queue_join(s, f);
+		if (f->qlen)
+			flow_attach_backlog(s, f);
+	}
+}
+
+void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
+		struct cfc_pkt **dropped)
+{
+	int reshape = cfg->mode != s->cfg.mode || cfg->classes != s->cfg.classes;
+	int start_reclassify = cfg->mode == CFC_MODE_CLASS && s->cfg.mode != CFC_MODE_CLASS;
+	u32 flows = s->cfg.flows;	/* the table was sized for it */
+
+	cfc_advance(s, now);
+	s->cfg = *cfg;
+	s->cfg.flows = flows;
+	set_rate(s);
+	if (reshape)
+		rehome_all(s);
+	if (start_reclassify) {
+		s->last_reclassify_ns = now;
+		s->next_reclassify_ns = now + cfg->reclassify_ns;
+	}
+	enforce_limits(s, 0, now, dropped);
+}
+
+struct cfc_pkt *cfc_reset(struct cfc_sched *s, u64 now)
+{
+	struct cfc_pkt *all = 0;
+	u32 i;
+
+	for (i = 0; i < s->cfg.flows; i++) {
+		struct cfc_flow *f = &s->flows[i];
+
+		while (f->head) {
+			struct cfc_pkt *p = f->head;
+
+			f->head = p->next;
+			s->cnt.dropped_pkts++;
+			s->cnt.dropped_bytes += p->len;
+			p->next = all;
+			all = p;
+		}
+	}
+	clear_state(s, now);
+	return all;
+}
+
+void cfc_stats(const struct cfc_sched *s, struct cfc_stats *st)
+{
+	u32 i;
+
+	st->cnt = s->cnt;
+	st->qlen = s->qlen;
+	st->backlog = s->backlog;
+	st->mem = s->mem;
+	st->new_flows = s->nnew;
+	st->old_flows = s->nold;
+	st->new_sum = s->new_sum;
+	for (i = 0; i < CFC_MAX_CLASSES; i++) {
+		const struct cfc_queue *q = &s->queues[i + 1];
+		int used = i < nclasses(s);
+
+		st->class_flows[i] = used ? q->nflows : 0;
+		st->class_qlen[i] = used ? q->qlen : 0;
+		st->class_backlog[i] = used ? q->backlog : 0;
+	}
+}
+
+u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket)
+{
+	const struct cfc_flow *f = &s->flows[bucket];
+
+	if (f->state == CFC_FLOW_OLD)
+		return CFC_W_ONE;
+	if (f->state == CFC_FLOW_NEW)
+		return (u32)cfc_div64(s->new_sum, s->nnew);
+	return 0;
+}
+
+int cfc_flow_class(const struct cfc_sched *s, u32 bucket)
+{
+	const struct cfc_flow *f = &s->flows[bucket];
+
+	if (f->state == CFC_FLOW_FREE)
+		return -1;
+	return f->state == CFC_FLOW_NEW ? 0 : f->queue;
+}

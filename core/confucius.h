@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
+/*
+ * Confucius scheduling core: the one implementation of the algorithm, shared by
+ * the Linux qdisc, the userspace tests and benchmarks, and the simulator.
+ *
+ * The host owns memory and packets. It allocates the flow table once
+ * (cfc_table_bytes()), embeds a struct cfc_pkt in every packet it hands over,
+ * passes time in nanoseconds, and frees the packets the core gives back as
+ * dropped. The core never allocates and never calls back into the host.
+ *
+ * See ARCHITECTURE.md, "The algorithm, as this project implements it".
+ */
+#ifndef CONFUCIUS_H
+#define CONFUCIUS_H
+
+#include "cfc_platform.h"
+
+/* Weights are fixed point: CFC_W_ONE is a weight of 1 (an old flow). */
+#define CFC_W_SHIFT		16
+#define CFC_W_ONE		(1u << CFC_W_SHIFT)
+
+#define CFC_MAX_CLASSES		8
+
+/* Occupancy (mean backlog in packets) is fixed point with this many fraction bits. */
+#define CFC_OCC_SHIFT		8
+
+/* Configuration bounds, shared with the kernel's netlink policy. */
+#define CFC_FLOWS_MIN		1u
+#define CFC_FLOWS_MAX		65536u
+#define CFC_LIMIT_MIN		1u
+#define CFC_LIMIT_MAX		(1u << 20)
+#define CFC_MEMLIMIT_MIN	(64u * 1024)
+#define CFC_MEMLIMIT_MAX	(1u << 31)
+#define CFC_QUANTUM_MIN		64u
+#define CFC_QUANTUM_MAX		65536u
+#define CFC_PERIOD_MIN_NS	1000000ull		/* 1 ms */
+#define CFC_PERIOD_MAX_NS	60000000000ull		/* 60 s */
+#define CFC_BANDWIDTH_MIN	8000ull			/* bit/s; 0 = unshaped */
+#define CFC_BANDWIDTH_MAX	(1ull << 47)		/* ~140 Tbit/s */
+#define CFC_HYSTERESIS_MAX	(CFC_W_ONE / 2)		/* 50 % */
+
+enum cfc_mode {
+	CFC_MODE_FLOW,		/* per-flow weights, old flows served by DRR */
+	CFC_MODE_CLASS,		/* old flows grouped by buffer occupancy */
+	CFC_MODE_EXTERNAL,	/* class given per packet by the host */
+	CFC_MODE_COUNT
+};
+
+struct cfc_config {
+	u64 bandwidth;		/* bit/s the core paces its output to; 0 = unshaped */
+	u64 interval_ns;	/* 1/lambda: reweight tick and flow-forgetting time */
+	u64 reclassify_ns;	/* occupancy-class re-examination period */
+	u32 limit;		/* packets */
+	u32 memlimit;		/* bytes of packet truesize */
+	u32 flows;		/* hash buckets; fixed for the life of a scheduler */
+	u32 quantum;		/* bytes a weight-1 flow may send per round */
+	u32 hysteresis;		/* alpha, in CFC_W_ONE units (6554 = 10 %) */
+	u8 mode;		/* enum cfc_mode */
+	u8 classes;		/* K occupancy or external classes */
+	u32 class_weight[CFC_MAX_CLASSES]; /* external mode; 0 = by active flows */
+};
+
+/*
+ * The core's part of a packet, embedded by the host (20 bytes, so that it fits
+ * the private area of the kernel's qdisc_skb_cb). Times are kept in 1.024 us
+ * ticks (ns >> 10): 32 bits span 73 minutes, compared with wrap-around.
+ */
+struct cfc_pkt {
+	struct cfc_pkt *next;
+	u32 stamp;		/* enqueue time, ns >> 10 */
+	u32 len;		/* bytes on the wire, for scheduling */
+	u32 truesize;		/* bytes of memory, for memlimit */
+} CFC_PACKED4;
+
+struct cfc_link {
+	struct cfc_link *next, *prev;
+};
+
+enum cfc_flow_state {
+	CFC_FLOW_FREE,		/* never seen, or forgotten */
+	CFC_FLOW_NEW,		/* in Q_new, weight S/|N| */
+	CFC_FLOW_OLD,		/* weight 1, in one of the classes */
+};
+
+struct cfc_flow {
+	struct cfc_pkt *head, *tail;
+	struct cfc_link sched;	/* DRR ring of its queue when backlogged; idle list when empty */
+	struct cfc_link member;	/* all flows of its queue */
+	u64 idle_since;		/* ns; when the flow last ran empty */
+	u64 occ_area;		/* backlog packets x ticks, this reclassify period */
+	u32 occ_stamp;		/* tick of the last backlog change */
+	u32 occupancy;		/* smoothed mean backlog, packets << CFC_OCC_SHIFT */
+	u32 backlog;		/* bytes */
+	u32 qlen;		/* packets */
+	s32 deficit;		/* bytes, DRR inside its queue */
+	u32 heap_pos;		/* position in its class's heap, when backlogged */
+	u32 moved_epoch;	/* reclassification round that last moved it */
+	u8 state;		/* enum cfc_flow_state */
+	u8 queue;		/* index into cfc_sched.queues */
+};
+
+/* Q_new is queue 0; classes 1..K follow. In flow mode class 1 holds the old flows. */
+#define CFC_QNEW		0
+#define CFC_NQUEUES		(CFC_MAX_CLASSES + 1)
+
+struct cfc_queue {
+	struct cfc_link round;	/* in the scheduler's round of backlogged queues */
+	struct cfc_link ring;	/* DRR ring of backlogged flows (unless fifo) */
+	struct cfc_link members;/* every flow assigned to this queue */
+	u32 *heap;		/* fifo: backlogged flows by head enqueue time */
+	s64 deficit;		/* bytes << CFC_W_SHIFT */
+	u32 heap_len;
+	u32 nflows;		/* flows assigned */
+	u32 nactive;		/* flows with a backlog */
+	u32 qlen;		/* packets */
+	u32 backlog;		/* bytes */
+	u8 fifo;		/* earliest-enqueued-first across flows, else DRR */
+};
+
+struct cfc_counters {
+	u64 enqueued_pkts, enqueued_bytes;
+	u64 dequeued_pkts, dequeued_bytes;
+	u64 dropped_pkts, dropped_bytes;	/* overflow, trims and resets */
+	u64 overlimits;		/* dequeues held back by the shaper */
+	u64 ticks;		/* reweight ticks that changed new-flow weights */
+	u64 moves;		/* flows moved between classes */
+	u32 max_sojourn;	/* ticks (ns >> 10) */
+};
+
+struct cfc_sched {
+	struct cfc_config cfg;
+	struct cfc_flow *flows;
+	struct cfc_queue queues[CFC_NQUEUES];
+	struct cfc_link round;	/* backlogged queues, DWRR order */
+	struct cfc_link idle;	/* empty, not yet forgotten flows, oldest first */
+	u64 new_sum;		/* S: total weight of new flows, CFC_W_ONE units */
+	u32 nnew, nold;		/* remembered new and old flows */
+	u32 qlen;		/* packets queued */
+	u32 backlog;		/* bytes queued */
+	u32 mem;		/* truesize queued */
+	u64 next_tick_ns;	/* next reweight, while there are new flows */
+	u64 next_reclassify_ns;
+	u64 last_reclassify_ns;
+	u64 next_send_ns;	/* shaper: earliest time the next packet may leave */
+	u64 ns_per_byte_fp;	/* shaper: ns per byte, fixed point */
+	u32 reclassify_epoch;
+	struct cfc_counters cnt;
+};
+
+/* A snapshot for `tc -s` and the tests. */
+struct cfc_stats {
+	struct cfc_counters cnt;
+	u32 qlen, backlog, mem;
+	u32 new_flows, old_flows;
+	u64 new_sum;
+	u32 class_flows[CFC_MAX_CLASSES];
+	u32 class_qlen[CFC_MAX_CLASSES];
+	u32 class_backlog[CFC_MAX_CLASSES];
+};
+
+/* What happened to the packet the host enqueued. */
+enum cfc_verdict {
+	CFC_ENQ_OK,
+	CFC_ENQ_CONGESTED,	/* accepted, but its own flow lost packets to make room */
+};
+
+void cfc_config_default(struct cfc_config *cfg);
+/* NULL when the configuration is valid, else what is wrong with it. */
+const char *cfc_config_check(const struct cfc_config *cfg);
+/* Bytes of zeroed memory the host provides for a table of `flows` buckets. */
+u64 cfc_table_bytes(u32 flows);
+
+/* cfg must pass cfc_config_check(); table is cfc_table_bytes(cfg->flows) of zeroes. */
+void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u64 now);
+
+/*
+ * Apply a new configuration (cfg->flows must be unchanged). Packets trimmed to
+ * fit a smaller limit are chained on *dropped for the host to free.
+ */
+void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
+		struct cfc_pkt **dropped);
+
+/*
+ * Queue pkt (len and truesize set by the host) on the flow of `hash`. In
+ * external mode `cls` (0..K-1) names its class; elsewhere it is ignored.
+ * Packets dropped to stay within the limits are chained on *dropped.
+ */
+enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
+			     u32 cls, u64 now, struct cfc_pkt **dropped);
+
+/*
+ * Run the forgetting, reweight ticks and reclassifications due by now. Enqueue,
+ * dequeue and change do it themselves; call it before reading flow state.
+ */
+void cfc_advance(struct cfc_sched *s, u64 now);
+
+/* The next packet to send, or NULL (empty, or held back by the shaper). */
+struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now);
+
+/* When a dequeue held back by the shaper may succeed (ns); 0 if not throttled. */
+u64 cfc_throttled_until(const struct cfc_sched *s, u64 now);
+
+/* Remove every queued packet, chained for the host to free; flows are forgotten. */
+struct cfc_pkt *cfc_reset(struct cfc_sched *s, u64 now);
+
+void cfc_stats(const struct cfc_sched *s, struct cfc_stats *st);
+
+/* The bucket a hash maps to, and that flow's current weight (CFC_W_ONE units). */
+u32 cfc_bucket(const struct cfc_sched *s, u32 hash);
+u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket);
+/* Class (1..K) of an old flow, 0 for a new flow, -1 for a free bucket. */
+int cfc_flow_class(const struct cfc_sched *s, u32 bucket);
+
+#endif /* CONFUCIUS_H */

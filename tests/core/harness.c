@@ -1,0 +1,302 @@
+// SPDX-License-Identifier: MIT
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "harness.h"
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size);
+
+	if (!p) {
+		perror("calloc");
+		abort();
+	}
+	return p;
+}
+
+struct cfc_config ts_default_config(void)
+{
+	struct cfc_config cfg;
+
+	cfc_config_default(&cfg);
+	return cfg;
+}
+
+struct tsched *ts_new(const struct cfc_config *cfg, u32 nflows)
+{
+	struct tsched *ts = xcalloc(1, sizeof(*ts));
+
+	ts->table = xcalloc(1, (size_t)cfc_table_bytes(cfg->flows));
+	ts->nflows = nflows;
+	ts->seq_in = xcalloc(nflows, sizeof(u32));
+	ts->seq_out = xcalloc(nflows, sizeof(u32));
+	ts->bytes_out = xcalloc(nflows, sizeof(u64));
+	ts->drops = xcalloc(nflows, sizeof(u64));
+	ts->now = 1000000000ull;	/* start at 1 s, away from zero */
+	cfc_init(&ts->s, ts->table, cfg, ts->now);
+	return ts;
+}
+
+/* Every packet leaves its flow (sent or dropped) in the order it came. */
+static void leave(struct tsched *ts, struct tpkt *p)
+{
+	if (p->seq != ts->seq_out[p->flow])
+		ts->order_errors++;
+	ts->seq_out[p->flow] = p->seq + 1;
+}
+
+static void free_dropped(struct tsched *ts, struct cfc_pkt *list)
+{
+	/* The core chains drops newest first; replay them oldest first per flow. */
+	struct cfc_pkt *rev = NULL;
+
+	while (list) {
+		struct cfc_pkt *next = list->next;
+
+		list->next = rev;
+		rev = list;
+		list = next;
+	}
+	while (rev) {
+		struct tpkt *p = (struct tpkt *)rev;
+
+		rev = rev->next;
+		leave(ts, p);
+		ts->drops[p->flow]++;
+		free(p);
+	}
+}
+
+void ts_free(struct tsched *ts)
+{
+	free_dropped(ts, cfc_reset(&ts->s, ts->now));
+	free(ts->table);
+	free(ts->seq_in);
+	free(ts->seq_out);
+	free(ts->bytes_out);
+	free(ts->drops);
+	free(ts);
+}
+
+u32 ts_bucket(const struct tsched *ts, u32 flow)
+{
+	return flow % ts->s.cfg.flows;
+}
+
+u32 ts_hash(const struct tsched *ts, u32 flow)
+{
+	u64 buckets = ts->s.cfg.flows;
+
+	/* ceil(bucket * 2^32 / buckets) scales back to exactly that bucket */
+	return (u32)((((u64)ts_bucket(ts, flow) << 32) + buckets - 1) / buckets);
+}
+
+enum cfc_verdict ts_enqueue_class(struct tsched *ts, u32 flow, u32 len, u32 cls)
+{
+	struct tpkt *p = xcalloc(1, sizeof(*p));
+	struct cfc_pkt *dropped = NULL;
+	enum cfc_verdict v;
+
+	p->flow = flow;
+	p->seq = ts->seq_in[flow]++;
+	p->node.len = len;
+	p->node.truesize = len + 256;	/* like an skb: payload plus overhead */
+	v = cfc_enqueue(&ts->s, &p->node, ts_hash(ts, flow), cls, ts->now, &dropped);
+	free_dropped(ts, dropped);
+	return v;
+}
+
+enum cfc_verdict ts_enqueue(struct tsched *ts, u32 flow, u32 len)
+{
+	return ts_enqueue_class(ts, flow, len, 0);
+}
+
+int ts_dequeue(struct tsched *ts, u32 *len)
+{
+	struct tpkt *p = (struct tpkt *)cfc_dequeue(&ts->s, ts->now);
+	int flow;
+
+	if (!p)
+		return -1;
+	leave(ts, p);
+	flow = (int)p->flow;
+	ts->bytes_out[flow] += p->node.len;
+	if (len)
+		*len = p->node.len;
+	free(p);
+	return flow;
+}
+
+void ts_change(struct tsched *ts, const struct cfc_config *cfg)
+{
+	struct cfc_pkt *dropped = NULL;
+
+	cfc_change(&ts->s, cfg, ts->now, &dropped);
+	free_dropped(ts, dropped);
+}
+
+void ts_reset(struct tsched *ts)
+{
+	free_dropped(ts, cfc_reset(&ts->s, ts->now));
+}
+
+u64 ts_tx_ns(u32 len, u64 rate)
+{
+	return (u64)len * 8ull * 1000000000ull / rate;
+}
+
+void ts_run_link(struct tsched *ts, u64 rate, u64 duration, ts_refill_fn refill, void *ctx)
+{
+	u64 end = ts->now + duration;
+
+	while (ts->now < end) {
+		u32 len;
+
+		if (refill)
+			refill(ts, ctx);
+		if (ts_dequeue(ts, &len) >= 0)
+			ts->now += ts_tx_ns(len, rate);
+		else
+			ts->now += 10000;
+	}
+}
+
+void ts_keep_backlogged(struct tsched *ts, void *ctx)
+{
+	const struct ts_backlog *b = ctx;
+	u32 i;
+
+	for (i = b->first; i < b->first + b->count; i++)
+		while (ts->s.flows[ts_bucket(ts, i)].qlen < b->depth)
+			ts_enqueue(ts, i, b->len);
+}
+
+/* ------------------------------------------------------------ invariants */
+
+static bool ring_contains(const struct cfc_link *head, const struct cfc_link *l)
+{
+	const struct cfc_link *i;
+
+	for (i = head->next; i != head; i = i->next)
+		if (i == l)
+			return true;
+	return false;
+}
+
+static const char *check_flow(const struct cfc_sched *s, u32 i, u64 *mem)
+{
+	const struct cfc_flow *f = &s->flows[i];
+	const struct cfc_queue *q = &s->queues[f->queue];
+	const struct cfc_pkt *p;
+	u32 qlen = 0, backlog = 0;
+
+	for (p = f->head; p; p = p->next) {
+		qlen++;
+		backlog += p->len;
+		*mem += p->truesize;
+		if (!p->next && p != f->tail)
+			return "flow tail is not its last packet";
+	}
+	if (qlen != f->qlen || backlog != f->backlog)
+		return "flow qlen/backlog disagree with its packet list";
+	if (f->state == CFC_FLOW_FREE)
+		return qlen ? "a free flow holds packets" : NULL;
+	if (!ring_contains(&q->members, &f->member))
+		return "flow missing from its queue's members";
+	if ((f->state == CFC_FLOW_NEW) != (f->queue == CFC_QNEW))
+		return "new flow outside Q_new, or old flow inside it";
+	if (qlen == 0)
+		return ring_contains(&s->idle, &f->sched) ? NULL : "empty flow not on the idle list";
+	if (q->fifo)
+		return f->heap_pos < q->heap_len && q->heap[f->heap_pos] == i ?
+			NULL : "backlogged flow not at its heap position";
+	return ring_contains(&q->ring, &f->sched) ? NULL : "backlogged flow not in its queue's ring";
+}
+
+static const char *check_queue(const struct cfc_sched *s, u32 i)
+{
+	const struct cfc_queue *q = &s->queues[i];
+	const struct cfc_link *l;
+	u32 n = 0, active = 0, qlen = 0, backlog = 0, k;
+
+	for (l = q->members.next; l != &q->members; l = l->next) {
+		const struct cfc_flow *f = CFC_CONTAINER_OF(l, struct cfc_flow, member);
+
+		n++;
+		active += f->qlen > 0;
+		qlen += f->qlen;
+		backlog += f->backlog;
+	}
+	if (n != q->nflows || active != q->nactive || qlen != q->qlen || backlog != q->backlog)
+		return "queue counters disagree with its members";
+	if ((q->nactive > 0) != ring_contains(&s->round, &q->round))
+		return "queue in the round iff it has backlogged flows: broken";
+	if (q->fifo) {
+		if (q->heap_len != q->nactive)
+			return "heap size differs from backlogged flows";
+		for (k = 1; k < q->heap_len; k++) {
+			u32 child = s->flows[q->heap[k]].head->stamp;
+			u32 parent = s->flows[q->heap[(k - 1) / 2]].head->stamp;
+
+			if ((s32)(child - parent) < 0)
+				return "heap order broken";
+		}
+	}
+	return NULL;
+}
+
+static const char *check_idle_order(const struct cfc_sched *s)
+{
+	const struct cfc_link *l;
+	u64 last = 0;
+
+	for (l = s->idle.next; l != &s->idle; l = l->next) {
+		const struct cfc_flow *f = CFC_CONTAINER_OF(l, struct cfc_flow, sched);
+
+		if (f->idle_since < last)
+			return "idle list out of time order";
+		if (f->qlen || f->state == CFC_FLOW_FREE)
+			return "idle list holds a backlogged or free flow";
+		last = f->idle_since;
+	}
+	return NULL;
+}
+
+const char *ts_check(const struct tsched *ts)
+{
+	const struct cfc_sched *s = &ts->s;
+	const struct cfc_counters *c = &s->cnt;
+	u32 i, nnew = 0, nold = 0, qlen = 0, backlog = 0;
+	u64 mem = 0;
+	const char *err;
+
+	for (i = 0; i < s->cfg.flows; i++) {
+		err = check_flow(s, i, &mem);
+		if (err)
+			return err;
+		nnew += s->flows[i].state == CFC_FLOW_NEW;
+		nold += s->flows[i].state == CFC_FLOW_OLD;
+		qlen += s->flows[i].qlen;
+		backlog += s->flows[i].backlog;
+	}
+	for (i = 0; i < CFC_NQUEUES; i++) {
+		err = check_queue(s, i);
+		if (err)
+			return err;
+	}
+	if (nnew != s->nnew || nold != s->nold)
+		return "new/old flow counts disagree with the table";
+	if ((s->nnew == 0) != (s->new_sum == 0) || (s->nnew && s->new_sum < CFC_W_ONE))
+		return "S must be 0 without new flows and at least 1 with them";
+	if (qlen != s->qlen || backlog != s->backlog || mem != s->mem)
+		return "scheduler totals disagree with the flows";
+	if (c->enqueued_pkts != c->dequeued_pkts + c->dropped_pkts + s->qlen ||
+	    c->enqueued_bytes != c->dequeued_bytes + c->dropped_bytes + s->backlog)
+		return "conservation broken: enqueued != dequeued + dropped + backlog";
+	if (s->qlen > s->cfg.limit || s->mem > s->cfg.memlimit)
+		return "over limit after an operation";
+	if (ts->order_errors)
+		return "a flow's packets left out of order";
+	return check_idle_order(s);
+}

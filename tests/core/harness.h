@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A userspace host for the scheduling core: test packets, a simulated clock
+ * and link, per-flow order tracking, and a checker of the core's invariants.
+ * Shared by the unit tests, the property test, the fuzzer and the benchmark.
+ */
+#ifndef CFC_HARNESS_H
+#define CFC_HARNESS_H
+
+#include <stdbool.h>
+#include "confucius.h"
+
+struct tpkt {
+	struct cfc_pkt node;	/* the core's part */
+	u32 flow;		/* test flow id */
+	u32 seq;		/* per-flow sequence number */
+};
+
+struct tsched {
+	struct cfc_sched s;
+	void *table;
+	u64 now;		/* ns */
+	u32 nflows;		/* test flow ids are 0..nflows-1 */
+	u32 *seq_in;		/* next sequence number to give, per flow */
+	u32 *seq_out;		/* next sequence number expected to leave, per flow */
+	u64 *bytes_out;		/* bytes dequeued, per flow */
+	u64 *drops;		/* packets dropped, per flow */
+	u64 order_errors;	/* packets that left a flow out of order */
+};
+
+struct tsched *ts_new(const struct cfc_config *cfg, u32 nflows);
+void ts_free(struct tsched *ts);
+struct cfc_config ts_default_config(void);
+
+/* The hash that lands test flow `flow` in its own bucket (flow mod buckets). */
+u32 ts_hash(const struct tsched *ts, u32 flow);
+u32 ts_bucket(const struct tsched *ts, u32 flow);
+
+enum cfc_verdict ts_enqueue(struct tsched *ts, u32 flow, u32 len);
+enum cfc_verdict ts_enqueue_class(struct tsched *ts, u32 flow, u32 len, u32 cls);
+/* Dequeue at ts->now; returns the flow id or -1, and the length in *len. */
+int ts_dequeue(struct tsched *ts, u32 *len);
+void ts_change(struct tsched *ts, const struct cfc_config *cfg);
+void ts_reset(struct tsched *ts);
+
+/* NULL when every invariant of the core holds, else a description of the first broken one. */
+const char *ts_check(const struct tsched *ts);
+
+/* Nanoseconds a packet of len bytes takes at rate bit/s. */
+u64 ts_tx_ns(u32 len, u64 rate);
+
+/*
+ * Serve the queue as a link of `rate` bit/s for `duration` ns: each step calls
+ * refill(ts, ctx) (which may enqueue), then dequeues one packet and advances
+ * the clock by its transmission time (or by 10 us when nothing is sent).
+ */
+typedef void (*ts_refill_fn)(struct tsched *ts, void *ctx);
+void ts_run_link(struct tsched *ts, u64 rate, u64 duration, ts_refill_fn refill, void *ctx);
+
+/* Keep every flow in [first, first+count) backlogged with at least `depth` packets of len bytes. */
+struct ts_backlog {
+	u32 first, count, depth, len;
+};
+void ts_keep_backlogged(struct tsched *ts, void *ctx);
+
+#endif

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+#include "harness.h"
+#include "ops.h"
+
+#define TEST_FLOWS	64
+#define MS		1000000ull
+
+struct reader {
+	const u8 *data;
+	size_t size, pos;
+};
+
+/* Bytes past the end read as zero, so every input is a complete program. */
+static u32 next_byte(struct reader *r)
+{
+	return r->pos < r->size ? r->data[r->pos++] : 0;
+}
+
+static u32 next_u16(struct reader *r)
+{
+	return next_byte(r) | next_byte(r) << 8;
+}
+
+static void read_config(struct reader *r, struct cfc_config *cfg, u32 flows)
+{
+	static const u32 bucket_choices[] = { 1, 4, 16, 64 };
+	u32 i, bw = next_byte(r);
+
+	cfc_config_default(cfg);
+	cfg->mode = (u8)(next_byte(r) % CFC_MODE_COUNT);
+	cfg->flows = flows ? flows : bucket_choices[next_byte(r) % 4];
+	cfg->limit = 1 + next_byte(r) % 64;
+	cfg->memlimit = CFC_MEMLIMIT_MIN + next_byte(r) * 1024;
+	cfg->quantum = CFC_QUANTUM_MIN + next_byte(r) * 32;
+	cfg->interval_ns = (1 + next_byte(r) % 100) * MS;
+	cfg->reclassify_ns = (1 + next_byte(r) % 100) * MS;
+	cfg->classes = (u8)(1 + next_byte(r) % CFC_MAX_CLASSES);
+	cfg->hysteresis = (next_byte(r) % 51) * CFC_W_ONE / 100;
+	cfg->bandwidth = bw ? CFC_BANDWIDTH_MIN + (u64)bw * 100000 : 0;
+	for (i = 0; i < CFC_MAX_CLASSES; i++)
+		cfg->class_weight[i] = next_byte(r) % 4;
+}
+
+/* One operation; returns false when the input is used up. */
+static bool apply_op(struct tsched *ts, struct reader *r)
+{
+	struct cfc_config cfg;
+	u32 op = next_byte(r), flow, n;
+
+	if (r->pos >= r->size)
+		return false;
+	flow = next_byte(r) % TEST_FLOWS;
+	switch (op % 8) {
+	case 0:
+	case 1:
+		n = next_u16(r) % 1600;
+		ts_enqueue_class(ts, flow, n, next_byte(r) % 10);
+		break;
+	case 2:
+		for (n = 1 + flow % 8; n; n--)
+			ts_dequeue(ts, NULL);
+		break;
+	case 3:
+		ts->now += (u64)next_byte(r) * MS;
+		break;
+	case 4:
+		ts->now += (u64)next_byte(r) * 100 * MS;
+		break;
+	case 5:
+		read_config(r, &cfg, ts->s.cfg.flows);
+		ts_change(ts, &cfg);
+		break;
+	case 6:
+		for (n = 0; n < 10; n++)
+			ts_enqueue_class(ts, flow, 1 + n * 150, flow % 3);
+		break;
+	case 7:
+		if (flow == 0)
+			ts_reset(ts);
+		else
+			ts->now += 1 + next_u16(r);
+		break;
+	}
+	return true;
+}
+
+const char *ts_run_ops(const u8 *data, size_t size)
+{
+	struct reader r = { data, size, 0 };
+	struct cfc_config cfg;
+	struct tsched *ts;
+	const char *err = NULL;
+
+	read_config(&r, &cfg, 0);
+	ts = ts_new(&cfg, TEST_FLOWS);
+	while (!err && apply_op(ts, &r))
+		err = ts_check(ts);
+	while (!err && ts->s.qlen) {	/* drain: everything queued comes out */
+		u64 until = cfc_throttled_until(&ts->s, ts->now);
+
+		if (ts_dequeue(ts, NULL) >= 0)
+			continue;
+		if (!until)
+			err = "packets stranded: dequeue returned nothing with a backlog";
+		ts->now = until;
+	}
+	if (!err)
+		err = ts_check(ts);
+	ts_free(ts);
+	return err;
+}

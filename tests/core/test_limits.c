@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: MIT
+/* limit and memlimit with head drop from the fattest flow; the shaper's output rate. */
+#include <math.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "suites.h"
+
+#define MS	1000000ull
+#define SEC	1000000000ull
+
+/* A flood on one flow never costs a sparse flow a packet; the flooder is told it is congested. */
+static void fattest_flow_pays_for_overflow(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	u32 i, congested = 0;
+
+	(void)state;
+	cfg.limit = 100;
+	ts = ts_new(&cfg, 3);
+	for (i = 0; i < 1000; i++) {
+		if (i % 50 == 0) {
+			assert_int_equal(ts_enqueue(ts, 1, 200), CFC_ENQ_OK);
+			assert_int_equal(ts_enqueue(ts, 2, 200), CFC_ENQ_OK);
+		}
+		congested += ts_enqueue(ts, 0, 1500) == CFC_ENQ_CONGESTED;
+		assert_true(ts->s.qlen <= cfg.limit);
+		assert_null(ts_check(ts));
+	}
+	assert_int_equal(ts->drops[1], 0);
+	assert_int_equal(ts->drops[2], 0);
+	assert_true(ts->drops[0] > 800);
+	assert_true(congested > 0);
+	assert_int_equal(ts->s.cnt.dropped_pkts, ts->drops[0]);
+	ts_free(ts);
+}
+
+/* memlimit counts truesize; the flow with the most bytes is cut first. */
+static void memlimit_counts_truesize(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	u32 i;
+
+	(void)state;
+	cfg.memlimit = CFC_MEMLIMIT_MIN;	/* 64 KiB: 37 packets of 1500 + 256 bytes */
+	ts = ts_new(&cfg, 2);
+	for (i = 0; i < 100; i++) {
+		ts_enqueue(ts, 0, 1500);
+		ts_enqueue(ts, 1, 100);
+		assert_true(ts->s.mem <= cfg.memlimit);
+	}
+	assert_true(ts->drops[0] > 0);
+	assert_int_equal(ts->drops[1], 0);
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+/* A smaller limit trims the backlog at once, from the fattest flows, and reports the drops. */
+static void smaller_limit_trims_backlog(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	u32 i;
+
+	(void)state;
+	ts = ts_new(&cfg, 4);
+	for (i = 0; i < 400; i++)
+		ts_enqueue(ts, i % 4, 1000 + (i % 4) * 100);
+	assert_int_equal(ts->s.qlen, 400);
+	cfg.limit = 50;
+	ts_change(ts, &cfg);
+	assert_true(ts->s.qlen <= 50);
+	assert_int_equal(ts->s.cnt.dropped_pkts, 400 - ts->s.qlen);
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+/* Serve with a watchdog that fires `late_ns` after the time the core asks for. */
+static u64 shaped_bytes(struct tsched *ts, u64 duration, u64 late_ns)
+{
+	struct ts_backlog keep = { .first = 0, .count = 3, .depth = 20, .len = 1500 };
+	u64 end = ts->now + duration, sent = 0;
+
+	while (ts->now < end) {
+		u32 len;
+		u64 until;
+
+		ts_keep_backlogged(ts, &keep);
+		if (ts_dequeue(ts, &len) >= 0) {
+			sent += len;
+			continue;
+		}
+		until = cfc_throttled_until(&ts->s, ts->now);
+		assert_true(until > ts->now);
+		ts->now = until + late_ns;
+	}
+	return sent;
+}
+
+static void shaper_rate_within_1pct(void **state)
+{
+	static const u64 rates[] = { 1000000, 20000000, 95000000, 1000000000 };
+	static const u64 lateness[] = { 0, 50000, 2000000 };	/* exact, 50 us and 2 ms late timers */
+	size_t r, l;
+
+	(void)state;
+	for (r = 0; r < 4; r++) {
+		for (l = 0; l < 3; l++) {
+			struct cfc_config cfg = ts_default_config();
+			struct tsched *ts;
+			double rate;
+
+			cfg.bandwidth = rates[r];
+			ts = ts_new(&cfg, 3);
+			rate = (double)shaped_bytes(ts, 10 * SEC, lateness[l]) * 8 / 10.0;
+			if (fabs(rate - (double)rates[r]) > 0.01 * (double)rates[r])
+				fail_msg("bandwidth %llu bit/s, %llu ns late timers: got %.0f bit/s",
+					 (unsigned long long)rates[r],
+					 (unsigned long long)lateness[l], rate);
+			assert_true(ts->s.cnt.overlimits > 0);
+			assert_null(ts_check(ts));
+			ts_free(ts);
+		}
+	}
+}
+
+/* After an idle spell the shaper does not burst out the time it was not used. */
+static void idle_link_saves_no_credit(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	u32 sent = 0, i;
+
+	(void)state;
+	cfg.bandwidth = 10000000;	/* 1500 bytes take 1.2 ms */
+	ts = ts_new(&cfg, 1);
+	ts->now += 5 * SEC;
+	for (i = 0; i < 10; i++)
+		ts_enqueue(ts, 0, 1500);
+	while (ts_dequeue(ts, NULL) >= 0)
+		sent++;
+	assert_int_equal(sent, 1);
+	ts_free(ts);
+}
+
+int run_limit_tests(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(fattest_flow_pays_for_overflow),
+		cmocka_unit_test(memlimit_counts_truesize),
+		cmocka_unit_test(smaller_limit_trims_backlog),
+		cmocka_unit_test(shaper_rate_within_1pct),
+		cmocka_unit_test(idle_link_saves_no_credit),
+	};
+
+	return cmocka_run_group_tests_name("limits and shaper", tests, NULL, NULL);
+}

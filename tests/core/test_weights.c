@@ -1,0 +1,217 @@
+// SPDX-License-Identifier: MIT
+/*
+ * New-flow weights (seed 002 Alg. 1-3 as ARCHITECTURE.md reads them): the
+ * motivating example, the many-old-flows case, spread arrivals, completions.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "suites.h"
+
+#define MS	1000000ull
+#define RATE	100000000ull	/* 100 Mbit/s */
+#define PKT	1500u
+#define TICK	(250 * MS)
+
+/*
+ * The share of one weight-1 flow when every remembered flow is backlogged:
+ * E/(E+S) per old flow, from S as the core holds it (exact, in weight units).
+ * Each new flow's own weight must be S/|N| within one fixed-point unit.
+ */
+static double old_flow_share(struct tsched *ts, u32 first, u32 count)
+{
+	const struct cfc_sched *s = &ts->s;
+	u32 i;
+
+	cfc_advance(&ts->s, ts->now);
+	for (i = first; i < first + count; i++) {
+		u32 w = cfc_flow_weight(s, ts_bucket(ts, i));
+
+		if (cfc_flow_class(s, ts_bucket(ts, i)) == 0 &&
+		    llabs((long long)w * s->nnew - (long long)s->new_sum) > (long long)s->nnew)
+			fail_msg("new flow weight %u is not S/|N| = %llu/%u", w,
+				 (unsigned long long)s->new_sum, s->nnew);
+	}
+	return (double)CFC_W_ONE / (double)(((u64)s->nold << CFC_W_SHIFT) + s->new_sum);
+}
+
+/* Measured share of flow `who` among flows [0, count) over the next `duration`. */
+static double measured_share(struct tsched *ts, u32 count, u32 who, u64 duration)
+{
+	struct ts_backlog keep = { .first = 0, .count = count, .depth = 4, .len = PKT };
+	u64 before_who = ts->bytes_out[who], before_all = 0, after_all = 0;
+	u32 i;
+
+	for (i = 0; i < count; i++)
+		before_all += ts->bytes_out[i];
+	ts_run_link(ts, RATE, duration, ts_keep_backlogged, &keep);
+	for (i = 0; i < count; i++)
+		after_all += ts->bytes_out[i];
+	return (double)(ts->bytes_out[who] - before_who) / (double)(after_all - before_all);
+}
+
+static void arrive(struct tsched *ts, u32 first, u32 count)
+{
+	u32 i;
+
+	for (i = first; i < first + count; i++)
+		ts_enqueue(ts, i, PKT);
+}
+
+/* Advance to just after the next tick, keeping [0, count) backlogged. */
+static void serve(struct tsched *ts, u32 count, u64 duration)
+{
+	struct ts_backlog keep = { .first = 0, .count = count, .depth = 4, .len = PKT };
+
+	ts_run_link(ts, RATE, duration, ts_keep_backlogged, &keep);
+}
+
+static void assert_share(double got, double want, double tolerance)
+{
+	if (fabs(got - want) > tolerance)
+		fail_msg("share %.6f, expected %.6f (+-%.6f)", got, want, tolerance);
+}
+
+/* 1 old flow, 9 new flows at once: 1/2, 1/3, 1/5, 1/9, then 1/10 (C/(1+2^{lambda t})). */
+static void motivating_example(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 10);
+	const double want[] = { 1.0 / 2, 1.0 / 3, 1.0 / 5, 1.0 / 9, 1.0 / 10, 1.0 / 10 };
+	const double unit = 1.0 / CFC_W_ONE;
+	u32 step;
+
+	(void)state;
+	arrive(ts, 0, 1);
+	assert_int_equal(cfc_flow_class(&ts->s, 0), 1);	/* nobody to protect: old at once */
+	serve(ts, 1, 100 * MS);
+	arrive(ts, 1, 9);
+	for (step = 0; step < 6; step++) {
+		double measured;
+
+		assert_share(old_flow_share(ts, 0, 10), want[step], unit);
+		measured = measured_share(ts, 10, 0, TICK);
+		assert_share(measured, want[step], 0.02 * want[step]);
+		assert_null(ts_check(ts));
+	}
+	assert_int_equal(ts->s.nnew, 0);
+	assert_int_equal(ts->s.nold, 10);
+	ts_free(ts);
+}
+
+/* 5 old flows, 12 new: S starts at 1, is raised to E=5 at the first tick, then doubles. */
+static void five_old_twelve_new(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 17);
+	const double want[] = { 1.0 / 6, 1.0 / 10, 1.0 / 15, 1.0 / 17, 1.0 / 17 };
+	u32 step;
+
+	(void)state;
+	arrive(ts, 0, 5);			/* flow 0 is old, 1..4 become old after two ticks */
+	serve(ts, 5, 2 * TICK + 10 * MS);
+	assert_int_equal(ts->s.nold, 5);
+	assert_int_equal(ts->s.nnew, 0);
+	arrive(ts, 5, 12);
+	assert_int_equal(ts->s.nnew, 12);
+	assert_int_equal(ts->s.new_sum, CFC_W_ONE);
+	for (step = 0; step < 5; step++) {
+		assert_share(old_flow_share(ts, 0, 17), want[step], 1.0 / CFC_W_ONE);
+		assert_share(measured_share(ts, 17, 0, TICK), want[step], 0.02 * want[step]);
+	}
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+/* Arrivals keep S (the old flow's share) unchanged; only ticks double it. */
+static void spread_arrivals(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 8);
+	u32 i;
+
+	(void)state;
+	arrive(ts, 0, 1);
+	serve(ts, 1, 10 * MS);
+	for (i = 1; i <= 4; i++) {		/* one new flow every 50 ms, before the first tick */
+		arrive(ts, i, 1);
+		assert_int_equal(ts->s.new_sum, CFC_W_ONE);
+		assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, i)), CFC_W_ONE / i);
+		assert_share(old_flow_share(ts, 0, i + 1), 0.5, 1.0 / CFC_W_ONE);
+		serve(ts, i + 1, 50 * MS);
+	}
+	serve(ts, 5, 60 * MS);			/* past the first tick: S = 2 */
+	assert_int_equal(ts->s.new_sum, 2 * CFC_W_ONE);
+	arrive(ts, 5, 3);			/* three more, after it */
+	assert_int_equal(ts->s.new_sum, 2 * CFC_W_ONE);
+	for (i = 1; i < 8; i++)
+		assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, i)), 2 * CFC_W_ONE / 7);
+	assert_share(old_flow_share(ts, 0, 8), 1.0 / 3, 1.0 / CFC_W_ONE);
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+/*
+ * New flows that fall silent for one interval complete (Alg. 3): the tick first
+ * doubles S, then the two silent flows are forgotten and the remaining two
+ * inherit their weight, so the old flow's share does not move.
+ */
+static void completion_of_new_flows(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 5);
+
+	(void)state;
+	arrive(ts, 0, 1);
+	serve(ts, 1, 10 * MS);
+	arrive(ts, 1, 4);
+	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE / 4);
+	serve(ts, 3, 240 * MS);	/* flows 3 and 4 drain at once and fall silent */
+	assert_int_equal(ts->s.nnew, 4);
+	assert_share(old_flow_share(ts, 0, 5), 1.0 / 2, 1.0 / CFC_W_ONE);
+	serve(ts, 3, 20 * MS);	/* past the tick and one interval of silence */
+	assert_int_equal(ts->s.nnew, 2);
+	assert_int_equal(cfc_flow_class(&ts->s, ts_bucket(ts, 4)), -1);
+	assert_int_equal(ts->s.new_sum, 2 * CFC_W_ONE);
+	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE);
+	assert_share(old_flow_share(ts, 0, 3), 1.0 / 3, 1.0 / CFC_W_ONE);
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+/* A flow that comes back after being forgotten is new again. */
+static void forgotten_flow_returns_new(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 3);
+
+	(void)state;
+	arrive(ts, 0, 2);
+	serve(ts, 2, 2 * TICK);
+	assert_int_equal(ts->s.nold, 2);
+	serve(ts, 1, 2 * TICK);		/* flow 1 silent for two intervals */
+	assert_int_equal(ts->s.nold, 1);
+	arrive(ts, 1, 1);
+	assert_int_equal(cfc_flow_class(&ts->s, ts_bucket(ts, 1)), 0);
+	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE);
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+int run_weight_tests(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(motivating_example),
+		cmocka_unit_test(five_old_twelve_new),
+		cmocka_unit_test(spread_arrivals),
+		cmocka_unit_test(completion_of_new_flows),
+		cmocka_unit_test(forgotten_flow_returns_new),
+	};
+
+	return cmocka_run_group_tests_name("weights (Alg. 1-3)", tests, NULL, NULL);
+}
