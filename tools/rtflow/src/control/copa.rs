@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: MIT
+//! Copa (Arun and Balakrishnan, NSDI 2018) for video: the `vidaptive` crate's Copa
+//! congestion controller sets a congestion window from the queueing delay it measures
+//! (target rate 1/(δ·d_q) packets per second), the pacer sends at 2·cwnd/RTT_standing,
+//! packets wait while a window's worth is in flight, and the encoder produces
+//! cwnd/sRTT, the rate Copa currently sustains.
+//!
+//! Only vidaptive's Copa is used, not its Vidaptive session (dummy padding, α
+//! optimiser): the laboratory's real-time flow is plain Copa-controlled video.
+//! The receiver acknowledges every second packet (as TCP and QUIC do), because a window
+//! controller counts unacknowledged bytes as in flight and batched feedback would make
+//! the window bind early.
+
+use std::time::{Duration, Instant};
+
+use vidaptive::{AckInfo, CongestionController, Copa, CopaConfig, LostPacket, SentPacket};
+
+use super::{Controller, RateBounds};
+use crate::history::{Outcome, SentRecord};
+use crate::wire::{FeedbackRequest, IP_UDP_OVERHEAD, MAX_DATAGRAM};
+
+const FEEDBACK: FeedbackRequest = FeedbackRequest { every_packets: 2, interval_ms: 5 };
+const PACKET_BYTES: u64 = (MAX_DATAGRAM + IP_UDP_OVERHEAD) as u64;
+/// Copa's first RTT guess, before any sample (vidaptive's default).
+const INITIAL_RTT: Duration = Duration::from_millis(50);
+
+pub struct CopaController {
+    copa: Copa,
+    bounds: RateBounds,
+    /// One instant read together with CLOCK_MONOTONIC, to turn our nanosecond times into
+    /// the `Instant`s the crate takes (std's Instant is CLOCK_MONOTONIC on Linux).
+    anchor: (Instant, u64),
+}
+
+impl CopaController {
+    /// `delta` is Copa's δ; the paper's default is 0.5.
+    pub fn new(now_ns: u64, bounds: RateBounds, delta: f64) -> CopaController {
+        let min_cwnd = 4 * PACKET_BYTES;
+        let start_cwnd = (bounds.start / 8.0 * INITIAL_RTT.as_secs_f64()) as u64;
+        let config = CopaConfig {
+            min_cwnd,
+            initial_cwnd: start_cwnd.max(min_cwnd),
+            initial_rtt: INITIAL_RTT,
+            packet_size: PACKET_BYTES,
+            slow_start_delta: delta,
+            steady_delta: delta,
+            // The paper's standing RTT is the smallest RTT over the last sRTT/2.
+            use_standing_rtt: false,
+        };
+        CopaController { copa: Copa::new(config), bounds, anchor: (Instant::now(), now_ns) }
+    }
+
+    fn instant(&self, ns: u64) -> Instant {
+        let (instant, anchor_ns) = self.anchor;
+        match ns.checked_sub(anchor_ns) {
+            Some(after) => instant + Duration::from_nanos(after),
+            None => instant - Duration::from_nanos(anchor_ns - ns),
+        }
+    }
+}
+
+impl Controller for CopaController {
+    fn on_sent(&mut self, sent: &SentRecord) {
+        self.copa.on_packet_sent(&SentPacket {
+            seq: sent.seq,
+            len: sent.wire_bytes as usize,
+            sent_at: self.instant(sent.send_ns),
+            app_limited: false,
+        });
+    }
+
+    fn on_feedback(&mut self, now_ns: u64, outcomes: &[Outcome], _in_flight: u64) {
+        // Losses first, so that the round's loss rate includes them when the acks end it.
+        for lost in outcomes.iter().filter(|o| o.arrival_ns.is_none()) {
+            self.copa.on_packet_lost(&LostPacket {
+                seq: lost.sent.seq,
+                len: lost.sent.wire_bytes as usize,
+                lost_at: self.instant(now_ns),
+            });
+        }
+        // Each ack is placed one (hold-corrected) RTT after its packet left.
+        let acks: Vec<AckInfo> = outcomes
+            .iter()
+            .filter_map(|o| {
+                let rtt = o.rtt_ns?;
+                Some(AckInfo { seq: o.sent.seq, len: o.sent.wire_bytes as usize,
+                               acked_at: self.instant(o.sent.send_ns + rtt) })
+            })
+            .collect();
+        self.copa.on_packets_acked(&acks);
+    }
+
+    fn on_tick(&mut self, _: u64, _: u64) {}
+
+    fn target_bps(&self) -> f64 {
+        self.bounds.clamp(self.copa.cc_rate() as f64 * 8.0)
+    }
+
+    fn pacing_bps(&self) -> f64 {
+        (self.copa.pacing_rate() as f64 * 8.0).max(self.target_bps())
+    }
+
+    fn can_send(&self, in_flight: u64) -> bool {
+        self.copa.can_send(in_flight)
+    }
+
+    fn cwnd_bytes(&self) -> Option<u64> {
+        Some(self.copa.cwnd())
+    }
+
+    fn feedback_request(&self) -> FeedbackRequest {
+        FEEDBACK
+    }
+}

@@ -1,0 +1,256 @@
+// SPDX-License-Identifier: MIT
+//! The UDP sender: one thread, one non-blocking socket, one loop that captures frames on
+//! schedule, lets the pacer send what the controller allows, reads feedback, ticks the
+//! controller and writes the rate log, then sleeps until the next of those is due.
+
+use std::io::ErrorKind;
+use std::net::{SocketAddr, UdpSocket};
+use std::os::fd::AsRawFd;
+
+use crate::control::{Controller, TICK_NS};
+use crate::encoder::{Encoder, EncoderConfig};
+use crate::history::{History, Outcome};
+use crate::logs::{float, CsvLog, Field};
+use crate::pacer::{Outgoing, Pacer, PADDING_PAYLOAD};
+use crate::sys::{self, Interest};
+use crate::units::format_rate;
+use crate::wire::{self, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
+
+/// Longest sleep, so that a signal that slips in before the wait is seen soon.
+const MAX_SLEEP_NS: u64 = 100_000_000;
+/// The socket may hold many datagrams: the sender's own queue is the pacer's.
+const SOCKET_BUFFER: u32 = 4 << 20;
+/// Bye datagrams sent at the end (more than one, in case the bottleneck drops one).
+const BYE_REPEATS: usize = 3;
+
+pub struct UdpSendConfig {
+    pub to: SocketAddr,
+    pub bind: SocketAddr,
+    pub duration_ns: u64,
+    pub encoder: EncoderConfig,
+    pub log_interval_ns: u64,
+}
+
+/// Everything the loop owns.
+struct Sender {
+    socket: UdpSocket,
+    controller: Box<dyn Controller>,
+    encoder: Encoder,
+    pacer: Pacer,
+    history: History,
+    rate_log: CsvLog,
+    buf: [u8; MAX_DATAGRAM],
+    blocked_on_socket: bool,
+    sent_bytes_interval: u64,
+    totals: Totals,
+}
+
+#[derive(Default)]
+struct Totals {
+    frames: u64,
+    target_sum: f64,
+    sent_bytes: u64,
+}
+
+fn open_socket(config: &UdpSendConfig) -> Result<UdpSocket, String> {
+    let socket = UdpSocket::bind(config.bind).map_err(|e| format!("cannot bind UDP socket to {}: {e}", config.bind))?;
+    socket.connect(config.to).map_err(|e| format!("cannot reach {}: {e}", config.to))?;
+    socket.set_nonblocking(true).map_err(|e| format!("cannot make the socket non-blocking: {e}"))?;
+    sys::set_send_buffer(&socket, SOCKET_BUFFER).map_err(|e| format!("cannot size the send buffer: {e}"))?;
+    sys::set_receive_buffer(&socket, SOCKET_BUFFER).map_err(|e| format!("cannot size the receive buffer: {e}"))?;
+    Ok(socket)
+}
+
+/// Streams for `duration_ns`, or until SIGINT/SIGTERM. `make_controller` gets the start time.
+pub fn run(config: UdpSendConfig, make_controller: impl FnOnce(u64) -> Box<dyn Controller>,
+           rate_log: CsvLog) -> Result<(), String> {
+    let socket = open_socket(&config)?;
+    let start = sys::now_ns();
+    let mut sender = Sender {
+        socket,
+        controller: make_controller(start),
+        encoder: Encoder::new(config.encoder.clone(), start),
+        pacer: Pacer::new(start),
+        history: History::new(),
+        rate_log,
+        buf: [0; MAX_DATAGRAM],
+        blocked_on_socket: false,
+        sent_bytes_interval: 0,
+        totals: Totals::default(),
+    };
+    let end = start + config.duration_ns;
+    let mut next_tick = start + TICK_NS;
+    let mut next_log = start;
+    let mut last_log = start;
+    loop {
+        let now = sys::now_ns();
+        if now >= end || sys::shutdown_requested() {
+            break;
+        }
+        sender.capture_due_frames(now);
+        if now >= next_tick {
+            sender.tick(now);
+            next_tick = now.max(next_tick + TICK_NS);
+        }
+        sender.send_allowed(now)?;
+        if now >= next_log {
+            sender.log_rates(now, now - last_log)?;
+            last_log = now;
+            next_log += config.log_interval_ns;
+        }
+        let wake = [Some(sender.encoder.next_capture_ns()), Some(next_tick), Some(next_log), Some(end),
+                    sender.next_send_ns(now)]
+            .into_iter()
+            .flatten()
+            .min()
+            .unwrap();
+        let ready = sys::wait(&[sender.interest()], wake.saturating_sub(now).min(MAX_SLEEP_NS))
+            .map_err(|e| format!("wait failed: {e}"))?;
+        if ready[0].writable {
+            sender.blocked_on_socket = false;
+        }
+        if ready[0].readable {
+            sender.read_feedback()?;
+        }
+    }
+    sender.finish(sys::now_ns() - start)
+}
+
+impl Sender {
+    fn capture_due_frames(&mut self, now: u64) {
+        while self.encoder.next_capture_ns() <= now {
+            let target = self.controller.target_bps();
+            let frame = self.encoder.capture(target);
+            self.pacer.enqueue_frame(&frame);
+            self.totals.frames += 1;
+            self.totals.target_sum += target;
+        }
+    }
+
+    fn tick(&mut self, now: u64) {
+        self.controller.on_tick(now, self.pacer.queued_bytes());
+        for probe in self.controller.take_probes() {
+            self.pacer.add_probe(probe);
+        }
+        let forgotten = self.history.forget_stale(now);
+        self.report(now, &forgotten);
+    }
+
+    fn report(&mut self, now: u64, outcomes: &[Outcome]) {
+        if !outcomes.is_empty() {
+            self.controller.on_feedback(now, outcomes, self.history.in_flight());
+        }
+    }
+
+    /// Sends every packet the pacer and the controller allow now.
+    fn send_allowed(&mut self, now: u64) -> Result<(), String> {
+        self.pacer.set_rate(self.controller.pacing_bps());
+        while !self.blocked_on_socket && self.controller.can_send(self.history.in_flight()) {
+            let Some((packet, probe)) = self.pacer.poll(now) else { break };
+            let len = self.write_datagram(&packet);
+            match self.socket.send(&self.buf[..len]) {
+                Ok(_) => {}
+                Err(e) if e.kind() == ErrorKind::WouldBlock => {
+                    self.pacer.unsend(packet);
+                    self.blocked_on_socket = true;
+                    break;
+                }
+                // The receiver is not (yet) listening; the packet is lost like any other.
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
+                Err(e) => return Err(format!("send failed: {e}")),
+            }
+            let wire_bytes = packet.wire_bytes() as u32;
+            let record = self.history.on_sent(now, wire_bytes, probe);
+            self.controller.on_sent(&record);
+            self.sent_bytes_interval += wire_bytes as u64;
+            self.totals.sent_bytes += wire_bytes as u64;
+        }
+        Ok(())
+    }
+
+    fn write_datagram(&mut self, packet: &Outgoing) -> usize {
+        let feedback = self.controller.feedback_request();
+        let seq = self.history.next_seq();
+        let (header, payload) = match packet {
+            Outgoing::Media(m) => (
+                MediaHeader { kind: Kind::Media, key_frame: m.key, feedback, seq, frame_id: m.frame_id,
+                              capture_ns: m.capture_ns, frame_size: m.frame_size, index: m.index, count: m.count },
+                m.payload,
+            ),
+            Outgoing::Padding => (
+                MediaHeader { kind: Kind::Padding, key_frame: false, feedback, seq, frame_id: 0, capture_ns: 0,
+                              frame_size: 0, index: 0, count: 0 },
+                PADDING_PAYLOAD,
+            ),
+        };
+        header.encode(&mut self.buf);
+        MEDIA_HEADER_LEN + payload
+    }
+
+    fn next_send_ns(&self, now: u64) -> Option<u64> {
+        if self.blocked_on_socket || !self.controller.can_send(self.history.in_flight()) {
+            return None; // the socket or the feedback will wake us
+        }
+        self.pacer.next_send_ns(now)
+    }
+
+    fn interest(&self) -> Interest {
+        Interest { fd: self.socket.as_raw_fd(), readable: true, writable: self.blocked_on_socket }
+    }
+
+    fn read_feedback(&mut self) -> Result<(), String> {
+        let mut buf = [0u8; MAX_DATAGRAM];
+        loop {
+            match self.socket.recv(&mut buf) {
+                Ok(len) => {
+                    let now = sys::now_ns();
+                    if let Some((report_ns, entries)) = wire::decode_feedback(&buf[..len]) {
+                        let outcomes = self.history.on_feedback(now, report_ns, &entries);
+                        self.report(now, &outcomes);
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => return Ok(()),
+                Err(e) if e.kind() == ErrorKind::ConnectionRefused => return Ok(()),
+                Err(e) => return Err(format!("receive failed: {e}")),
+            }
+        }
+    }
+
+    fn log_rates(&mut self, now: u64, interval_ns: u64) -> Result<(), String> {
+        let stats = self.history.take_interval_stats();
+        let per_second = |bytes: u64| (interval_ns > 0).then(|| bytes as f64 * 8e9 / interval_ns as f64);
+        let resolved = stats.received + stats.lost;
+        let loss = (resolved > 0).then(|| stats.lost as f64 / resolved as f64);
+        let sent = std::mem::take(&mut self.sent_bytes_interval);
+        self.rate_log.row(&[
+            Field::Int(now),
+            float(Some(self.controller.target_bps()), 0),
+            float(Some(self.controller.pacing_bps()), 0),
+            float(per_second(sent), 0),
+            float(per_second(stats.acked_bytes), 0),
+            float(self.history.srtt_ns().map(|s| s / 1e6), 3),
+            float(loss, 4),
+            Field::Int(self.history.in_flight()),
+            Field::Int(self.pacer.queued_bytes()),
+            self.controller.cwnd_bytes().into(),
+        ])
+    }
+
+    fn finish(mut self, elapsed_ns: u64) -> Result<(), String> {
+        let bye = MediaHeader { kind: Kind::Bye, key_frame: false, feedback: Default::default(),
+                                seq: self.history.next_seq(), frame_id: 0, capture_ns: 0, frame_size: 0, index: 0,
+                                count: 0 };
+        bye.encode(&mut self.buf);
+        for _ in 0..BYE_REPEATS {
+            // Best effort: a receiver that misses every bye still stops on its own duration or signal.
+            let _ = self.socket.send(&self.buf[..MEDIA_HEADER_LEN]);
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        self.rate_log.finish()?;
+        let seconds = elapsed_ns as f64 / 1e9;
+        let mean_target = self.totals.target_sum / self.totals.frames.max(1) as f64;
+        eprintln!("rtflow send: {seconds:.1} s, {} frames, mean target {}, mean sent {}", self.totals.frames,
+                  format_rate(mean_target), format_rate(self.totals.sent_bytes as f64 * 8.0 / seconds.max(1e-9)));
+        Ok(())
+    }
+}
