@@ -117,7 +117,8 @@ def solve(policy: str, sc: FluidScenario, *, gain: str = "served", release: bool
                         else default_duration(policy, sc, gain))
     step = positive("step", step if step is not None else default_step(policy, sc, gain))
     if sc.tau > 0:
-        step = sc.tau / max(1, round(sc.tau / step))  # the delay must fall on the grid
+        # the delay must fall on the grid; never a longer step than asked for
+        step = sc.tau / math.ceil(sc.tau / step - 1e-9)
     steps = math.ceil(duration / step)
     if steps > MAX_STEPS:
         raise ModelInputError(f"{steps} steps of {step:g} s over {duration:g} s is too many "
