@@ -120,7 +120,8 @@ const char *cfc_config_check(const struct cfc_config *cfg)
 
 u64 cfc_table_bytes(u32 flows)
 {
-	return (u64)flows * (sizeof(struct cfc_flow) + CFC_MAX_CLASSES * sizeof(u32));
+	return (u64)flows * (sizeof(struct cfc_flow) +
+			     CFC_MAX_CLASSES * sizeof(struct cfc_heap_entry));
 }
 
 static u32 nclasses(const struct cfc_sched *s)
@@ -136,61 +137,67 @@ static void set_rate(struct cfc_sched *s)
 
 /* ----------------------------------------------- earliest-first class heap */
 
+/*
+ * A 4-ary min-heap: keys live in the heap array, so the four children of a
+ * node are compared within one cache line and the heap is half as deep as a
+ * binary one. Each flow remembers its position, for removal when it moves or
+ * is trimmed.
+ */
+#define HEAP_ARITY 4
 static u32 flow_index(const struct cfc_sched *s, const struct cfc_flow *f)
 {
 	return (u32)(f - s->flows);
 }
 
-static int heap_less(const struct cfc_sched *s, u32 a, u32 b)
+static void heap_set(struct cfc_sched *s, struct cfc_queue *q, u32 pos, struct cfc_heap_entry e)
 {
-	return tick_before(s->flows[a].head->stamp, s->flows[b].head->stamp);
-}
-
-static void heap_set(struct cfc_sched *s, struct cfc_queue *q, u32 pos, u32 idx)
-{
-	q->heap[pos] = idx;
-	s->flows[idx].heap_pos = pos;
+	q->heap[pos] = e;
+	s->flows[e.flow].heap_pos = pos;
 }
 
 static void heap_sift_up(struct cfc_sched *s, struct cfc_queue *q, u32 pos)
 {
-	u32 idx = q->heap[pos];
+	struct cfc_heap_entry e = q->heap[pos];
 
 	while (pos > 0) {
-		u32 parent = (pos - 1) / 2;
+		u32 parent = (pos - 1) / HEAP_ARITY;
 
-		if (!heap_less(s, idx, q->heap[parent]))
+		if (!tick_before(e.stamp, q->heap[parent].stamp))
 			break;
 		heap_set(s, q, pos, q->heap[parent]);
 		pos = parent;
 	}
-	heap_set(s, q, pos, idx);
+	heap_set(s, q, pos, e);
 }
 
 static void heap_sift_down(struct cfc_sched *s, struct cfc_queue *q, u32 pos)
 {
-	u32 idx = q->heap[pos];
+	struct cfc_heap_entry e = q->heap[pos];
 
 	for (;;) {
-		u32 child = 2 * pos + 1;
+		u32 first = HEAP_ARITY * pos + 1, end = first + HEAP_ARITY, child = first, c;
 
-		if (child >= q->heap_len)
+		if (first >= q->heap_len)
 			break;
-		if (child + 1 < q->heap_len && heap_less(s, q->heap[child + 1], q->heap[child]))
-			child++;
-		if (!heap_less(s, q->heap[child], idx))
+		if (end > q->heap_len)
+			end = q->heap_len;
+		for (c = first + 1; c < end; c++)
+			if (tick_before(q->heap[c].stamp, q->heap[child].stamp))
+				child = c;
+		if (!tick_before(q->heap[child].stamp, e.stamp))
 			break;
 		heap_set(s, q, pos, q->heap[child]);
 		pos = child;
 	}
-	heap_set(s, q, pos, idx);
+	heap_set(s, q, pos, e);
 }
 
 static void heap_push(struct cfc_sched *s, struct cfc_queue *q, struct cfc_flow *f)
 {
+	struct cfc_heap_entry e = { .stamp = f->head->stamp, .flow = flow_index(s, f) };
 	u32 pos = q->heap_len++;
 
-	heap_set(s, q, pos, flow_index(s, f));
+	heap_set(s, q, pos, e);
 	heap_sift_up(s, q, pos);
 }
 
@@ -203,6 +210,13 @@ static void heap_remove(struct cfc_sched *s, struct cfc_queue *q, u32 pos)
 	heap_set(s, q, pos, q->heap[last]);
 	heap_sift_down(s, q, pos);
 	heap_sift_up(s, q, pos);
+}
+
+/* The flow's head packet changed to a later one: move it down to its new place. */
+static void heap_head_advanced(struct cfc_sched *s, struct cfc_queue *q, struct cfc_flow *f)
+{
+	q->heap[f->heap_pos].stamp = f->head->stamp;
+	heap_sift_down(s, q, f->heap_pos);
 }
 
 /* ------------------------------------------------------ queue membership */
@@ -617,7 +631,7 @@ static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now
 		f->idle_since = now;
 		link_add_tail(&s->idle, &f->sched);
 	} else if (q->fifo) {
-		heap_sift_down(s, q, f->heap_pos);	/* its head is now later */
+		heap_head_advanced(s, q, f);
 	}
 	return p;
 }
@@ -721,7 +735,7 @@ static struct cfc_queue *pick_queue(struct cfc_sched *s)
 static struct cfc_flow *pick_flow(struct cfc_sched *s, struct cfc_queue *q)
 {
 	if (q->fifo)
-		return &s->flows[q->heap[0]];
+		return &s->flows[q->heap[0].flow];
 	for (;;) {
 		struct cfc_flow *f = flow_of(q->ring.next, sched);
 
@@ -863,7 +877,8 @@ void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u6
 	s->cfg = *cfg;
 	s->flows = table;
 	for (i = 1; i < CFC_NQUEUES; i++)
-		s->queues[i].heap = (u32 *)(s->flows + cfg->flows) + (u64)(i - 1) * cfg->flows;
+		s->queues[i].heap = (struct cfc_heap_entry *)(s->flows + cfg->flows) +
+				    (u64)(i - 1) * cfg->flows;
 	s->queues[CFC_QNEW].heap = 0;
 	s->reclassify_epoch = 0;
 	s->cnt = (struct cfc_counters){ 0 };

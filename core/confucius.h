@@ -103,11 +103,17 @@ struct cfc_flow {
 #define CFC_QNEW		0
 #define CFC_NQUEUES		(CFC_MAX_CLASSES + 1)
 
+/* A class heap entry: a backlogged flow keyed by its head packet's enqueue time. */
+struct cfc_heap_entry {
+	u32 stamp;
+	u32 flow;
+};
+
 struct cfc_queue {
 	struct cfc_link round;	/* in the scheduler's round of backlogged queues */
 	struct cfc_link ring;	/* DRR ring of backlogged flows (unless fifo) */
 	struct cfc_link members;/* every flow assigned to this queue */
-	u32 *heap;		/* fifo: backlogged flows by head enqueue time */
+	struct cfc_heap_entry *heap; /* fifo: backlogged flows, earliest head first */
 	s64 deficit;		/* bytes << CFC_W_SHIFT */
 	u32 heap_len;
 	u32 nflows;		/* flows assigned */

@@ -209,8 +209,9 @@ static const char *check_flow(const struct cfc_sched *s, u32 i, u64 *mem)
 	if (qlen == 0)
 		return ring_contains(&s->idle, &f->sched) ? NULL : "empty flow not on the idle list";
 	if (q->fifo)
-		return f->heap_pos < q->heap_len && q->heap[f->heap_pos] == i ?
-			NULL : "backlogged flow not at its heap position";
+		return f->heap_pos < q->heap_len && q->heap[f->heap_pos].flow == i &&
+			q->heap[f->heap_pos].stamp == f->head->stamp ?
+			NULL : "backlogged flow not at its heap position, or with a stale key";
 	return ring_contains(&q->ring, &f->sched) ? NULL : "backlogged flow not in its queue's ring";
 }
 
@@ -236,8 +237,8 @@ static const char *check_queue(const struct cfc_sched *s, u32 i)
 		if (q->heap_len != q->nactive)
 			return "heap size differs from backlogged flows";
 		for (k = 1; k < q->heap_len; k++) {
-			u32 child = s->flows[q->heap[k]].head->stamp;
-			u32 parent = s->flows[q->heap[(k - 1) / 2]].head->stamp;
+			u32 child = q->heap[k].stamp;
+			u32 parent = q->heap[(k - 1) / 4].stamp;	/* 4-ary */
 
 			if ((s32)(child - parent) < 0)
 				return "heap order broken";
