@@ -1,0 +1,318 @@
+# SPDX-License-Identifier: MIT
+"""The lab's dumbbell, built inside the VM: server — router — client network namespaces.
+
+    srv [srv-rtr] ──veth── [rtr-srv] rtr [rtr-cli] ──veth── [cli-rtr] cli
+         netem RTT/2                        qdisc under test        netem RTT/2
+         (server to client)                 = the bottleneck        (client to server)
+
+Address plan (RFC 2544's benchmarking range, which no real network routes):
+
+    198.18.0.0/16  server side: rtr 198.18.0.1, srv 198.18.0.2; DOMAIN_NETWORK
+                   (198.18.128.0/17) holds the extra addresses, one per Web domain
+    198.19.0.0/16  client side: rtr 198.19.0.1, cli 198.19.0.2
+
+Propagation delay is netem on the server's and the client's egress, half the RTT each, so
+that the router's egress towards the client (the bottleneck) carries the qdisc under test
+and nothing else. The qdisc is given as a tc spec (`fq_codel`, `cake bandwidth 20mbit`,
+`confucius bandwidth 20mbit`); with a `rate` it runs as the leaf of an HTB class at that
+rate (for qdiscs that do not shape by themselves), without one it is the root and must
+shape by itself. The reverse direction is unshaped unless `reverse_rate` is given (then
+HTB with fq_codel on the router's egress towards the server).
+
+Everything runs `ip`/`tc`/`ethtool` as root, so this is for guest scripts
+(`confucius lab topology up ...` or `Topology(...).up()` with the venv's python).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import shlex
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable, Iterable
+
+from confucius.units import UnitError, parse_rate, parse_time
+
+SERVER, ROUTER, CLIENT = "srv", "rtr", "cli"
+SERVER_NETWORK = ipaddress.ip_network("198.18.0.0/16")
+CLIENT_NETWORK = ipaddress.ip_network("198.19.0.0/16")
+DOMAIN_NETWORK = ipaddress.ip_network("198.18.128.0/17")
+ROUTER_SERVER_SIDE, SERVER_ADDRESS = "198.18.0.1", "198.18.0.2"
+ROUTER_CLIENT_SIDE, CLIENT_ADDRESS = "198.19.0.1", "198.19.0.2"
+BOTTLENECK = (ROUTER, "rtr-cli")
+# HTB cannot run at 0; trace outages (0 Mbit/s) become this rate.
+MIN_RATE_BPS = 8000.0
+HTB_BURST_S = 0.02
+# netem holds a whole RTT of traffic at line rate; its default of 1000 packets would drop.
+NETEM_LIMIT = 1_000_000
+# qdiscs that shape by themselves, and the option that sets their rate.
+SELF_SHAPING_RATE_OPTION = {"cake": "bandwidth", "confucius": "bandwidth"}
+
+
+class TopologyError(ValueError):
+    """A topology that cannot be built as asked, with the reason."""
+
+
+def _rate(text, what: str) -> float:
+    try:
+        bps = parse_rate(text)
+    except UnitError as err:
+        raise TopologyError(f"{what}: {err}") from None
+    if bps <= 0:
+        raise TopologyError(f"{what} must be positive, got {text!r}")
+    return bps
+
+
+def _qdisc_words(spec: str) -> list[str]:
+    words = shlex.split(spec)
+    if not words or not words[0].replace("_", "").isalnum():
+        raise TopologyError(f"qdisc must be a tc qdisc spec such as 'fq_codel' or "
+                            f"'cake bandwidth 20mbit', got {spec!r}")
+    return words
+
+
+@dataclass(frozen=True)
+class Step:
+    """One program run: its argv, and the lines it reads on stdin (a batch), if any."""
+    argv: tuple[str, ...]
+    lines: tuple[str, ...] = ()
+
+    def shell(self) -> str:
+        if not self.lines:
+            return shlex.join(self.argv)
+        return f"{shlex.join(self.argv)} <<'EOF'\n" + "\n".join(self.lines) + "\nEOF"
+
+
+def _ip_batch(lines: Iterable[str], ns: str | None = None) -> Step:
+    return Step(("ip", *(("-n", ns) if ns else ()), "-batch", "-"), tuple(lines))
+
+
+def _tc_batch(ns: str, lines: Iterable[str]) -> Step:
+    return Step(("tc", "-n", ns, "-batch", "-"), tuple(lines))
+
+
+def _interfaces() -> list[tuple[str, str]]:
+    """(namespace, device); names are unique across namespaces: the links are made in the
+    root namespace, where ethtool reaches them, and moved afterwards."""
+    return [(SERVER, "srv-rtr"), (ROUTER, "rtr-srv"), (ROUTER, "rtr-cli"), (CLIENT, "cli-rtr")]
+
+
+def _htb_class(rate_bps: float) -> str:
+    # Bursts of HTB_BURST_S of traffic: under emulation the shaper's timer fires late by
+    # milliseconds, and with tc's default burst (one tick, 4 ms) the tokens lost meanwhile
+    # cut a Cubic flow to 60 % of the rate (measured: 12.6 of 20 Mbit/s; 18 with 12 ms).
+    # One class only, so quantum shares nothing; set to stop HTB's warning that the
+    # default (rate / r2q) is too big.
+    burst = max(rate_bps / 8 * HTB_BURST_S, 2 * 1514)
+    return f"htb rate {rate_bps:.0f}bit burst {burst:.0f}b cburst {burst:.0f}b quantum 1514"
+
+
+def _htb(dev: str, rate_bps: float) -> list[str]:
+    return [f"qdisc add dev {dev} root handle 1: htb default 1",
+            f"class add dev {dev} parent 1: classid 1:1 {_htb_class(rate_bps)}"]
+
+
+@dataclass
+class Topology:
+    qdisc: str = "fq_codel"
+    rate: str | None = "20mbit"
+    rtt: str = "40ms"
+    reverse_rate: str | None = None
+
+    def __post_init__(self):
+        self._qdisc = shlex.join(_qdisc_words(self.qdisc))
+        self._rate = None if self.rate is None else _rate(self.rate, "rate")
+        self._reverse = None if self.reverse_rate is None else _rate(self.reverse_rate, "reverse rate")
+        try:
+            self._one_way = parse_time(self.rtt) / 2
+        except UnitError as err:
+            raise TopologyError(f"rtt: {err}") from None
+
+    def steps(self) -> list[Step]:
+        """The programs that build the topology, in order: batches wherever possible, as
+        each program start costs a tenth of a second or more under emulation."""
+        return [*self._links(), *self._sysctls(), *self._addresses(), *self._qdiscs()]
+
+    def script(self) -> str:
+        """The same as a shell script, for reading or running by hand."""
+        return "set -e\n" + "\n".join(step.shell() for step in self.steps()) + "\n"
+
+    def up(self) -> None:
+        """Build the topology (removing any earlier one first)."""
+        down()
+        for step in self.steps():
+            _run(step)
+
+    def _links(self) -> list[Step]:
+        made = [_ip_batch([*(f"netns add {ns}" for ns in (SERVER, ROUTER, CLIENT)),
+                           "link add srv-rtr type veth peer name rtr-srv",
+                           "link add cli-rtr type veth peer name rtr-cli"])]
+        # Per-packet behaviour needs MTU-sized packets: with TSO/GSO a veth carries 64 KB
+        # super-packets that a qdisc schedules as one, and GRO on the router would merge
+        # packets back into them, distorting queueing, pacing and delays.
+        made += [Step(("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
+                 for _, dev in _interfaces()]
+        return made
+
+    def _sysctls(self) -> list[Step]:
+        steps = []
+        for ns in (SERVER, ROUTER, CLIENT):
+            # No IPv6: its neighbour discovery would add stray packets to the bottleneck.
+            settings = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
+            if ns == ROUTER:
+                settings.append("net.ipv4.ip_forward=1")
+            else:
+                # Each flow starts afresh: no ssthresh or RTT remembered from an earlier run.
+                settings.append("net.ipv4.tcp_no_metrics_save=1")
+            steps.append(Step(("ip", "netns", "exec", ns, "sysctl", "-qw", *settings)))
+        return steps
+
+    def _addresses(self) -> list[Step]:
+        steps = [_ip_batch([f"link set {dev} netns {ns}" for ns, dev in _interfaces()])]
+        plan = {SERVER: [("srv-rtr", SERVER_ADDRESS, SERVER_NETWORK)],
+                ROUTER: [("rtr-srv", ROUTER_SERVER_SIDE, SERVER_NETWORK),
+                         ("rtr-cli", ROUTER_CLIENT_SIDE, CLIENT_NETWORK)],
+                CLIENT: [("cli-rtr", CLIENT_ADDRESS, CLIENT_NETWORK)]}
+        gateway = {SERVER: ROUTER_SERVER_SIDE, CLIENT: ROUTER_CLIENT_SIDE}
+        for ns, links in plan.items():
+            lines = ["link set lo up"]
+            for dev, address, net in links:
+                lines += [f"addr add {address}/{net.prefixlen} dev {dev}", f"link set {dev} up"]
+            if ns in gateway:
+                lines.append(f"route add default via {gateway[ns]}")
+            steps.append(_ip_batch(lines, ns))
+        return steps
+
+    def _qdiscs(self) -> list[Step]:
+        netem = f"netem delay {self._one_way * 1e6:.0f}us limit {NETEM_LIMIT}"
+        steps = [_tc_batch(SERVER, [f"qdisc add dev srv-rtr root {netem}"]),
+                 _tc_batch(CLIENT, [f"qdisc add dev cli-rtr root {netem}"])]
+        dev = BOTTLENECK[1]
+        if self._rate is None:
+            router = [f"qdisc add dev {dev} root handle 1: {self._qdisc}"]
+        else:
+            router = [*_htb(dev, self._rate), f"qdisc add dev {dev} parent 1:1 handle 10: {self._qdisc}"]
+        if self._reverse is not None:
+            router += [*_htb("rtr-srv", self._reverse),
+                       "qdisc add dev rtr-srv parent 1:1 handle 10: fq_codel"]
+        steps.append(_tc_batch(ROUTER, router))
+        return steps
+
+
+def _run(step: Step) -> None:
+    done = subprocess.run(step.argv, input="".join(f"{line}\n" for line in step.lines),
+                          capture_output=True, text=True)
+    if done.returncode != 0:
+        raise TopologyError(f"{step.shell()}\nfailed: {(done.stderr or done.stdout).strip()}")
+
+
+def down() -> None:
+    """Remove the namespaces (and with them the links and qdiscs), if they exist, and links
+    a failed `up` may have left in the root namespace."""
+    lines = [f"netns del {ns}" for ns in (SERVER, ROUTER, CLIENT)]
+    lines += [f"link del {dev}" for _, dev in _interfaces()]
+    subprocess.run(["ip", "-force", "-batch", "-"], input="\n".join(lines) + "\n",
+                   capture_output=True, text=True)
+
+
+def domain_addresses(count: int) -> list[str]:
+    """The first `count` addresses of DOMAIN_NETWORK: one per Web domain."""
+    hosts = DOMAIN_NETWORK.hosts()
+    if not 0 <= count <= DOMAIN_NETWORK.num_addresses - 2:
+        raise TopologyError(f"{DOMAIN_NETWORK} has room for {DOMAIN_NETWORK.num_addresses - 2} "
+                            f"domain addresses, {count} asked")
+    return [str(next(hosts)) for _ in range(count)]
+
+
+def add_server_addresses(addresses: Iterable[str]) -> None:
+    """Give the server namespace these extra addresses (from the server side's /16)."""
+    lines = []
+    for text in addresses:
+        try:
+            address = ipaddress.ip_address(text)
+        except ValueError:
+            raise TopologyError(f"not an IP address: {text!r}") from None
+        if address not in SERVER_NETWORK or str(address) in (ROUTER_SERVER_SIDE, SERVER_ADDRESS):
+            raise TopologyError(f"server addresses must be free addresses of {SERVER_NETWORK}, got {text}")
+        lines.append(f"addr add {address}/{SERVER_NETWORK.prefixlen} dev srv-rtr")
+    _run(_ip_batch(lines, SERVER))
+
+
+def _tc_show(what: str) -> list[list[str]]:
+    """`tc <what> show` on the bottleneck, one list of words per line."""
+    ns, dev = BOTTLENECK
+    done = subprocess.run(["tc", "-n", ns, what, "show", "dev", dev], capture_output=True, text=True)
+    if done.returncode != 0:
+        raise TopologyError(f"no bottleneck to change (is the topology up?): {done.stderr.strip()}")
+    return [line.split() for line in done.stdout.splitlines()]
+
+
+def _rate_line() -> Callable[[float], str]:
+    """For the shaper that is installed, a function from a rate (bit/s) to the tc batch
+    line that sets it: the HTB class if there is one, else the root qdisc's rate option."""
+    dev = BOTTLENECK[1]
+    if any(words[:3] == ["class", "htb", "1:1"] for words in _tc_show("class")):
+        return lambda bps: f"class change dev {dev} parent 1: classid 1:1 {_htb_class(max(bps, MIN_RATE_BPS))}"
+    kind = next((words[1] for words in _tc_show("qdisc") if "root" in words), "")
+    if kind not in SELF_SHAPING_RATE_OPTION:
+        raise TopologyError(f"cannot change the rate of a {kind or 'missing'} root qdisc: build the "
+                            f"topology with a rate (HTB) or use one of {', '.join(SELF_SHAPING_RATE_OPTION)}")
+    option = SELF_SHAPING_RATE_OPTION[kind]
+    return lambda bps: f"qdisc change dev {dev} root {kind} {option} {max(bps, MIN_RATE_BPS):.0f}bit"
+
+
+def set_rate(rate) -> None:
+    """Change the bottleneck's rate now (e.g. `set_rate("10mbit")`)."""
+    _run(_tc_batch(ROUTER, [_rate_line()(_rate(rate, "rate"))]))
+
+
+def read_trace(path: Path) -> list[tuple[float, float]]:
+    """A bandwidth trace (`time_s Mbps` per line) as (seconds from its start, bit/s)."""
+    points = []
+    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
+        fields = line.split()
+        if not fields or line.lstrip().startswith("#"):
+            continue
+        try:
+            t, mbps = float(fields[0]), float(fields[1])
+        except (ValueError, IndexError):
+            raise TopologyError(f"{path}:{number}: expected 'time_s Mbps', got {line!r}") from None
+        if mbps < 0 or (points and t < points[-1][0]):
+            raise TopologyError(f"{path}:{number}: negative rate or time going back: {line!r}")
+        points.append((t, mbps * 1e6))
+    if not points:
+        raise TopologyError(f"{path}: no 'time_s Mbps' lines")
+    start = points[0][0]
+    return [(t - start, bps) for t, bps in points]
+
+
+def follow_trace(path: Path, *, duration: float | None = None, scale: float = 1.0) -> int:
+    """Set the bottleneck's rate from a trace as time goes by, for `duration` seconds (the
+    whole trace by default); rates are multiplied by `scale`. Returns the changes made.
+
+    """
+    points = read_trace(path)
+    line_for = _rate_line()
+    # One tc reading commands as they come: a change costs a netlink message, not a program
+    # start (a tenth of a second or more under emulation).
+    tc = subprocess.Popen(["tc", "-n", ROUTER, "-batch", "-"], stdin=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True)
+    start = time.monotonic()
+    changes = 0
+    try:
+        for t, bps in points:
+            if duration is not None and t > duration:
+                break
+            time.sleep(max(0.0, start + t - time.monotonic()))
+            tc.stdin.write(line_for(bps * scale) + "\n")
+            tc.stdin.flush()
+            changes += 1
+    except BrokenPipeError:
+        pass  # tc stopped at an error: reported below
+    finally:
+        _, errors = tc.communicate()
+    if tc.returncode != 0:
+        raise TopologyError(f"changing the rate failed: {errors.strip()}")
+    return changes

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Stage 2 of the lab VM, run as PID 1 in the host's root after switch_root; stage 1
+# (lab/initramfs/init) has mounted everything. confucius.lab.vm copies this file into the
+# run's control share (/run/lab/ctl) next to job.env (what to run, written by the host),
+# args (the script's arguments, NUL-separated) and the script itself.
+#
+# It prints a "ready" marker, runs the script as root, saves the kernel log, prints the
+# script's exit status behind a per-run marker on the console and powers the VM off.
+# PID 1 must never exit, so every path ends in power_off.
+
+CTL=/run/lab/ctl
+# shellcheck source=/dev/null
+. "$CTL/job.env"
+
+marker() { printf '\n@@lab:%s:%s\n' "$LAB_NONCE" "$*"; }
+
+power_off() {
+	sync
+	# With qemu's -no-reboot a reboot ends the VM at once; no init system to wait for.
+	echo b >/proc/sysrq-trigger
+	sleep 10
+}
+
+run_script() {
+	local -a command args
+	mapfile -d '' args <"$CTL/args"
+	command=("$CTL/script" "${args[@]}")
+	[ -n "$LAB_INTERPRETER" ] && command=("$LAB_INTERPRETER" "${command[@]}")
+	export TC_LIB_DIR=/run/lab/tc
+	cd "$LAB_REPO" || return 127
+	if [ "$LAB_INTERACTIVE" = 1 ]; then
+		# A controlling terminal, so that ^C reaches the shell's children, not PID 1.
+		setsid -c "${command[@]}" </dev/console >/dev/console 2>&1
+	else
+		"${command[@]}" </dev/null
+	fi
+}
+
+read -r uptime _ </proc/uptime
+marker "ready kernel=$(</proc/sys/kernel/osrelease) uptime=$uptime"
+run_script
+status=$?
+# Written in one go: small writes each cost a round trip to the host over 9p.
+dmesg >/run/lab/dmesg && cp /run/lab/dmesg "$LAB_RESULTS/dmesg.txt"
+marker "exit=$status"
+power_off
