@@ -1,0 +1,572 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * sch_confucius: the Confucius queue discipline.
+ *
+ * Keeps real-time flows at low latency when bursts of new flows arrive: new
+ * flows' weights grow exponentially (doubling every `interval`) instead of
+ * taking their fair share at once, so existing flows lose bandwidth no faster
+ * than their congestion control can follow. No labels, no tuning.
+ *
+ * This file is only the Linux glue; the algorithm is the portable core in
+ * ../core (compiled into this module), shared with the userspace tests and
+ * the simulator. See ARCHITECTURE.md.
+ */
+#include <linux/module.h>
+#include <linux/kernel.h>
+#include <linux/skbuff.h>
+#include <linux/slab.h>
+#include <linux/mm.h>
+#include <linux/ktime.h>
+#include <net/netlink.h>
+#include <net/pkt_sched.h>
+#include <net/pkt_cls.h>
+#include <net/sch_generic.h>
+
+#include "pkt_sched_confucius.h"
+#include "confucius.c"
+
+#ifndef MODULE_ALIAS_NET_SCH	/* before 6.9 tc asks for "sch_<kind>", the file name */
+#define MODULE_ALIAS_NET_SCH(id) MODULE_ALIAS("net-sch-" id)
+#endif
+
+struct confucius_sched_data {
+	struct cfc_sched core;
+	void *table;			/* the core's flow table, sized at creation */
+	struct tcf_proto __rcu *filter_list;
+	struct tcf_block *block;
+	struct qdisc_watchdog watchdog;
+};
+
+/* ------------------------------------------------------------- packets */
+
+/* The core's node lives in the qdisc's private part of skb->cb. */
+static struct cfc_pkt *skb_node(struct sk_buff *skb)
+{
+	qdisc_cb_private_validate(skb, sizeof(struct cfc_pkt));
+	return (struct cfc_pkt *)qdisc_skb_cb(skb)->data;
+}
+
+static struct sk_buff *node_skb(struct cfc_pkt *node)
+{
+	return (struct sk_buff *)((char *)node - offsetof(struct qdisc_skb_cb, data) -
+				  offsetof(struct sk_buff, cb));
+}
+
+/*
+ * Account and free the packets the core dropped. Returns their number; *bytes
+ * gets their length. The caller tells the parents (qdisc_tree_reduce_backlog).
+ */
+static unsigned int drop_list(struct Qdisc *sch, struct cfc_pkt *list,
+			      unsigned int *bytes, struct sk_buff **to_free)
+{
+	unsigned int n = 0;
+
+	*bytes = 0;
+	while (list) {
+		struct sk_buff *skb = node_skb(list);
+
+		list = list->next;
+		n++;
+		*bytes += qdisc_pkt_len(skb);
+		sch->q.qlen--;
+		qdisc_qstats_backlog_dec(sch, skb);
+		qdisc_qstats_drop(sch);
+		__qdisc_drop(skb, to_free);
+	}
+	return n;
+}
+
+/* ------------------------------------------------------ external classes */
+
+/*
+ * Mode external: the class is skb->priority when it names this qdisc,
+ * else the minor of the classid a tc filter returns, else class 1.
+ * Returns 0..K-1, or -1 when a filter action says the packet goes no further.
+ */
+static int confucius_classify(struct sk_buff *skb, struct Qdisc *sch, int *qerr)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	u32 k = q->core.cfg.classes;
+	struct tcf_result res;
+	struct tcf_proto *filter;
+	int result;
+
+	if (TC_H_MAJ(skb->priority) == sch->handle &&
+	    TC_H_MIN(skb->priority) >= 1 && TC_H_MIN(skb->priority) <= k)
+		return TC_H_MIN(skb->priority) - 1;
+	filter = rcu_dereference_bh(q->filter_list);
+	if (!filter)
+		return 0;
+	result = tcf_classify(skb, NULL, filter, &res, false);
+	if (result < 0)
+		return 0;
+#ifdef CONFIG_NET_CLS_ACT
+	switch (result) {
+	case TC_ACT_STOLEN:
+	case TC_ACT_QUEUED:
+	case TC_ACT_TRAP:
+		*qerr = NET_XMIT_SUCCESS | __NET_XMIT_STOLEN;
+		fallthrough;
+	case TC_ACT_SHOT:
+		return -1;
+	}
+#endif
+	if (TC_H_MIN(res.classid) >= 1 && TC_H_MIN(res.classid) <= k)
+		return TC_H_MIN(res.classid) - 1;
+	return 0;
+}
+
+/* -------------------------------------------------------------- datapath */
+
+static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
+			     struct sk_buff **to_free)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	unsigned int len = qdisc_pkt_len(skb), ndropped, dropped_bytes;
+	struct cfc_pkt *node = skb_node(skb), *dropped = NULL;
+	enum cfc_verdict verdict;
+	int cls = 0, qerr = NET_XMIT_SUCCESS | __NET_XMIT_BYPASS;
+
+	if (q->core.cfg.mode == CFC_MODE_EXTERNAL) {
+		cls = confucius_classify(skb, sch, &qerr);
+		if (cls < 0) {
+			if (qerr & __NET_XMIT_BYPASS)
+				qdisc_qstats_drop(sch);
+			__qdisc_drop(skb, to_free);
+			return qerr;
+		}
+	}
+	node->len = len;
+	node->truesize = skb->truesize;
+	sch->q.qlen++;
+	qdisc_qstats_backlog_inc(sch, skb);
+	verdict = cfc_enqueue(&q->core, node, skb_get_hash(skb), cls, ktime_get_ns(), &dropped);
+	if (!dropped)
+		return NET_XMIT_SUCCESS;
+	ndropped = drop_list(sch, dropped, &dropped_bytes, to_free);
+	/*
+	 * Our parents count this packet only on NET_XMIT_SUCCESS: with
+	 * NET_XMIT_CN they must forget one drop less (the same as fq_codel).
+	 */
+	if (verdict == CFC_ENQ_CONGESTED) {
+		qdisc_tree_reduce_backlog(sch, ndropped - 1, dropped_bytes - len);
+		return NET_XMIT_CN;
+	}
+	qdisc_tree_reduce_backlog(sch, ndropped, dropped_bytes);
+	return NET_XMIT_SUCCESS;
+}
+
+static struct sk_buff *confucius_dequeue(struct Qdisc *sch)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	u64 now = ktime_get_ns();
+	struct cfc_pkt *node = cfc_dequeue(&q->core, now);
+	struct sk_buff *skb;
+	u64 until;
+
+	if (!node) {
+		until = cfc_throttled_until(&q->core, now);
+		if (until) {
+			qdisc_qstats_overlimit(sch);
+			qdisc_watchdog_schedule_ns(&q->watchdog, until);
+		}
+		return NULL;
+	}
+	skb = node_skb(node);
+	sch->q.qlen--;
+	qdisc_qstats_backlog_dec(sch, skb);
+	qdisc_bstats_update(sch, skb);
+	return skb;
+}
+
+static void confucius_reset(struct Qdisc *sch)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	struct cfc_pkt *node;
+
+	if (!q->table)
+		return;
+	node = cfc_reset(&q->core, ktime_get_ns());
+	while (node) {
+		struct sk_buff *skb = node_skb(node);
+
+		node = node->next;
+		rtnl_kfree_skbs(skb, skb);
+	}
+	sch->q.qlen = 0;
+	sch->qstats.backlog = 0;
+	qdisc_watchdog_cancel(&q->watchdog);
+}
+
+/* ----------------------------------------------------------- configuration */
+
+static struct netlink_range_validation bandwidth_range = {
+	.min = CFC_BANDWIDTH_MIN / 8, .max = CFC_BANDWIDTH_MAX / 8,
+};
+static struct netlink_range_validation limit_range = {
+	.min = CFC_LIMIT_MIN, .max = CFC_LIMIT_MAX,
+};
+static struct netlink_range_validation memlimit_range = {
+	.min = CFC_MEMLIMIT_MIN, .max = CFC_MEMLIMIT_MAX,
+};
+static struct netlink_range_validation flows_range = {
+	.min = CFC_FLOWS_MIN, .max = CFC_FLOWS_MAX,
+};
+static struct netlink_range_validation quantum_range = {
+	.min = CFC_QUANTUM_MIN, .max = CFC_QUANTUM_MAX,
+};
+static struct netlink_range_validation period_us_range = {
+	.min = CFC_PERIOD_MIN_NS / NSEC_PER_USEC, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
+};
+
+static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
+	[TCA_CONFUCIUS_BANDWIDTH64]	= { .type = NLA_U64 },
+	[TCA_CONFUCIUS_LIMIT]		= NLA_POLICY_FULL_RANGE(NLA_U32, &limit_range),
+	[TCA_CONFUCIUS_MEMLIMIT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &memlimit_range),
+	[TCA_CONFUCIUS_FLOWS]		= NLA_POLICY_FULL_RANGE(NLA_U32, &flows_range),
+	[TCA_CONFUCIUS_QUANTUM]		= NLA_POLICY_FULL_RANGE(NLA_U32, &quantum_range),
+	[TCA_CONFUCIUS_INTERVAL]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
+	[TCA_CONFUCIUS_MODE]		= NLA_POLICY_MAX(NLA_U32, TC_CONFUCIUS_MODE_EXTERNAL),
+	[TCA_CONFUCIUS_CLASSES]		= NLA_POLICY_RANGE(NLA_U32, 1, TC_CONFUCIUS_MAX_CLASSES),
+	[TCA_CONFUCIUS_HYSTERESIS]	= NLA_POLICY_MAX(NLA_U32, 50),
+	[TCA_CONFUCIUS_RECLASSIFY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
+	[TCA_CONFUCIUS_CLASS_WEIGHTS]	= { .type = NLA_BINARY,
+					    .len = TC_CONFUCIUS_MAX_CLASSES * sizeof(u32) },
+};
+
+/* The u64 bandwidth is range-checked here: NLA_POLICY_FULL_RANGE cannot exempt 0. */
+static int read_bandwidth(struct nlattr *attr, struct cfc_config *cfg,
+			  struct netlink_ext_ack *extack)
+{
+	u64 bytes = nla_get_u64(attr);
+
+	if (bytes && (bytes < bandwidth_range.min || bytes > bandwidth_range.max)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr,
+				    "bandwidth must be 0 (unshaped) or between 8kbit and 140Tbit");
+		return -EINVAL;
+	}
+	cfg->bandwidth = bytes * 8;
+	return 0;
+}
+
+static int read_class_weights(struct nlattr *attr, struct cfc_config *cfg,
+			      struct netlink_ext_ack *extack)
+{
+	u32 i, n = nla_len(attr) / sizeof(u32);
+
+	if (nla_len(attr) % sizeof(u32)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "class weights must be whole u32 values");
+		return -EINVAL;
+	}
+	for (i = 0; i < CFC_MAX_CLASSES; i++)
+		cfg->class_weight[i] = i < n ? ((const u32 *)nla_data(attr))[i] : 0;
+	return 0;
+}
+
+/* Fill *cfg from the attributes given; attributes not given keep their value. */
+static int read_config(struct nlattr **tb, struct cfc_config *cfg,
+		       struct netlink_ext_ack *extack)
+{
+	int err;
+
+	if (tb[TCA_CONFUCIUS_BANDWIDTH64]) {
+		err = read_bandwidth(tb[TCA_CONFUCIUS_BANDWIDTH64], cfg, extack);
+		if (err)
+			return err;
+	}
+	if (tb[TCA_CONFUCIUS_CLASS_WEIGHTS]) {
+		err = read_class_weights(tb[TCA_CONFUCIUS_CLASS_WEIGHTS], cfg, extack);
+		if (err)
+			return err;
+	}
+	if (tb[TCA_CONFUCIUS_LIMIT])
+		cfg->limit = nla_get_u32(tb[TCA_CONFUCIUS_LIMIT]);
+	if (tb[TCA_CONFUCIUS_MEMLIMIT])
+		cfg->memlimit = nla_get_u32(tb[TCA_CONFUCIUS_MEMLIMIT]);
+	if (tb[TCA_CONFUCIUS_FLOWS])
+		cfg->flows = nla_get_u32(tb[TCA_CONFUCIUS_FLOWS]);
+	if (tb[TCA_CONFUCIUS_QUANTUM])
+		cfg->quantum = nla_get_u32(tb[TCA_CONFUCIUS_QUANTUM]);
+	if (tb[TCA_CONFUCIUS_INTERVAL])
+		cfg->interval_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_INTERVAL]) * NSEC_PER_USEC;
+	if (tb[TCA_CONFUCIUS_RECLASSIFY])
+		cfg->reclassify_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_RECLASSIFY]) * NSEC_PER_USEC;
+	if (tb[TCA_CONFUCIUS_MODE])
+		cfg->mode = nla_get_u32(tb[TCA_CONFUCIUS_MODE]);
+	if (tb[TCA_CONFUCIUS_CLASSES])
+		cfg->classes = nla_get_u32(tb[TCA_CONFUCIUS_CLASSES]);
+	if (tb[TCA_CONFUCIUS_HYSTERESIS])
+		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
+	return 0;
+}
+
+/* The core's messages are static strings, which is what extack keeps. */
+static void set_error(struct netlink_ext_ack *extack, const char *why)
+{
+	if (extack)
+		extack->_msg = why;
+}
+
+/* First configuration: the flow table is sized once, here. */
+static int confucius_start(struct Qdisc *sch, const struct cfc_config *cfg)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+
+	q->table = kvzalloc(cfc_table_bytes(cfg->flows), GFP_KERNEL);
+	if (!q->table)
+		return -ENOMEM;
+	cfc_init(&q->core, q->table, cfg, ktime_get_ns());
+	return 0;
+}
+
+/* Validate everything first; change nothing unless all of it is good. */
+static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
+			    struct netlink_ext_ack *extack)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	struct nlattr *tb[TCA_CONFUCIUS_MAX + 1];
+	struct cfc_pkt *dropped = NULL;
+	struct sk_buff *to_free = NULL;
+	unsigned int n, bytes;
+	struct cfc_config cfg;
+	const char *why;
+	int err;
+
+	if (q->table)
+		cfg = q->core.cfg;
+	else
+		cfc_config_default(&cfg);
+	if (opt) {
+		err = nla_parse_nested(tb, TCA_CONFUCIUS_MAX, opt, confucius_policy, extack);
+		if (err < 0)
+			return err;
+		err = read_config(tb, &cfg, extack);
+		if (err)
+			return err;
+		if (q->table && tb[TCA_CONFUCIUS_FLOWS] && cfg.flows != q->core.cfg.flows) {
+			NL_SET_ERR_MSG_ATTR(extack, tb[TCA_CONFUCIUS_FLOWS],
+					    "flows can only be set when the qdisc is created");
+			return -EINVAL;
+		}
+	}
+	why = cfc_config_check(&cfg);
+	if (why) {
+		set_error(extack, why);
+		return -EINVAL;
+	}
+	if (!q->table)
+		return confucius_start(sch, &cfg);
+
+	sch_tree_lock(sch);
+	cfc_change(&q->core, &cfg, ktime_get_ns(), &dropped);
+	n = drop_list(sch, dropped, &bytes, &to_free);
+	qdisc_tree_reduce_backlog(sch, n, bytes);
+	sch_tree_unlock(sch);
+	kfree_skb_list(to_free);
+	return 0;
+}
+
+static int confucius_init(struct Qdisc *sch, struct nlattr *opt,
+			  struct netlink_ext_ack *extack)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	int err;
+
+	qdisc_watchdog_init(&q->watchdog, sch);
+	err = tcf_block_get(&q->block, &q->filter_list, sch, extack);
+	if (err)
+		return err;
+	return confucius_change(sch, opt, extack);
+}
+
+static void confucius_destroy(struct Qdisc *sch)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+
+	tcf_block_put(q->block);
+	qdisc_watchdog_cancel(&q->watchdog);
+	kvfree(q->table);
+	q->table = NULL;
+}
+
+/* ------------------------------------------------------------------ dumps */
+
+static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
+{
+	if (nla_put_u64_64bit(skb, TCA_CONFUCIUS_BANDWIDTH64, cfg->bandwidth / 8,
+			      TCA_CONFUCIUS_PAD) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_LIMIT, cfg->limit) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_MEMLIMIT, cfg->memlimit) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_FLOWS, cfg->flows) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_QUANTUM, cfg->quantum) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_INTERVAL, div_u64(cfg->interval_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_MODE, cfg->mode) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_CLASSES, cfg->classes) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_HYSTERESIS,
+			DIV_ROUND_CLOSEST(cfg->hysteresis * 100, CFC_W_ONE)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_RECLASSIFY, div_u64(cfg->reclassify_ns, NSEC_PER_USEC)) ||
+	    nla_put(skb, TCA_CONFUCIUS_CLASS_WEIGHTS, sizeof(cfg->class_weight), cfg->class_weight))
+		return -EMSGSIZE;
+	return 0;
+}
+
+/* Dumps and changes both run under RTNL, so the configuration is read whole. */
+static int confucius_dump(struct Qdisc *sch, struct sk_buff *skb)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	struct nlattr *opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
+
+	if (!opts || dump_config(skb, &q->core.cfg))
+		goto nla_put_failure;
+	return nla_nest_end(skb, opts);
+
+nla_put_failure:
+	nla_nest_cancel(skb, opts);
+	return -1;
+}
+
+/* Called with the qdisc lock held, so the counters are consistent. */
+static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	struct tc_confucius_xstats st = { 0 };
+	struct cfc_stats cs;
+	u32 i;
+
+	cfc_advance(&q->core, ktime_get_ns());
+	cfc_stats(&q->core, &cs);
+	st.new_flows = cs.new_flows;
+	st.old_flows = cs.old_flows;
+	st.new_weight = cs.new_sum;
+	st.ticks = cs.cnt.ticks;
+	st.moves = cs.cnt.moves;
+	st.max_sojourn_us = (u32)div_u64((u64)cs.cnt.max_sojourn << 10, NSEC_PER_USEC);
+	st.memory_used = cs.mem;
+	st.classes = q->core.cfg.mode == CFC_MODE_FLOW ? 1 : q->core.cfg.classes;
+	for (i = 0; i < TC_CONFUCIUS_MAX_CLASSES; i++) {
+		st.class_flows[i] = cs.class_flows[i];
+		st.class_packets[i] = cs.class_qlen[i];
+		st.class_bytes[i] = cs.class_backlog[i];
+	}
+	return gnet_stats_copy_app(d, &st, sizeof(st));
+}
+
+/* -------------------------------------------- classes (for tc filters) */
+
+static struct Qdisc *confucius_leaf(struct Qdisc *sch, unsigned long arg)
+{
+	return NULL;
+}
+
+static unsigned long confucius_find(struct Qdisc *sch, u32 classid)
+{
+	return 0;
+}
+
+static unsigned long confucius_bind(struct Qdisc *sch, unsigned long parent, u32 classid)
+{
+	return 0;
+}
+
+static void confucius_unbind(struct Qdisc *q, unsigned long cl)
+{
+}
+
+static struct tcf_block *confucius_tcf_block(struct Qdisc *sch, unsigned long cl,
+					     struct netlink_ext_ack *extack)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+
+	return cl ? NULL : q->block;
+}
+
+static u32 classes_in_use(const struct confucius_sched_data *q)
+{
+	return q->core.cfg.mode == CFC_MODE_FLOW ? 1 : q->core.cfg.classes;
+}
+
+static int confucius_dump_class(struct Qdisc *sch, unsigned long cl,
+				struct sk_buff *skb, struct tcmsg *tcm)
+{
+	tcm->tcm_handle |= TC_H_MIN(cl);
+	return 0;
+}
+
+static int confucius_dump_class_stats(struct Qdisc *sch, unsigned long cl,
+				      struct gnet_dump *d)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	const struct cfc_queue *queue = &q->core.queues[cl];
+	struct gnet_stats_queue qs = { .qlen = queue->qlen, .backlog = queue->backlog };
+	u32 flows = queue->nflows;
+
+	if (gnet_stats_copy_queue(d, NULL, &qs, qs.qlen) < 0)
+		return -1;
+	return gnet_stats_copy_app(d, &flows, sizeof(flows));
+}
+
+/* Classes 1..K (the old flows' groups) are listed for `tc class show`. */
+static void confucius_walk(struct Qdisc *sch, struct qdisc_walker *arg)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	u32 i;
+
+	if (arg->stop)
+		return;
+	for (i = 1; i <= classes_in_use(q); i++) {
+		if (arg->count < arg->skip) {
+			arg->count++;
+			continue;
+		}
+		if (arg->fn(sch, i, arg) < 0) {
+			arg->stop = 1;
+			break;
+		}
+		arg->count++;
+	}
+}
+
+static const struct Qdisc_class_ops confucius_class_ops = {
+	.leaf		= confucius_leaf,
+	.find		= confucius_find,
+	.tcf_block	= confucius_tcf_block,
+	.bind_tcf	= confucius_bind,
+	.unbind_tcf	= confucius_unbind,
+	.dump		= confucius_dump_class,
+	.dump_stats	= confucius_dump_class_stats,
+	.walk		= confucius_walk,
+};
+
+static struct Qdisc_ops confucius_qdisc_ops __read_mostly = {
+	.cl_ops		= &confucius_class_ops,
+	.id		= "confucius",
+	.priv_size	= sizeof(struct confucius_sched_data),
+	.enqueue	= confucius_enqueue,
+	.dequeue	= confucius_dequeue,
+	.peek		= qdisc_peek_dequeued,
+	.init		= confucius_init,
+	.reset		= confucius_reset,
+	.destroy	= confucius_destroy,
+	.change		= confucius_change,
+	.dump		= confucius_dump,
+	.dump_stats	= confucius_dump_stats,
+	.owner		= THIS_MODULE,
+};
+
+static int __init confucius_module_init(void)
+{
+	BUILD_BUG_ON(sizeof(struct cfc_pkt) > QDISC_CB_PRIV_LEN);
+	return register_qdisc(&confucius_qdisc_ops);
+}
+
+static void __exit confucius_module_exit(void)
+{
+	unregister_qdisc(&confucius_qdisc_ops);
+}
+
+module_init(confucius_module_init);
+module_exit(confucius_module_exit);
+MODULE_ALIAS_NET_SCH("confucius");
+MODULE_AUTHOR("The Confucius authors");
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Confucius: gradual bandwidth reallocation for consistent low latency");
