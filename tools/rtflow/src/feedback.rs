@@ -8,17 +8,21 @@ use crate::wire::{encode_feedback, FeedbackEntry, FeedbackRequest, MAX_FEEDBACK_
 
 /// A jump in sequence numbers larger than this is a restarted sender, not a loss burst.
 const MAX_GAP: u64 = 10_000;
+/// A loss is reported this soon after it is noticed, whatever the requested pace, so the
+/// sender can resend in about one round trip (as a WebRTC receiver sends NACKs at once).
+const LOSS_REPORT_DELAY_NS: u64 = 5_000_000;
 
 pub struct FeedbackBuilder {
     pending: Vec<FeedbackEntry>,
     oldest_pending_ns: Option<u64>,
+    loss_noticed_ns: Option<u64>,
     highest_seq: Option<u64>,
     request: FeedbackRequest,
 }
 
 impl FeedbackBuilder {
     pub fn new() -> FeedbackBuilder {
-        FeedbackBuilder { pending: Vec::new(), oldest_pending_ns: None, highest_seq: None,
+        FeedbackBuilder { pending: Vec::new(), oldest_pending_ns: None, loss_noticed_ns: None, highest_seq: None,
                           request: FeedbackRequest::default() }
     }
 
@@ -27,6 +31,7 @@ impl FeedbackBuilder {
         if let Some(highest) = self.highest_seq {
             if seq > highest + 1 && seq - highest <= MAX_GAP {
                 self.pending.extend((highest + 1..seq).map(|s| FeedbackEntry { seq: s, arrival_ns: None }));
+                self.loss_noticed_ns.get_or_insert(arrival_ns);
             }
         }
         if self.highest_seq.is_none_or(|h| seq > h) {
@@ -38,7 +43,9 @@ impl FeedbackBuilder {
 
     /// When the pending report must go out by time, if anything is pending.
     pub fn deadline_ns(&self) -> Option<u64> {
-        self.oldest_pending_ns.map(|t| t + self.request.interval_ms as u64 * 1_000_000)
+        let by_time = self.oldest_pending_ns.map(|t| t + self.request.interval_ms as u64 * 1_000_000);
+        let by_loss = self.loss_noticed_ns.map(|t| t + LOSS_REPORT_DELAY_NS);
+        by_time.into_iter().chain(by_loss).min()
     }
 
     pub fn is_due(&self, now_ns: u64) -> bool {
@@ -59,6 +66,7 @@ impl FeedbackBuilder {
             .collect();
         self.pending.clear();
         self.oldest_pending_ns = None;
+        self.loss_noticed_ns = None;
         datagrams
     }
 }
@@ -97,6 +105,18 @@ mod tests {
         let lost: Vec<u64> = entries.iter().filter(|e| e.arrival_ns.is_none()).map(|e| e.seq).collect();
         assert_eq!(lost, vec![11, 12]);
         assert_eq!(entries.last().unwrap(), &FeedbackEntry { seq: 12, arrival_ns: Some(3) });
+    }
+
+    #[test]
+    fn a_loss_is_reported_soon_whatever_the_requested_pace() {
+        let mut fb = FeedbackBuilder::new();
+        fb.on_packet(1, 1_000_000, BY_TIME);
+        assert_eq!(fb.deadline_ns(), Some(51_000_000));
+        fb.on_packet(3, 2_000_000, BY_TIME);
+        assert_eq!(fb.deadline_ns(), Some(7_000_000));
+        fb.take_datagrams(7_000_000);
+        fb.on_packet(4, 8_000_000, BY_TIME);
+        assert_eq!(fb.deadline_ns(), Some(58_000_000));
     }
 
     #[test]

@@ -9,7 +9,7 @@
 
 use std::collections::VecDeque;
 
-use crate::pacer::Probe;
+use crate::pacer::{MediaPacket, Outgoing, Probe};
 use crate::wire::FeedbackEntry;
 
 /// A packet that gets no feedback for this long is taken as lost (its feedback was lost).
@@ -23,6 +23,8 @@ pub struct SentRecord {
     pub probe: Option<Probe>,
     /// Bytes in flight just after this packet left.
     pub in_flight: u64,
+    /// The piece of a frame it carried (none for padding), kept for retransmission.
+    pub media: Option<MediaPacket>,
 }
 
 /// What became of one sent packet.
@@ -72,9 +74,14 @@ impl History {
         self.srtt_ns
     }
 
-    pub fn on_sent(&mut self, send_ns: u64, wire_bytes: u32, probe: Option<Probe>) -> SentRecord {
+    pub fn on_sent(&mut self, send_ns: u64, packet: Outgoing, probe: Option<Probe>) -> SentRecord {
+        let wire_bytes = packet.wire_bytes() as u32;
         self.in_flight += wire_bytes as u64;
-        let record = SentRecord { seq: self.next_seq, send_ns, wire_bytes, probe, in_flight: self.in_flight };
+        let media = match packet {
+            Outgoing::Media(media) => Some(media),
+            Outgoing::Padding => None,
+        };
+        let record = SentRecord { seq: self.next_seq, send_ns, wire_bytes, probe, in_flight: self.in_flight, media };
         self.records.push_back(Some(record));
         self.next_seq += 1;
         record
@@ -156,14 +163,18 @@ impl History {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::pacer::PADDING_PAYLOAD;
+
+    /// Padding of `PADDING_PAYLOAD` bytes occupies this much on the wire.
+    const PAD: u64 = (PADDING_PAYLOAD + crate::wire::MEDIA_HEADER_LEN + crate::wire::IP_UDP_OVERHEAD) as u64;
 
     #[test]
     fn feedback_resolves_packets_and_subtracts_the_receivers_hold_time() {
         let mut history = History::new();
         for i in 0..4 {
-            history.on_sent(1_000_000 * i, 1000, None);
+            history.on_sent(1_000_000 * i, Outgoing::Padding, None);
         }
-        assert_eq!(history.in_flight(), 4000);
+        assert_eq!(history.in_flight(), 4 * PAD);
         let entries = [
             FeedbackEntry { seq: 0, arrival_ns: Some(20_000_000) },
             FeedbackEntry { seq: 1, arrival_ns: None },
@@ -175,25 +186,25 @@ mod tests {
         assert_eq!(outcomes[0].rtt_ns, Some(35_000_000));
         assert_eq!(outcomes[1].rtt_ns, None);
         assert_eq!(outcomes[2].rtt_ns, Some(35_000_000));
-        assert_eq!(history.in_flight(), 1000);
-        assert_eq!(history.take_interval_stats(), IntervalStats { acked_bytes: 2000, received: 2, lost: 1 });
+        assert_eq!(history.in_flight(), PAD);
+        assert_eq!(history.take_interval_stats(), IntervalStats { acked_bytes: 2 * PAD, received: 2, lost: 1 });
         // Duplicates and unknown sequence numbers change nothing.
         assert!(history.on_feedback(50_000_000, 30_000_000, &entries).is_empty());
         assert!(history.on_feedback(50_000_000, 30_000_000, &[FeedbackEntry { seq: 99, arrival_ns: Some(1) }])
             .is_empty());
-        assert_eq!(history.in_flight(), 1000);
+        assert_eq!(history.in_flight(), PAD);
     }
 
     #[test]
     fn packets_without_feedback_are_forgotten_as_lost() {
         let mut history = History::new();
-        history.on_sent(0, 500, None);
-        history.on_sent(1_500_000_000, 500, None);
+        history.on_sent(0, Outgoing::Padding, None);
+        history.on_sent(1_500_000_000, Outgoing::Padding, None);
         assert!(history.forget_stale(1_900_000_000).is_empty());
         let forgotten = history.forget_stale(2_100_000_000);
         assert_eq!(forgotten.len(), 1);
         assert_eq!(forgotten[0].sent.seq, 0);
-        assert_eq!(history.in_flight(), 500);
+        assert_eq!(history.in_flight(), PAD);
         assert_eq!(history.next_seq(), 2);
     }
 }

@@ -57,6 +57,17 @@ enum Mode {
     Tcp,
 }
 
+impl Mode {
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Gcc => "gcc",
+            Mode::Copa => "copa",
+            Mode::Fixed => "fixed",
+            Mode::Tcp => "tcp",
+        }
+    }
+}
+
 #[derive(Args)]
 struct SendArgs {
     /// Receiver address, e.g. 10.0.2.2:5000.
@@ -101,6 +112,9 @@ struct SendArgs {
     /// Bytes TCP may hold unsent in the kernel (TCP_NOTSENT_LOWAT) in --mode tcp.
     #[arg(long, default_value = "16kb", value_parser = units::parse_size)]
     notsent_lowat: u64,
+    /// Lost packets of frames younger than this are sent once more (UDP modes; 0: never).
+    #[arg(long, default_value = "0", value_parser = units::parse_time)]
+    retransmit_window: Duration,
     /// Local address to send from (UDP modes).
     #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:0")]
     bind: SocketAddr,
@@ -175,8 +189,9 @@ fn send(args: SendArgs) -> Result<(), String> {
     };
     let bounds = RateBounds { start: args.start_rate, min: args.min_rate, max: args.max_rate };
     let log_interval_ns = nanos(args.log_interval);
-    let udp = udp_send::UdpSendConfig { to: args.to, bind: args.bind, duration_ns: nanos(args.duration),
-                                        encoder: encoder.clone(), log_interval_ns };
+    let udp = udp_send::UdpSendConfig { label: args.mode.name(), to: args.to, bind: args.bind, duration_ns: nanos(args.duration),
+                                        encoder: encoder.clone(), log_interval_ns,
+                                        retransmit_window_ns: nanos(args.retransmit_window) };
     let (pacing, delta) = (args.pacing_factor, args.copa_delta);
     match args.mode {
         Mode::Gcc => udp_send::run(udp, |now| -> Box<dyn Controller> {

@@ -28,6 +28,8 @@ pub struct MediaPacket {
     pub index: u16,
     pub count: u16,
     pub payload: usize,
+    /// Already a retransmission: it is not sent a third time.
+    pub resent: bool,
 }
 
 impl MediaPacket {
@@ -103,7 +105,7 @@ impl Pacer {
             let end = payload * (index as u64 + 1) / count as u64;
             let packet = MediaPacket {
                 frame_id: frame.id, capture_ns: frame.capture_ns, key: frame.key, frame_size: payload as u32,
-                index, count, payload: (end - start) as usize,
+                index, count, payload: (end - start) as usize, resent: false,
             };
             self.queued_bytes += packet.wire_bytes() as u64;
             self.queue.push_back(packet);
@@ -161,9 +163,21 @@ impl Pacer {
     pub fn unsend(&mut self, packet: Outgoing) {
         self.tokens += packet.wire_bytes() as f64;
         if let Outgoing::Media(media) = packet {
-            self.queued_bytes += media.wire_bytes() as u64;
-            self.queue.push_front(media);
+            self.push_front(media);
         }
+    }
+
+    /// Queues lost packets again, ahead of new media (libwebrtc sends retransmissions
+    /// first too), keeping their order.
+    pub fn retransmit(&mut self, lost: &[MediaPacket]) {
+        for media in lost.iter().rev() {
+            self.push_front(MediaPacket { resent: true, ..*media });
+        }
+    }
+
+    fn push_front(&mut self, media: MediaPacket) {
+        self.queued_bytes += media.wire_bytes() as u64;
+        self.queue.push_front(media);
     }
 
     fn count_probe(&mut self, bytes: usize) -> Option<Probe> {

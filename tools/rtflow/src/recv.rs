@@ -53,6 +53,7 @@ fn open_sockets(listen: SocketAddr) -> Result<(UdpSocket, TcpListener), String> 
 
 pub fn run(config: RecvConfig, frame_log: CsvLog) -> Result<(), String> {
     let (udp, listener) = open_sockets(config.listen)?;
+    eprintln!("rtflow recv: listening on {} (UDP and TCP)", config.listen);
     let mut receiver = Receiver {
         udp, listener, tcp: None, peer: None,
         feedback: FeedbackBuilder::new(),

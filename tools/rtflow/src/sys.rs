@@ -127,6 +127,23 @@ pub fn set_congestion_control(socket: &impl AsRawFd, name: &str) -> io::Result<(
     if rc == 0 { Ok(()) } else { Err(io::Error::last_os_error()) }
 }
 
+/// The congestion control algorithm a TCP socket actually uses.
+pub fn congestion_control(socket: &impl AsRawFd) -> io::Result<String> {
+    let mut name = [0u8; 32];
+    let mut len = name.len() as libc::socklen_t;
+    // SAFETY: the kernel writes at most `len` bytes into the buffer.
+    let rc = unsafe {
+        libc::getsockopt(socket.as_raw_fd(), libc::IPPROTO_TCP, libc::TCP_CONGESTION,
+                         name.as_mut_ptr() as *mut libc::c_void, &mut len)
+    };
+    if rc != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    let name = &name[..len as usize];
+    let end = name.iter().position(|&b| b == 0).unwrap_or(name.len());
+    Ok(String::from_utf8_lossy(&name[..end]).into_owned())
+}
+
 /// Bounds how many bytes may wait unsent in the kernel: writes beyond it fail with
 /// EAGAIN, so the backlog stays in the application where it can be seen and acted on.
 pub fn set_notsent_lowat(socket: &impl AsRawFd, bytes: u32) -> io::Result<()> {

@@ -17,7 +17,9 @@ use crate::tcp_rate::{TcpRateAdapter, CONTROL_INTERVAL_NS};
 use crate::units::format_rate;
 use crate::wire::{FeedbackRequest, Kind, MediaHeader, MEDIA_HEADER_LEN};
 
+/// How long to keep trying while the receiver is not listening yet.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const CONNECT_RETRY: Duration = Duration::from_millis(50);
 const MAX_SLEEP_NS: u64 = 100_000_000;
 static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
 
@@ -53,9 +55,21 @@ struct Sender {
     last_info: TcpInfo,
 }
 
+fn connect_with_retries(to: SocketAddr) -> Result<TcpStream, String> {
+    let deadline = std::time::Instant::now() + CONNECT_TIMEOUT;
+    loop {
+        match TcpStream::connect_timeout(&to, CONNECT_TIMEOUT) {
+            Ok(stream) => return Ok(stream),
+            Err(e) if e.kind() == ErrorKind::ConnectionRefused && std::time::Instant::now() < deadline => {
+                std::thread::sleep(CONNECT_RETRY);
+            }
+            Err(e) => return Err(format!("cannot connect to {to}: {e}")),
+        }
+    }
+}
+
 fn connect(config: &TcpSendConfig) -> Result<TcpStream, String> {
-    let stream = TcpStream::connect_timeout(&config.to, CONNECT_TIMEOUT)
-        .map_err(|e| format!("cannot connect to {}: {e}", config.to))?;
+    let stream = connect_with_retries(config.to)?;
     sys::set_congestion_control(&stream, &config.cca).map_err(|e| {
         format!("cannot use TCP congestion control {:?}: {e} (this kernel has loaded: {})", config.cca,
                 sys::available_congestion_controls().join(" "))
@@ -201,9 +215,10 @@ impl Sender {
     }
 
     fn finish(self, elapsed_ns: u64) -> Result<(), String> {
+        let cca = sys::congestion_control(&self.stream).unwrap_or_else(|e| format!("unknown: {e}"));
         let _ = self.stream.shutdown(std::net::Shutdown::Write);
         let seconds = elapsed_ns as f64 / 1e9;
-        eprintln!("rtflow send: {seconds:.1} s, {} frames, mean target {}, mean written {}", self.frames,
+        eprintln!("rtflow send: tcp ({cca}), {seconds:.1} s, {} frames, mean target {}, mean written {}", self.frames,
                   format_rate(self.target_sum / self.frames.max(1) as f64),
                   format_rate(self.written_total as f64 * 8.0 / seconds.max(1e-9)));
         Ok(())

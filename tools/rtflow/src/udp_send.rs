@@ -11,7 +11,7 @@ use crate::control::{Controller, TICK_NS};
 use crate::encoder::{Encoder, EncoderConfig};
 use crate::history::{History, Outcome};
 use crate::logs::{float, CsvLog, Field};
-use crate::pacer::{Outgoing, Pacer, PADDING_PAYLOAD};
+use crate::pacer::{MediaPacket, Outgoing, Pacer, PADDING_PAYLOAD};
 use crate::sys::{self, Interest};
 use crate::units::format_rate;
 use crate::wire::{self, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
@@ -24,11 +24,15 @@ const SOCKET_BUFFER: u32 = 4 << 20;
 const BYE_REPEATS: usize = 3;
 
 pub struct UdpSendConfig {
+    /// The controller's name, for the summary line.
+    pub label: &'static str,
     pub to: SocketAddr,
     pub bind: SocketAddr,
     pub duration_ns: u64,
     pub encoder: EncoderConfig,
     pub log_interval_ns: u64,
+    /// Lost packets of frames captured less than this long ago are sent again (0: never).
+    pub retransmit_window_ns: u64,
 }
 
 /// Everything the loop owns.
@@ -42,6 +46,7 @@ struct Sender {
     buf: [u8; MAX_DATAGRAM],
     blocked_on_socket: bool,
     sent_bytes_interval: u64,
+    retransmit_window_ns: u64,
     totals: Totals,
 }
 
@@ -50,6 +55,7 @@ struct Totals {
     frames: u64,
     target_sum: f64,
     sent_bytes: u64,
+    retransmitted: u64,
 }
 
 fn open_socket(config: &UdpSendConfig) -> Result<UdpSocket, String> {
@@ -76,6 +82,7 @@ pub fn run(config: UdpSendConfig, make_controller: impl FnOnce(u64) -> Box<dyn C
         buf: [0; MAX_DATAGRAM],
         blocked_on_socket: false,
         sent_bytes_interval: 0,
+        retransmit_window_ns: config.retransmit_window_ns,
         totals: Totals::default(),
     };
     let end = start + config.duration_ns;
@@ -113,7 +120,7 @@ pub fn run(config: UdpSendConfig, make_controller: impl FnOnce(u64) -> Box<dyn C
             sender.read_feedback()?;
         }
     }
-    sender.finish(sys::now_ns() - start)
+    sender.finish(config.label, sys::now_ns() - start)
 }
 
 impl Sender {
@@ -136,10 +143,22 @@ impl Sender {
         self.report(now, &forgotten);
     }
 
+    /// Tells the controller what became of sent packets, and, if asked to, queues lost
+    /// pieces of frames once more while they are recent enough to still be worth showing
+    /// (like WebRTC's NACK and RTX; here the loss report itself is the NACK).
     fn report(&mut self, now: u64, outcomes: &[Outcome]) {
-        if !outcomes.is_empty() {
-            self.controller.on_feedback(now, outcomes, self.history.in_flight());
+        if outcomes.is_empty() {
+            return;
         }
+        self.controller.on_feedback(now, outcomes, self.history.in_flight());
+        let lost: Vec<MediaPacket> = outcomes
+            .iter()
+            .filter(|o| o.arrival_ns.is_none())
+            .filter_map(|o| o.sent.media)
+            .filter(|m| !m.resent && now.saturating_sub(m.capture_ns) < self.retransmit_window_ns)
+            .collect();
+        self.totals.retransmitted += lost.len() as u64;
+        self.pacer.retransmit(&lost);
     }
 
     /// Sends every packet the pacer and the controller allow now.
@@ -159,11 +178,10 @@ impl Sender {
                 Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
                 Err(e) => return Err(format!("send failed: {e}")),
             }
-            let wire_bytes = packet.wire_bytes() as u32;
-            let record = self.history.on_sent(now, wire_bytes, probe);
+            let record = self.history.on_sent(now, packet, probe);
             self.controller.on_sent(&record);
-            self.sent_bytes_interval += wire_bytes as u64;
-            self.totals.sent_bytes += wire_bytes as u64;
+            self.sent_bytes_interval += record.wire_bytes as u64;
+            self.totals.sent_bytes += record.wire_bytes as u64;
         }
         Ok(())
     }
@@ -236,7 +254,7 @@ impl Sender {
         ])
     }
 
-    fn finish(mut self, elapsed_ns: u64) -> Result<(), String> {
+    fn finish(mut self, label: &str, elapsed_ns: u64) -> Result<(), String> {
         let bye = MediaHeader { kind: Kind::Bye, key_frame: false, feedback: Default::default(),
                                 seq: self.history.next_seq(), frame_id: 0, capture_ns: 0, frame_size: 0, index: 0,
                                 count: 0 };
@@ -249,8 +267,9 @@ impl Sender {
         self.rate_log.finish()?;
         let seconds = elapsed_ns as f64 / 1e9;
         let mean_target = self.totals.target_sum / self.totals.frames.max(1) as f64;
-        eprintln!("rtflow send: {seconds:.1} s, {} frames, mean target {}, mean sent {}", self.totals.frames,
-                  format_rate(mean_target), format_rate(self.totals.sent_bytes as f64 * 8.0 / seconds.max(1e-9)));
+        eprintln!("rtflow send: {label}, {seconds:.1} s, {} frames, mean target {}, mean sent {}, {} packets sent again",
+                  self.totals.frames, format_rate(mean_target),
+                  format_rate(self.totals.sent_bytes as f64 * 8.0 / seconds.max(1e-9)), self.totals.retransmitted);
         Ok(())
     }
 }

@@ -3,7 +3,13 @@
 //! congestion controller sets a congestion window from the queueing delay it measures
 //! (target rate 1/(δ·d_q) packets per second), the pacer sends at 2·cwnd/RTT_standing,
 //! packets wait while a window's worth is in flight, and the encoder produces
-//! cwnd/sRTT, the rate Copa currently sustains.
+//! cwnd/sRTT, the rate the window lets through.
+//!
+//! Copa's delay signals (standing and minimum RTT) take RTT samples without the time the
+//! receiver held its report; the encoder's sRTT is the time from sending to the report's
+//! arrival, holds included, because that is how long a packet occupies the window. Any
+//! backlog left in the pacer is taken off the encoder's rate so that it drains within
+//! `DRAIN_NS` (a window controller cannot send faster than its window to catch up).
 //!
 //! Only vidaptive's Copa is used, not its Vidaptive session (dummy padding, α
 //! optimiser): the laboratory's real-time flow is plain Copa-controlled video.
@@ -23,6 +29,7 @@ const FEEDBACK: FeedbackRequest = FeedbackRequest { every_packets: 2, interval_m
 const PACKET_BYTES: u64 = (MAX_DATAGRAM + IP_UDP_OVERHEAD) as u64;
 /// Copa's first RTT guess, before any sample (vidaptive's default).
 const INITIAL_RTT: Duration = Duration::from_millis(50);
+const DRAIN_NS: f64 = 1e9;
 
 pub struct CopaController {
     copa: Copa,
@@ -30,6 +37,9 @@ pub struct CopaController {
     /// One instant read together with CLOCK_MONOTONIC, to turn our nanosecond times into
     /// the `Instant`s the crate takes (std's Instant is CLOCK_MONOTONIC on Linux).
     anchor: (Instant, u64),
+    /// Smoothed time from sending a packet to hearing about it, ns (gain 1/8).
+    window_rtt_ns: f64,
+    pacer_queue_bytes: u64,
 }
 
 impl CopaController {
@@ -47,7 +57,8 @@ impl CopaController {
             // The paper's standing RTT is the smallest RTT over the last sRTT/2.
             use_standing_rtt: false,
         };
-        CopaController { copa: Copa::new(config), bounds, anchor: (Instant::now(), now_ns) }
+        CopaController { copa: Copa::new(config), bounds, anchor: (Instant::now(), now_ns),
+                         window_rtt_ns: INITIAL_RTT.as_nanos() as f64, pacer_queue_bytes: 0 }
     }
 
     fn instant(&self, ns: u64) -> Instant {
@@ -78,6 +89,10 @@ impl Controller for CopaController {
                 lost_at: self.instant(now_ns),
             });
         }
+        for received in outcomes.iter().filter(|o| o.arrival_ns.is_some()) {
+            let sample = now_ns.saturating_sub(received.sent.send_ns) as f64;
+            self.window_rtt_ns += (sample - self.window_rtt_ns) / 8.0;
+        }
         // Each ack is placed one (hold-corrected) RTT after its packet left.
         let acks: Vec<AckInfo> = outcomes
             .iter()
@@ -90,10 +105,14 @@ impl Controller for CopaController {
         self.copa.on_packets_acked(&acks);
     }
 
-    fn on_tick(&mut self, _: u64, _: u64) {}
+    fn on_tick(&mut self, _: u64, pacer_queue_bytes: u64) {
+        self.pacer_queue_bytes = pacer_queue_bytes;
+    }
 
     fn target_bps(&self) -> f64 {
-        self.bounds.clamp(self.copa.cc_rate() as f64 * 8.0)
+        let window_rate = self.copa.cwnd() as f64 * 8e9 / self.window_rtt_ns.max(1.0);
+        let drain = self.pacer_queue_bytes as f64 * 8e9 / DRAIN_NS;
+        self.bounds.clamp(window_rate - drain)
     }
 
     fn pacing_bps(&self) -> f64 {
