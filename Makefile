@@ -28,3 +28,7 @@ test: $(C_TESTS)
 
 clean:
 	rm -rf $(BUILD)
+
+# Until the laboratory lands: the motivating example through the core (seed 000 Fig. 4(b) vs 4(d)).
+demo: $(VENV_STAMP) $(CORE_BUILD)/share_trace
+	$(VENV)/bin/confucius core demo --out results/core-demo/shares.png

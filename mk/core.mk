@@ -53,3 +53,8 @@ bench-core: $(CORE_BUILD)/bench_core
 	$(CORE_BUILD)/bench_core
 
 C_TESTS += test-core test-core-san test-core-fuzz
+
+$(CORE_BUILD)/share_trace: $(CORE_SRC) $(CORE_HDR) sim/share_trace.c tests/core/harness.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) -O2 -o $@ $(CORE_SRC) tests/core/harness.c sim/share_trace.c
+PYTEST_NEEDS += $(CORE_BUILD)/share_trace
