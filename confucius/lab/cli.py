@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import shutil
 import sys
 import time
 from pathlib import Path
@@ -63,8 +64,6 @@ def run_command(
 
     if (script is None) == (command is None):
         _fail("give either a SCRIPT file or --command")
-    if script is not None and not script.is_file():
-        _fail(f"no such script: {script}")
     try:
         result = vm.run(command if command is not None else script, args=args or [],
                         results_dir=results or _default_results(), timeout=timeout, cpus=cpus,
@@ -101,8 +100,9 @@ def shell_command(
 
     if not sys.stdin.isatty():
         _fail("vm shell needs a terminal; use `vm run` for scripts")
+    size = shutil.get_terminal_size()  # a serial console cannot tell the guest its size
     try:
-        vm.run("exec bash -i", results_dir=results or _default_results(), timeout=timeout,
+        vm.run(f"stty rows {size.lines} cols {size.columns}; exec bash -i", results_dir=results or _default_results(), timeout=timeout,
                cpus=cpus, memory=memory, modules=module, interactive=True)
     except vm.LabError as err:
         _fail(str(err))

@@ -66,7 +66,7 @@ def _rate(text, what: str) -> float:
 
 
 def _qdisc_words(spec: str) -> list[str]:
-    words = shlex.split(spec)
+    words = shlex.split(spec) if "\n" not in spec else []
     if not words or not words[0].replace("_", "").isalnum():
         raise TopologyError(f"qdisc must be a tc qdisc spec such as 'fq_codel' or "
                             f"'cake bandwidth 20mbit', got {spec!r}")

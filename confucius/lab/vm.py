@@ -346,16 +346,23 @@ def _qemu_path(path: Path) -> str:
     return str(path).replace(",", ",,")  # qemu's option syntax doubles commas
 
 
-def _check_memory(memory: str) -> str:
+def _check_request(script, timeout, cpus, memory, env, accel) -> None:
+    """Refuse a bad request before anything is created or started."""
+    if isinstance(script, os.PathLike) and not Path(script).is_file():
+        raise LabError(f"no such script: {script}")
+    if not timeout > 0:
+        raise LabError(f"timeout must be positive, got {timeout!r}")
+    if not isinstance(cpus, int) or cpus < 1:
+        raise LabError(f"cpus must be a positive integer, got {cpus!r}")
     if not re.fullmatch(r"[1-9][0-9]*[MG]", str(memory)):
         raise LabError(f"memory must be a size like 512M or 2G, got {memory!r}")
-    return str(memory)
+    if accel not in (None, "kvm", "tcg"):
+        raise LabError(f"accel must be kvm or tcg, got {accel!r}")
+    _env_lines(env)
 
 
 def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
                   results: Path, interactive: bool) -> list[str]:
-    if not isinstance(cpus, int) or cpus < 1:
-        raise LabError(f"cpus must be a positive integer, got {cpus!r}")
     accel_opts = ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else \
         ["-accel", "tcg,thread=multi", "-cpu", "max"]
     # Crypto self-tests and CPU-bug mitigations cost seconds of boot under emulation and test
@@ -364,7 +371,7 @@ def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
               "8250.nr_uarts=1 random.trust_cpu=on")
     return [
         QEMU, "-nodefaults", "-no-user-config", "-no-reboot", "-machine", "q35", *accel_opts,
-        "-smp", str(cpus), "-m", _check_memory(memory),
+        "-smp", str(cpus), "-m", memory,
         "-kernel", str(vmlinux(kernel)), "-initrd", str(initramfs(kernel)), "-append", append,
         "-display", "none", "-serial", "mon:stdio" if interactive else "stdio",
         "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
@@ -444,8 +451,9 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     build/kernel/*.ko, if any). The VM is killed after `timeout` seconds in all (boot
     included). `echo` prints the console live; `interactive` connects it to this terminal.
     """
-    if timeout <= 0:
-        raise LabError(f"timeout must be positive, got {timeout!r}")
+    env = dict(env or {})
+    _check_request(script, timeout, cpus, memory, env, accel)
+    modules = _project_modules(modules)
     ensure_packages()
     kernel = detect_kernel()
     accel = accel or accelerator()
@@ -458,7 +466,7 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
         ctl = Path(ctl_name)
         interpreter = _write_script(ctl, script, args)
         _write_job(ctl, kernel, nonce=nonce, results=results, interpreter=interpreter,
-                   modules=_project_modules(modules), env=env or {}, interactive=interactive)
+                   modules=modules, env=env, interactive=interactive)
         qemu = _qemu_command(kernel, accel, cpus, memory, ctl, results, interactive)
         return _supervise(qemu, nonce, results, timeout, echo, interactive)
 
