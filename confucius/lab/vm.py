@@ -68,8 +68,9 @@ class Kernel:
     modules: Path
 
 
-def _version_key(version: str) -> list:
-    return [int(part) if part.isdigit() else part for part in re.split(r"[.-]", version)]
+def _version_key(version: str) -> list[tuple[int, str]]:
+    # Numbers compare as numbers (6.10 after 6.9); words only break ties.
+    return [(int(part) if part.isdigit() else -1, part) for part in re.split(r"[.-]", version)]
 
 
 def detect_kernel(boot: Path = Path("/boot"), lib_modules: Path = Path("/lib/modules")) -> Kernel:
@@ -191,17 +192,14 @@ def initramfs(kernel: Kernel) -> Path:
 
 # --------------------------------------------------------------------------- module index
 
-def module_index(kernel: Kernel, modules: Sequence[Path]) -> Path:
-    """depmod's index of the kernel's modules plus `modules` in extra/, cached in build/lab/.
+def write_module_index(kernel: Kernel, modules: Sequence[Path], into: Path) -> None:
+    """depmod's index (modules.dep, modules.alias, their .bin forms ...) of the kernel's
+    modules plus `modules` in extra/, written into the folder `into`.
 
-    Run on the host, where it takes a second: in the guest depmod reads every module of
+    Made on the host, where it takes a second: in the guest depmod reads every module of
     the tree over 9p under emulation, which takes minutes.
     """
-    index = BUILD_DIR / f"depmod-{kernel.version}-{_file_digest(*modules)}"
-    if index.is_dir():
-        return index
-    BUILD_DIR.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=BUILD_DIR, prefix=".depmod-") as base:
+    with tempfile.TemporaryDirectory(prefix="lab-depmod-") as base:
         tree = Path(base) / "lib" / "modules" / kernel.version
         (tree / "extra").mkdir(parents=True)
         for entry in kernel.modules.iterdir():  # what depmod reads, not what it writes
@@ -212,15 +210,10 @@ def module_index(kernel: Kernel, modules: Sequence[Path]) -> Path:
         done = subprocess.run(["depmod", "-b", base, kernel.version], capture_output=True, text=True)
         if done.returncode != 0:
             raise LabError(f"depmod failed for {', '.join(map(str, modules))}:\n{done.stderr}")
-        result = Path(base) / "index"
-        result.mkdir()
+        into.mkdir(parents=True, exist_ok=True)
         for made in tree.glob("modules.*"):
             if not made.is_symlink():
-                made.rename(result / made.name)
-        for stale in BUILD_DIR.glob("depmod-*"):
-            shutil.rmtree(stale, ignore_errors=True)
-        result.rename(index)  # atomic; a concurrent run may have won, which is as good
-    return index
+                shutil.move(made, into / made.name)
 
 
 # --------------------------------------------------------------------------- host checks
@@ -291,7 +284,13 @@ class VMResult:
             what = ("timed out" if self.timed_out else
                     "died before the script ended" if self.returncode is None else
                     f"exited {self.returncode}")
-            tail = "\n".join((problems or self.output.splitlines())[-30:])
+            if problems:
+                lines = problems
+            elif self.boot_time is None:  # the script never started: the console tells why
+                lines = self.console.splitlines()
+            else:
+                lines = self.output.splitlines()
+            tail = "\n".join(lines[-30:])
             raise LabError(f"guest script {what}"
                            f"{' with kernel problems' if problems else ''}:\n{tail}")
         return self
@@ -423,7 +422,7 @@ def _write_job(ctl: Path, kernel: Kernel, *, nonce: str, results: Path, interpre
     if modules:  # copied: the host path may be hidden in the guest (e.g. under /tmp)
         for module in modules:
             shutil.copy(module, ctl / "modules" / module.name)
-        shutil.copytree(module_index(kernel, modules), ctl / "modules" / "index")
+        write_module_index(kernel, modules, ctl / "modules" / "index")
     settings = {
         "LAB_NONCE": nonce, "LAB_REPO": str(REPO), "LAB_RESULTS": str(results),
         "LAB_TC_SYSTEM": _tc_system_dir(), "LAB_TC_PLUGINS": str(TC_PLUGINS),
