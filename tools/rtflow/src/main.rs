@@ -49,7 +49,7 @@ enum Command {
 enum Mode {
     /// UDP with libwebrtc's GCC (goog_cc crate) fed by per-packet feedback.
     Gcc,
-    /// UDP with Copa (vidaptive crate's Copa), per-packet acknowledgements.
+    /// UDP with Copa (vidaptive crate's Copa), acknowledged every 2 packets.
     Copa,
     /// UDP at a constant --rate.
     Fixed,
@@ -80,25 +80,25 @@ struct SendArgs {
     #[arg(long, value_name = "NAME")]
     cca: Option<String>,
     /// How long to stream.
-    #[arg(long, default_value = "30s", value_parser = units::parse_time)]
+    #[arg(long, default_value = "30s", value_name = "TIME", value_parser = units::parse_time)]
     duration: Duration,
     /// Frames per second.
     #[arg(long, default_value_t = 60, value_parser = clap::value_parser!(u32).range(1..=240))]
     fps: u32,
     /// Constant target rate for --mode fixed.
-    #[arg(long, value_parser = units::parse_rate)]
+    #[arg(long, value_name = "RATE", value_parser = units::parse_rate)]
     rate: Option<f64>,
     /// Target rate at the start (gcc, copa, tcp).
-    #[arg(long, default_value = "1mbit", value_parser = units::parse_rate)]
+    #[arg(long, default_value = "1mbit", value_name = "RATE", value_parser = units::parse_rate)]
     start_rate: f64,
     /// Lowest target rate (gcc, copa, tcp).
-    #[arg(long, default_value = "100kbit", value_parser = units::parse_rate)]
+    #[arg(long, default_value = "100kbit", value_name = "RATE", value_parser = units::parse_rate)]
     min_rate: f64,
     /// Highest target rate (gcc, copa, tcp).
-    #[arg(long, default_value = "100mbit", value_parser = units::parse_rate)]
+    #[arg(long, default_value = "100mbit", value_name = "RATE", value_parser = units::parse_rate)]
     max_rate: f64,
     /// Time between key frames; 0 for a key frame only at the start.
-    #[arg(long, default_value = "2s", value_parser = units::parse_time)]
+    #[arg(long, default_value = "2s", value_name = "TIME", value_parser = units::parse_time)]
     key_interval: Duration,
     /// Size of a key frame relative to a delta frame.
     #[arg(long, default_value_t = 4.0)]
@@ -110,10 +110,10 @@ struct SendArgs {
     #[arg(long, default_value_t = 0.5)]
     copa_delta: f64,
     /// Bytes TCP may hold unsent in the kernel (TCP_NOTSENT_LOWAT) in --mode tcp.
-    #[arg(long, default_value = "16kb", value_parser = units::parse_size)]
+    #[arg(long, default_value = "16kb", value_name = "SIZE", value_parser = units::parse_size)]
     notsent_lowat: u64,
     /// Lost packets of frames younger than this are sent once more (UDP modes; 0: never).
-    #[arg(long, default_value = "0", value_parser = units::parse_time)]
+    #[arg(long, default_value = "0", value_name = "TIME", value_parser = units::parse_time)]
     retransmit_window: Duration,
     /// Local address to send from (UDP modes).
     #[arg(long, value_name = "ADDR:PORT", default_value = "0.0.0.0:0")]
@@ -122,7 +122,7 @@ struct SendArgs {
     #[arg(long, value_name = "PATH")]
     rate_log: Option<PathBuf>,
     /// Time between rows of the rate log.
-    #[arg(long, default_value = "50ms", value_parser = units::parse_time)]
+    #[arg(long, default_value = "50ms", value_name = "TIME", value_parser = units::parse_time)]
     log_interval: Duration,
 }
 
@@ -135,10 +135,10 @@ struct RecvArgs {
     #[arg(long, value_name = "PATH")]
     frame_log: Option<PathBuf>,
     /// Stop after this long even if the sender has not finished.
-    #[arg(long, value_parser = units::parse_time)]
+    #[arg(long, value_name = "TIME", value_parser = units::parse_time)]
     duration: Option<Duration>,
     /// A frame with no new packet for this long is logged as incomplete.
-    #[arg(long, default_value = "1s", value_parser = units::parse_time)]
+    #[arg(long, default_value = "1s", value_name = "TIME", value_parser = units::parse_time)]
     frame_timeout: Duration,
 }
 

@@ -13,9 +13,10 @@
 //!
 //! Only vidaptive's Copa is used, not its Vidaptive session (dummy padding, α
 //! optimiser): the laboratory's real-time flow is plain Copa-controlled video.
-//! The receiver acknowledges every second packet (as TCP and QUIC do), because a window
-//! controller counts unacknowledged bytes as in flight and batched feedback would make
-//! the window bind early.
+//! The receiver acknowledges every second packet (or after 5 ms), as TCP and QUIC do,
+//! because a window controller counts unacknowledged bytes as in flight and batched
+//! feedback would make the window bind early (with little propagation delay the window is
+//! only a few packets).
 
 use std::time::{Duration, Instant};
 
