@@ -260,6 +260,21 @@ mod tests {
     }
 
     #[test]
+    fn lost_packets_go_first_in_order_and_only_once_more() {
+        let mut pacer = Pacer::new(0);
+        pacer.set_rate(1e9);
+        pacer.enqueue_frame(&frame(5_000));
+        let first: Vec<MediaPacket> = (0..2).map(|i| match pacer.poll(i * MIN_WAKE_NS) {
+            Some((Outgoing::Media(m), None)) => m,
+            other => panic!("{other:?}"),
+        }).collect();
+        pacer.retransmit(&first);
+        let order: Vec<(u16, bool)> = pacer.queue.iter().map(|m| (m.index, m.resent)).collect();
+        assert_eq!(order, vec![(0, true), (1, true), (2, false), (3, false), (4, false)]);
+        assert_eq!(pacer.queued_bytes(), pacer.queue.iter().map(|m| m.wire_bytes() as u64).sum::<u64>());
+    }
+
+    #[test]
     fn a_probe_sends_padding_at_its_rate_until_both_minimums_are_met() {
         let mut pacer = Pacer::new(0);
         pacer.set_rate(1e6);
@@ -276,6 +291,6 @@ mod tests {
             now = pacer.next_send_ns(now).unwrap_or(now);
         }
         assert_eq!(tags, 13); // 13 * 1228 >= 15000
-        assert!(now >= 9_000_000 && now < 12_000_000, "{now}");
+        assert!((9_000_000..12_000_000).contains(&now), "{now}");
     }
 }
