@@ -6,9 +6,11 @@
 //! The socket keeps at most `--notsent-lowat` bytes unsent in the kernel (TCP_NOTSENT_LOWAT),
 //! so when the connection cannot keep up, frames wait in the application, where their
 //! waiting time is visible. Every `CONTROL_INTERVAL_NS`:
-//! - if a frame waited longer than `WAIT_LIMIT_NS` during the interval, the target drops
-//!   to `BACKOFF` x the delivered rate (bytes the peer acknowledged over the last
-//!   `DELIVERY_WINDOW_NS`, from TCP_INFO), so the backlog drains;
+//! - if a frame waited longer than `WAIT_LIMIT_NS` during the interval and the connection
+//!   delivered less than the target (bytes the peer acknowledged over the last
+//!   `DELIVERY_WINDOW_NS`, from TCP_INFO), the target drops to `BACKOFF` x the delivered
+//!   rate, so the backlog drains; a wait while the connection keeps up with the target is
+//!   a passing hiccup (a key frame, a late wake-up) and holds the rate;
 //! - if no frame waited longer than two frame intervals (a key frame may take that
 //!   long), the target grows by `RAMP_UP` per interval until the first backoff and by
 //!   `STEADY_UP` afterwards;
@@ -65,8 +67,8 @@ impl TcpRateAdapter {
         }
         let wait = std::mem::take(&mut self.longest_wait_ns);
         if wait > WAIT_LIMIT_NS {
-            if let Some(delivered) = self.delivered_bps() {
-                self.target_bps = self.bounds.clamp(self.target_bps.min(BACKOFF * delivered));
+            if let Some(delivered) = self.delivered_bps().filter(|d| *d < self.target_bps) {
+                self.target_bps = self.bounds.clamp(BACKOFF * delivered);
                 self.ramping = false;
             }
         } else if wait <= 2 * self.frame_interval_ns {
@@ -111,6 +113,18 @@ mod tests {
         adapter.note_wait(50 * MS);
         adapter.update(800 * MS, 8 * 125_000);
         assert!((adapter.target_bps() - 8.5e6 * 1.02).abs() < 1e3);
+    }
+
+    #[test]
+    fn a_wait_while_the_connection_keeps_up_holds_the_rate() {
+        let mut adapter = TcpRateAdapter::new(RateBounds { start: 8e6, ..BOUNDS }, 16 * MS);
+        adapter.ramping = false;
+        // 1.25 MB acknowledged per 100 ms: 10 Mbit/s delivered, above the 8 Mbit/s target.
+        for step in 0..=5 {
+            adapter.note_wait(150 * MS);
+            adapter.update(step * 100 * MS, step * 125_000);
+        }
+        assert_eq!(adapter.target_bps(), 8e6);
     }
 
     #[test]
