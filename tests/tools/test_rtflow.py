@@ -11,8 +11,11 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
+import socket
 import statistics
 import subprocess
+import time
 import uuid
 from pathlib import Path
 
@@ -182,6 +185,48 @@ def test_rust_unit_tests_pass():
     done = _cargo("test")
     assert done.returncode == 0, done.stdout + done.stderr
     assert "test result: ok" in done.stdout
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.mark.parametrize("mode", ["fixed", "tcp"])
+def test_sigterm_stops_both_sides_cleanly_with_their_logs_written(rtflow_binary, tmp_path, mode):
+    port = _free_port()
+    frame_log, rate_log = tmp_path / "frames.csv", tmp_path / "rate.csv"
+    receiver = subprocess.Popen(rtflow.recv_command(f"127.0.0.1:{port}", frame_log=frame_log),
+                                stderr=subprocess.PIPE, text=True)
+    assert "listening" in receiver.stderr.readline()
+    options = {"cca": "reno"} if mode == "tcp" else {"rate": "2mbit"}
+    sender = subprocess.Popen(rtflow.send_command(f"127.0.0.1:{port}", mode=mode, duration="60s",
+                                                  rate_log=rate_log, **options),
+                              stderr=subprocess.PIPE, text=True)
+    time.sleep(2)
+    began = time.monotonic()
+    sender.send_signal(signal.SIGTERM)
+    _, send_err = sender.communicate(timeout=10)
+    # The sender's bye (UDP) or close (TCP) ends the receiver too.
+    _, recv_err = receiver.communicate(timeout=10)
+    assert time.monotonic() - began < 3
+    assert sender.returncode == 0 and receiver.returncode == 0, send_err + recv_err
+    frames, rates = rtflow.read_frames(frame_log), rtflow.read_rates(rate_log)
+    assert 100 <= len(frames) <= 140 and sum(f.complete for f in frames) >= 100
+    assert 1.5 <= (rates[-1].time_ns - rates[0].time_ns) / 1e9 <= 2.5
+    assert "frames complete" in recv_err
+
+
+def test_sigint_stops_a_waiting_receiver_with_an_empty_log(rtflow_binary, tmp_path):
+    frame_log = tmp_path / "frames.csv"
+    receiver = subprocess.Popen(rtflow.recv_command(f"127.0.0.1:{_free_port()}", frame_log=frame_log),
+                                stderr=subprocess.PIPE, text=True)
+    assert "listening" in receiver.stderr.readline()
+    receiver.send_signal(signal.SIGINT)
+    _, err = receiver.communicate(timeout=5)
+    assert receiver.returncode == 0, err
+    assert rtflow.read_frames(frame_log) == []
 
 
 # --------------------------------------------------------------------- through a link
