@@ -66,7 +66,10 @@ def _rate(text, what: str) -> float:
 
 
 def _qdisc_words(spec: str) -> list[str]:
-    words = shlex.split(spec) if "\n" not in spec else []
+    try:
+        words = shlex.split(spec) if "\n" not in spec else []
+    except ValueError:  # unbalanced quotes
+        words = []
     if not words or not words[0].replace("_", "").isalnum():
         raise TopologyError(f"qdisc must be a tc qdisc spec such as 'fq_codel' or "
                             f"'cake bandwidth 20mbit', got {spec!r}")
@@ -116,6 +119,9 @@ def _htb(dev: str, rate_bps: float) -> list[str]:
 
 @dataclass
 class Topology:
+    """The dumbbell to build: qdisc under test (tc spec), bottleneck rate (an HTB class; None
+    when the qdisc shapes by itself), round-trip propagation delay, client-to-server rate
+    (None: unshaped). Checked on creation; `up()` builds it."""
     qdisc: str = "fq_codel"
     rate: str | None = "20mbit"
     rtt: str = "40ms"

@@ -365,9 +365,11 @@ def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
     accel_opts = ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else \
         ["-accel", "tcg,thread=multi", "-cpu", "max"]
     # Crypto self-tests and CPU-bug mitigations cost seconds of boot under emulation and test
-    # nothing of ours.
+    # nothing of ours. TCG's TSC follows one clock for all vCPUs, but the kernel's sync
+    # check fails on emulation jitter and falls back to the HPET, whose every read exits to
+    # qemu: with tsc=reliable clock reads are ~6x cheaper (243k vs 43k/s from Python).
     append = ("console=ttyS0 quiet panic=-1 mitigations=off cryptomgr.notests "
-              "8250.nr_uarts=1 random.trust_cpu=on")
+              "8250.nr_uarts=1 random.trust_cpu=on tsc=reliable")
     return [
         QEMU, "-nodefaults", "-no-user-config", "-no-reboot", "-machine", "q35", *accel_opts,
         "-smp", str(cpus), "-m", memory,

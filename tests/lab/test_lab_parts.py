@@ -99,6 +99,7 @@ def test_self_shaping_qdisc_is_the_root_and_reverse_rate_shapes_the_uplink():
     ({"rtt": "soon"}, "cannot read time"),
     ({"qdisc": ""}, "must be a tc qdisc spec"),
     ({"qdisc": "fq_codel; reboot"}, "must be a tc qdisc spec"),
+    ({"qdisc": "fq_codel 'unbalanced"}, "must be a tc qdisc spec"),
 ])
 def test_bad_topologies_are_refused(kwargs, message):
     with pytest.raises(topo.TopologyError, match=message):
