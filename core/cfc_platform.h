@@ -13,9 +13,12 @@
 #include <linux/types.h>
 #include <linux/stddef.h>
 #include <linux/math64.h>
+#include <linux/bitops.h>
 
 /* 64-bit division is a helper call on 32-bit kernels. */
 #define cfc_div64(n, d) div64_u64((n), (d))
+/* Position of the highest set bit, 1..32; 0 for 0. */
+#define cfc_fls(x) fls(x)
 #define CFC_PACKED4 __packed __aligned(4)
 
 #else /* userspace */
@@ -31,6 +34,7 @@ typedef int32_t s32;
 typedef int64_t s64;
 
 #define cfc_div64(n, d) ((u64)(n) / (u64)(d))
+#define cfc_fls(x) ((x) ? 32 - __builtin_clz(x) : 0)
 #define CFC_PACKED4 __attribute__((packed, aligned(4)))
 #endif
 

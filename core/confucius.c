@@ -584,6 +584,36 @@ void cfc_advance(struct cfc_sched *s, u64 now)
 
 /* ------------------------------------------------------------- packets */
 
+/*
+ * Backlogged flows sit in lists by the power of two of their backlog, so that
+ * a fattest flow (one within a factor of two of the largest) is found in O(1):
+ * under a flood of many single-packet flows a table scan per drop, as fq_codel
+ * does, would cost O(flows) per packet.
+ */
+static void fat_update(struct cfc_sched *s, struct cfc_flow *f)
+{
+	u32 bucket = f->qlen ? (u32)cfc_fls(f->backlog + f->qlen) : 0;
+
+	if (bucket == f->fat_bucket)
+		return;
+	if (f->fat_bucket)
+		link_del(&f->fat);
+	if (bucket) {
+		link_add_tail(&s->fat[bucket], &f->fat);
+		if (bucket > s->fat_top)
+			s->fat_top = bucket;
+	}
+	f->fat_bucket = (u8)bucket;
+}
+
+/* Only called with a backlog, so some bucket holds a flow. */
+static struct cfc_flow *fattest_flow(struct cfc_sched *s)
+{
+	while (link_empty(&s->fat[s->fat_top]))
+		s->fat_top--;
+	return flow_of(s->fat[s->fat_top].next, fat);
+}
+
 static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p, u64 now)
 {
 	struct cfc_queue *q = &s->queues[f->queue];
@@ -603,6 +633,7 @@ static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p
 	s->qlen++;
 	s->backlog += p->len;
 	s->mem += p->truesize;
+	fat_update(s, f);
 	if (f->qlen == 1) {
 		link_del(&f->sched);	/* off the idle list */
 		flow_attach_backlog(s, f);
@@ -626,6 +657,7 @@ static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now
 	s->qlen--;
 	s->backlog -= p->len;
 	s->mem -= p->truesize;
+	fat_update(s, f);
 	if (f->qlen == 0) {
 		flow_detach_backlog(s, f);
 		f->idle_since = now;
@@ -634,22 +666,6 @@ static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now
 		heap_head_advanced(s, q, f);
 	}
 	return p;
-}
-
-static struct cfc_flow *fattest_flow(struct cfc_sched *s)
-{
-	struct cfc_flow *fat = s->flows;
-	u32 i;
-
-	/* Ties go to the longer queue, so a queue of empty packets is found too. */
-	for (i = 1; i < s->cfg.flows; i++) {
-		const struct cfc_flow *f = &s->flows[i];
-
-		if (f->backlog > fat->backlog ||
-		    (f->backlog == fat->backlog && f->qlen > fat->qlen))
-			fat = &s->flows[i];
-	}
-	return fat;
 }
 
 static void drop_head(struct cfc_sched *s, struct cfc_flow *f, u64 now, struct cfc_pkt **dropped)
@@ -665,8 +681,9 @@ static void drop_head(struct cfc_sched *s, struct cfc_flow *f, u64 now, struct c
 /*
  * Over a limit, drop from the head of the flow with the largest backlog: it
  * protects sparse flows, and the head packet is the oldest. Like fq_codel, drop
- * up to half of that flow at once (at most CFC_DROP_BATCH) to amortise the scan.
- * Returns whether `victim` lost packets.
+ * up to half of that flow at once (at most CFC_DROP_BATCH), so that a flood
+ * does not hit the limit again at every packet. Returns whether `victim` lost
+ * packets.
  */
 static int enforce_limits(struct cfc_sched *s, const struct cfc_flow *victim, u64 now,
 			  struct cfc_pkt **dropped)
@@ -840,10 +857,15 @@ static void clear_state(struct cfc_sched *s, u64 now)
 		f->tail = 0;
 		link_init(&f->sched);
 		link_init(&f->member);
+		link_init(&f->fat);
 		f->qlen = 0;
 		f->backlog = 0;
+		f->fat_bucket = 0;
 		f->state = CFC_FLOW_FREE;
 	}
+	for (i = 0; i < CFC_FAT_BUCKETS; i++)
+		link_init(&s->fat[i]);
+	s->fat_top = 0;
 	for (i = 0; i < CFC_NQUEUES; i++) {
 		struct cfc_queue *q = &s->queues[i];
 

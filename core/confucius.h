@@ -86,6 +86,7 @@ struct cfc_flow {
 	struct cfc_pkt *head, *tail;
 	struct cfc_link sched;	/* DRR ring of its queue when backlogged; idle list when empty */
 	struct cfc_link member;	/* all flows of its queue */
+	struct cfc_link fat;	/* flows of its backlog size class, for overflow drops */
 	u64 idle_since;		/* ns; when the flow last ran empty */
 	u64 occ_area;		/* backlog packets x ticks, this reclassify period */
 	u32 occ_stamp;		/* tick of the last backlog change */
@@ -97,11 +98,13 @@ struct cfc_flow {
 	u32 moved_epoch;	/* reclassification round that last moved it */
 	u8 state;		/* enum cfc_flow_state */
 	u8 queue;		/* index into cfc_sched.queues */
+	u8 fat_bucket;		/* fls(backlog + qlen): 0 when empty */
 };
 
 /* Q_new is queue 0; classes 1..K follow. In flow mode class 1 holds the old flows. */
 #define CFC_QNEW		0
 #define CFC_NQUEUES		(CFC_MAX_CLASSES + 1)
+#define CFC_FAT_BUCKETS		33	/* fls() of a u32: 0..32 */
 
 /* A class heap entry: a backlogged flow keyed by its head packet's enqueue time. */
 struct cfc_heap_entry {
@@ -139,6 +142,8 @@ struct cfc_sched {
 	struct cfc_queue queues[CFC_NQUEUES];
 	struct cfc_link round;	/* backlogged queues, DWRR order */
 	struct cfc_link idle;	/* empty, not yet forgotten flows, oldest first */
+	struct cfc_link fat[CFC_FAT_BUCKETS]; /* backlogged flows by fls(backlog) */
+	u32 fat_top;		/* no bucket above it holds a flow */
 	u64 new_sum;		/* S: total weight of new flows, CFC_W_ONE units */
 	u32 nnew, nold;		/* remembered new and old flows */
 	u32 qlen;		/* packets queued */

@@ -425,7 +425,15 @@ nla_put_failure:
 	return -1;
 }
 
-/* Called with the qdisc lock held, so the counters are consistent. */
+static u32 classes_in_use(const struct confucius_sched_data *q)
+{
+	return q->core.cfg.mode == CFC_MODE_FLOW ? 1 : q->core.cfg.classes;
+}
+
+/*
+ * Stats dumps run without the qdisc lock, concurrently with the datapath: take
+ * it, since bringing the core up to date changes it.
+ */
 static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
@@ -433,8 +441,10 @@ static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	struct cfc_stats cs;
 	u32 i;
 
+	sch_tree_lock(sch);
 	cfc_advance(&q->core, ktime_get_ns());
 	cfc_stats(&q->core, &cs);
+	sch_tree_unlock(sch);
 	st.new_flows = cs.new_flows;
 	st.old_flows = cs.old_flows;
 	st.new_weight = cs.new_sum;
@@ -442,7 +452,9 @@ static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	st.moves = cs.cnt.moves;
 	st.max_sojourn_us = (u32)div_u64((u64)cs.cnt.max_sojourn << 10, NSEC_PER_USEC);
 	st.memory_used = cs.mem;
-	st.classes = q->core.cfg.mode == CFC_MODE_FLOW ? 1 : q->core.cfg.classes;
+	st.classes = classes_in_use(q);
+	st.enqueued_packets = cs.cnt.enqueued_pkts;
+	st.enqueued_bytes = cs.cnt.enqueued_bytes;
 	for (i = 0; i < TC_CONFUCIUS_MAX_CLASSES; i++) {
 		st.class_flows[i] = cs.class_flows[i];
 		st.class_packets[i] = cs.class_qlen[i];
@@ -480,11 +492,6 @@ static struct tcf_block *confucius_tcf_block(struct Qdisc *sch, unsigned long cl
 	return cl ? NULL : q->block;
 }
 
-static u32 classes_in_use(const struct confucius_sched_data *q)
-{
-	return q->core.cfg.mode == CFC_MODE_FLOW ? 1 : q->core.cfg.classes;
-}
-
 static int confucius_dump_class(struct Qdisc *sch, unsigned long cl,
 				struct sk_buff *skb, struct tcmsg *tcm)
 {
@@ -497,8 +504,13 @@ static int confucius_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
 	const struct cfc_queue *queue = &q->core.queues[cl];
-	struct gnet_stats_queue qs = { .qlen = queue->qlen, .backlog = queue->backlog };
-	u32 flows = queue->nflows;
+	struct gnet_stats_queue qs;
+	u32 flows;
+
+	sch_tree_lock(sch);	/* as in confucius_dump_stats */
+	qs = (struct gnet_stats_queue){ .qlen = queue->qlen, .backlog = queue->backlog };
+	flows = queue->nflows;
+	sch_tree_unlock(sch);
 
 	if (gnet_stats_copy_queue(d, NULL, &qs, qs.qlen) < 0)
 		return -1;

@@ -200,6 +200,10 @@ static const char *check_flow(const struct cfc_sched *s, u32 i, u64 *mem)
 	}
 	if (qlen != f->qlen || backlog != f->backlog)
 		return "flow qlen/backlog disagree with its packet list";
+	if (f->fat_bucket != (qlen ? (u32)cfc_fls(backlog + qlen) : 0) ||
+	    (qlen && !ring_contains(&s->fat[f->fat_bucket], &f->fat)) ||
+	    (qlen && f->fat_bucket > s->fat_top))
+		return "flow not in the drop list of its backlog size";
 	if (f->state == CFC_FLOW_FREE)
 		return qlen ? "a free flow holds packets" : NULL;
 	if (!ring_contains(&q->members, &f->member))

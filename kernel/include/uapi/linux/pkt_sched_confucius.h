@@ -49,6 +49,8 @@ struct tc_confucius_xstats {
 	__u32 class_flows[TC_CONFUCIUS_MAX_CLASSES];
 	__u32 class_packets[TC_CONFUCIUS_MAX_CLASSES];
 	__u32 class_bytes[TC_CONFUCIUS_MAX_CLASSES];
+	__u64 enqueued_packets;	/* = sent + dropped + backlog, always */
+	__u64 enqueued_bytes;
 };
 
 #endif /* _UAPI_LINUX_PKT_SCHED_CONFUCIUS_H */

@@ -1,0 +1,267 @@
+#!/usr/bin/env python
+# SPDX-License-Identifier: MIT
+"""Robustness of sch_confucius inside the lab VM (run by test_kernel_robustness_vm.py).
+
+1. 1000 random option sets (valid and invalid, what tc would never send too) through
+   netlink: a rejected one must leave the dumped configuration unchanged and carry a
+   message; an accepted one must show in the dump.
+2. A flood of 100 000+ distinct UDP flows (pktgen through the qdisc) into a shaped
+   qdisc: memory stays under memlimit; changes and replacements under load succeed.
+3. Module removal under load: delete the qdisc, rmmod, re-add (autoload), repeatedly.
+4. Creating and destroying large qdiscs leaves no memory behind.
+Results go to $RESULTS/robustness.json; the kernel log is checked by the test.
+"""
+
+import json
+import os
+import random
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.join(os.environ["LAB_REPO"], "tests", "kernel"))
+import rtnl  # noqa: E402
+
+KIND = "confucius"
+(BANDWIDTH64, LIMIT, MEMLIMIT, FLOWS, QUANTUM, INTERVAL, MODE, CLASSES, HYSTERESIS,
+ RECLASSIFY, CLASS_WEIGHTS) = range(2, 13)
+U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 65536),
+              QUANTUM: (64, 65536), INTERVAL: (1000, 60_000_000), MODE: (0, 2),
+              CLASSES: (1, 8), HYSTERESIS: (0, 50), RECLASSIFY: (1000, 60_000_000)}
+BANDWIDTH_BYTES = (1000, (1 << 47) // 8)
+rng = random.Random(20261122)
+
+
+def sh(*argv, check=True):
+    return subprocess.run(argv, capture_output=True, text=True, check=check)
+
+
+def log_uniform(low, high):
+    return int(round(low * (high / max(low, 1)) ** rng.random())) if low else rng.randint(0, high)
+
+
+def u32_value(kind):
+    low, high = U32_RANGES[kind]
+    roll = rng.random()
+    if roll < 0.6:
+        return min(high, max(low, log_uniform(max(low, 1), high) if low else rng.randint(low, high)))
+    if roll < 0.85:
+        return rng.choice([low - 1, low, high, high + 1]) & 0xFFFFFFFF
+    return rng.getrandbits(32)
+
+
+def random_attribute(current_flows):
+    kind = rng.choice([*U32_RANGES, BANDWIDTH64, CLASS_WEIGHTS, rng.randint(13, 40)])
+    if rng.random() < 0.1:  # a wrong size
+        return kind, os.urandom(rng.choice([0, 1, 2, 3, 5, 6, 7, 9]))
+    if kind in U32_RANGES:
+        value = current_flows if kind == FLOWS and rng.random() < 0.5 else u32_value(kind)
+        return kind, struct.pack("I", value)
+    if kind == BANDWIDTH64:
+        value = rng.choice([0, log_uniform(*BANDWIDTH_BYTES), rng.getrandbits(64), 999])
+        return kind, struct.pack("Q", value)
+    if kind == CLASS_WEIGHTS:
+        count = rng.randint(0, 8)
+        return kind, struct.pack(f"{count}I", *[rng.randint(0, 9) for _ in range(count)])
+    return kind, os.urandom(4)
+
+
+def encode(attrs):
+    return b"".join(rtnl.attr(kind, payload) for kind, payload in attrs)
+
+
+def expected_after(before, attrs):
+    """What an accepted change must show: every attribute given, as sent."""
+    after = dict(before)
+    for kind, payload in attrs:
+        if kind == CLASS_WEIGHTS:
+            after[kind] = payload + b"\0" * (32 - len(payload))
+        elif kind in U32_RANGES or kind == BANDWIDTH64:
+            after[kind] = payload
+    return after
+
+
+def random_option_sets(ifindex, count):
+    nl = rtnl.Rtnl()
+    found = {"ops": 0, "accepted": 0, "rejected": 0, "changed_on_reject": [],
+             "reject_without_message": [], "accepted_not_shown": [], "errors": {}}
+    nl.qdisc(rtnl.ADD, ifindex, KIND, b"")
+    for i in range(count):
+        before = nl.options(ifindex, KIND)
+        current_flows = struct.unpack("I", before[FLOWS])[0] if before else 1024
+        attrs = [random_attribute(current_flows) for _ in range(rng.randint(0, 5))]
+        if before is None or rng.random() < 0.05:
+            flags = rtnl.ADD
+        else:
+            flags = rng.choice([rtnl.CHANGE, rtnl.CHANGE, rtnl.REPLACE])
+        reply = nl.qdisc(flags, ifindex, KIND, encode(attrs))
+        after = nl.options(ifindex, KIND)
+        found["ops"] += 1
+        found["errors"][str(reply.error)] = found["errors"].get(str(reply.error), 0) + 1
+        if reply.error:
+            found["rejected"] += 1
+            if after != before:
+                found["changed_on_reject"].append(i)
+            if reply.error in (-22, -34) and not reply.message:  # EINVAL, ERANGE
+                found["reject_without_message"].append(i)
+        else:
+            found["accepted"] += 1
+            want = expected_after(before or {}, attrs) if before else None
+            if want and any(after.get(k) != v for k, v in want.items() if k != rtnl.TCA_KIND):
+                found["accepted_not_shown"].append(i)
+        if rng.random() < 0.02:  # now and then start from scratch
+            nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
+    nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
+    found["readded_with_defaults"] = nl.qdisc(rtnl.ADD, ifindex, KIND, b"").error
+    nl.close()
+    return found
+
+
+def pktgen(dev, count=0):
+    """pktgen sending random-port UDP through the qdisc (queue_xmit) on dev."""
+    sh("modprobe", "pktgen")
+    thread = "/proc/net/pktgen/kpktgend_0"
+    for line in ("rem_device_all", f"add_device {dev}"):
+        open(thread, "w").write(line + "\n")
+    config = [f"count {count}", "clone_skb 0", "pkt_size 200", "delay 0", "xmit_mode queue_xmit",
+              "dst 198.51.100.2", "dst_mac 02:00:00:00:00:02", "flag UDPSRC_RND",
+              "udp_src_min 1024", "udp_src_max 65535", "flag UDPDST_RND", "udp_dst_min 1",
+              "udp_dst_max 2"]
+    for line in config:
+        open(f"/proc/net/pktgen/{dev}", "w").write(line + "\n")
+    done = threading.Thread(target=lambda: open("/proc/net/pktgen/pgctrl", "w").write("start\n"))
+    done.start()
+    return done
+
+
+def stop_pktgen(thread):
+    open("/proc/net/pktgen/pgctrl", "w").write("stop\n")
+    thread.join(timeout=30)
+
+
+def sample_memory(ifindex, seconds, box):
+    nl = rtnl.Rtnl()
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        stats = rtnl.qdisc_stats(ifindex, KIND, nl)
+        if stats:
+            box.append(rtnl.confucius_xstats(stats["app"])["memory_used"])
+        time.sleep(0.05)
+    nl.close()
+
+
+def valid_change():
+    attrs = [(LIMIT, struct.pack("I", rng.choice([100, 1000, 10240]))),
+             (MODE, struct.pack("I", rng.randint(0, 2))),
+             (CLASSES, struct.pack("I", rng.randint(1, 8))),
+             (INTERVAL, struct.pack("I", rng.choice([10_000, 250_000]))),
+             (BANDWIDTH64, struct.pack("Q", rng.choice([1_250_000, 2_500_000])))]
+    return encode(rng.sample(attrs, rng.randint(1, len(attrs))))
+
+
+def flood(ifindex, memlimit, flows):
+    nl = rtnl.Rtnl()
+    nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
+    options = encode([(BANDWIDTH64, struct.pack("Q", 1_250_000)), (MEMLIMIT, struct.pack("I", memlimit)),
+                      (FLOWS, struct.pack("I", flows))])
+    created = nl.qdisc(rtnl.ADD, ifindex, KIND, options)
+    memory, changes = [], []
+    gen = pktgen("d0")
+    sampler = threading.Thread(target=sample_memory, args=(ifindex, 8, memory))
+    sampler.start()
+    time.sleep(1)
+    for _ in range(100):  # change and replace while the flood runs
+        flags = rng.choice([rtnl.CHANGE, rtnl.REPLACE])
+        body = valid_change() + rtnl.attr(MEMLIMIT, struct.pack("I", memlimit))
+        changes.append(nl.qdisc(flags, ifindex, KIND, body).error)
+        time.sleep(0.03)
+    sampler.join()
+    stats = rtnl.qdisc_stats(ifindex, KIND, nl)
+    stop_pktgen(gen)
+    sent = open("/proc/net/pktgen/d0").read()
+    nl.close()
+    xs = rtnl.confucius_xstats(stats["app"])
+    return {"created": created.error, "memlimit": memlimit, "flows": flows,
+            "max_memory": max(memory, default=-1), "samples": len(memory),
+            "change_errors": [e for e in changes if e], "changes": len(changes),
+            "drops": stats["drops"], "sent": stats["packets"],
+            "enqueued": xs["enqueued_packets"], "backlog_packets": stats["qlen"],
+            "pktgen": [line.strip() for line in sent.splitlines() if "pps" in line or "Result" in line]}
+
+
+def removal_under_load(ifindex, rounds):
+    nl = rtnl.Rtnl()
+    gen = pktgen("d0")
+    outcome = []
+    for _ in range(rounds):
+        nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
+        removed = False
+        for _ in range(50):
+            if sh("rmmod", "sch_confucius", check=False).returncode == 0:
+                removed = True
+                break
+            time.sleep(0.1)
+        added = nl.qdisc(rtnl.ADD, ifindex, KIND, encode([(BANDWIDTH64, struct.pack("Q", 1_250_000))]))
+        outcome.append({"removed": removed, "readded": added.error})
+        time.sleep(0.3)
+    stop_pktgen(gen)
+    nl.close()
+    return outcome
+
+
+def mem_available_kb():
+    for line in open("/proc/meminfo"):
+        if line.startswith("MemAvailable:"):
+            return int(line.split()[1])
+
+
+def create_destroy(ifindex, rounds):
+    """Each round allocates an 11 MB table (65536 flows): a leak would show in hundreds of MB."""
+    nl = rtnl.Rtnl()
+    errors = []
+
+    def cycle(n):
+        for _ in range(n):
+            errors.append(nl.qdisc(rtnl.ADD, ifindex, KIND, encode([(FLOWS, struct.pack("I", 65536))])).error)
+            errors.append(nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC).error)
+        time.sleep(2)  # qdiscs are freed after an RCU grace period
+
+    nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
+    cycle(3)  # warm the allocator's caches first
+    before = mem_available_kb()
+    cycle(rounds)
+    nl.close()
+    return {"rounds": rounds, "errors": [e for e in errors if e],
+            "mem_before_kb": before, "mem_after_kb": mem_available_kb()}
+
+
+def forwards(ifindex):
+    """Packets sent out of d0 pass through the qdisc (its Sent counter grows)."""
+    before = rtnl.qdisc_stats(ifindex, KIND)["packets"]
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for port in range(9000, 9020):
+            s.sendto(b"x" * 100, ("198.51.100.2", port))
+    time.sleep(0.5)
+    return rtnl.qdisc_stats(ifindex, KIND)["packets"] - before
+
+
+def main():
+    sh("ip", "link", "add", "d0", "type", "dummy")
+    sh("ip", "addr", "add", "198.51.100.1/24", "dev", "d0")
+    sh("ip", "link", "set", "d0", "up")
+    sh("ip", "neigh", "add", "198.51.100.2", "lladdr", "02:00:00:00:00:02", "dev", "d0")
+    ifindex = socket.if_nametoindex("d0")
+    found = {"options": random_option_sets(ifindex, 1000)}
+    found["forwarded_after_options"] = forwards(ifindex)
+    found["flood_1024"] = flood(ifindex, 1 << 20, 1024)
+    found["flood_65536"] = flood(ifindex, 1 << 20, 65536)
+    found["removal"] = removal_under_load(ifindex, 8)
+    found["forwarded_after_removal"] = forwards(ifindex)
+    found["create_destroy"] = create_destroy(ifindex, 40)
+    json.dump(found, open(os.path.join(os.environ["RESULTS"], "robustness.json"), "w"), indent=1)
+
+
+main()

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: MIT
+"""A minimal rtnetlink client for qdiscs, standard library only.
+
+It sends what tc would send, and what tc never would (unknown attributes, wrong sizes,
+values out of range), so the kernel's validation can be tested directly. Used by guest
+scripts inside the lab VM.
+"""
+
+from __future__ import annotations
+
+import socket
+import struct
+from dataclasses import dataclass
+
+RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
+NLMSG_ERROR, NLMSG_DONE = 2, 3
+NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
+NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
+TCA_KIND, TCA_OPTIONS = 1, 2
+NLA_F_NESTED = 0x8000
+SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 10, 11
+NLMSGERR_ATTR_MSG = 1
+TC_H_ROOT = 0xFFFFFFFF
+
+# Flags for the three ways tc installs a qdisc.
+ADD = NLM_F_CREATE | NLM_F_EXCL
+CHANGE = 0
+REPLACE = NLM_F_CREATE | NLM_F_REPLACE
+
+
+def attr(kind: int, payload: bytes) -> bytes:
+    data = struct.pack("HH", 4 + len(payload), kind) + payload
+    return data + b"\0" * (-len(data) % 4)
+
+
+def parse_attrs(data: bytes) -> dict[int, bytes]:
+    found, offset = {}, 0
+    while offset + 4 <= len(data):
+        length, kind = struct.unpack_from("HH", data, offset)
+        if length < 4:
+            break
+        found[kind & ~NLA_F_NESTED] = data[offset + 4:offset + length]
+        offset += (length + 3) & ~3
+    return found
+
+
+@dataclass
+class Reply:
+    error: int           # 0, or a negative errno
+    message: str         # the extack message, if any
+
+
+class Rtnl:
+    def __init__(self):
+        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+        self.sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
+        # Acks carry only the request's header, so the extack attributes follow at once.
+        self.sock.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)
+        self.sock.bind((0, 0))
+        self.seq = 0
+
+    def close(self) -> None:
+        self.sock.close()
+
+    def _send(self, kind: int, flags: int, payload: bytes) -> int:
+        self.seq += 1
+        header = struct.pack("IHHII", 16 + len(payload), kind, flags | NLM_F_REQUEST, self.seq, 0)
+        self.sock.send(header + payload)
+        return self.seq
+
+    def _messages(self):
+        while True:
+            data = self.sock.recv(1 << 20)
+            offset = 0
+            while offset + 16 <= len(data):
+                length, kind, flags, seq, _ = struct.unpack_from("IHHII", data, offset)
+                yield kind, data[offset + 16:offset + length]
+                offset += (length + 3) & ~3
+
+    @staticmethod
+    def _tcmsg(ifindex: int, handle: int, parent: int) -> bytes:
+        return struct.pack("BxHiIII", socket.AF_UNSPEC, 0, ifindex, handle, parent, 0)
+
+    def qdisc(self, flags: int, ifindex: int, kind: str | None, options: bytes | None,
+              handle: int = 0, parent: int = TC_H_ROOT, message: int = RTM_NEWQDISC) -> Reply:
+        """Send one qdisc request; `options` are the bytes inside TCA_OPTIONS."""
+        payload = self._tcmsg(ifindex, handle, parent)
+        if kind is not None:
+            payload += attr(TCA_KIND, kind.encode() + b"\0")
+        if options is not None:
+            payload += attr(TCA_OPTIONS | NLA_F_NESTED, options)
+        self._send(message, flags | NLM_F_ACK, payload)
+        for kind_, body in self._messages():
+            if kind_ == NLMSG_ERROR:
+                (error,) = struct.unpack_from("i", body)
+                tlvs = parse_attrs(body[20:])
+                text = tlvs.get(NLMSGERR_ATTR_MSG, b"").rstrip(b"\0").decode(errors="replace")
+                return Reply(error, text)
+
+    def options(self, ifindex: int, kind: str) -> dict[int, bytes] | None:
+        """The TCA_OPTIONS attributes of the root qdisc of this kind on ifindex, as dumped."""
+        self._send(RTM_GETQDISC, NLM_F_DUMP, self._tcmsg(0, 0, 0))
+        found = None
+        for kind_, body in self._messages():
+            if kind_ == NLMSG_DONE:
+                return found
+            if kind_ != RTM_NEWQDISC:
+                continue
+            _, _, index, _, parent, _ = struct.unpack_from("BxHiIII", body)
+            tlvs = parse_attrs(body[20:])
+            if index == ifindex and parent == TC_H_ROOT and \
+                    tlvs.get(TCA_KIND, b"").rstrip(b"\0").decode() == kind:
+                found = parse_attrs(tlvs.get(TCA_OPTIONS, b""))
+
+
+TCA_STATS2 = 7
+TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP = 1, 3, 4
+
+
+def qdisc_stats(ifindex: int, kind: str, rtnl: Rtnl | None = None) -> dict:
+    """Basic, queue and application (xstats) statistics of the root qdisc `kind` on ifindex."""
+    own = rtnl is None
+    rtnl = rtnl or Rtnl()
+    try:
+        rtnl._send(RTM_GETQDISC, NLM_F_DUMP, rtnl._tcmsg(0, 0, 0))
+        found = None
+        for kind_, body in rtnl._messages():
+            if kind_ == NLMSG_DONE:
+                break
+            if kind_ != RTM_NEWQDISC:
+                continue
+            _, _, index, _, parent, _ = struct.unpack_from("BxHiIII", body)
+            tlvs = parse_attrs(body[20:])
+            if index != ifindex or parent != TC_H_ROOT or \
+                    tlvs.get(TCA_KIND, b"").rstrip(b"\0").decode() != kind:
+                continue
+            stats = parse_attrs(tlvs.get(TCA_STATS2, b""))
+            nbytes, packets = struct.unpack_from("QI", stats[TCA_STATS_BASIC])
+            qlen, backlog, drops, requeues, overlimits = struct.unpack_from("5I", stats[TCA_STATS_QUEUE])
+            found = {"bytes": nbytes, "packets": packets, "qlen": qlen, "backlog": backlog,
+                     "drops": drops, "overlimits": overlimits, "app": stats.get(TCA_STATS_APP, b"")}
+        return found
+    finally:
+        if own:
+            rtnl.close()
+
+
+# struct tc_confucius_xstats, kernel/include/uapi/linux/pkt_sched_confucius.h
+XSTATS = struct.Struct("=IIQQQIIII8I8I8IQQ")
+XSTATS_FIELDS = ("new_flows", "old_flows", "new_weight", "ticks", "moves", "max_sojourn_us",
+                 "memory_used", "classes", "pad")
+
+
+def confucius_xstats(app: bytes) -> dict:
+    values = XSTATS.unpack_from(app)
+    named = dict(zip(XSTATS_FIELDS, values[:9]))
+    named["class_flows"] = list(values[9:17])
+    named["class_packets"] = list(values[17:25])
+    named["class_bytes"] = list(values[25:33])
+    named["enqueued_packets"], named["enqueued_bytes"] = values[33:35]
+    return named
+
+
+if __name__ == "__main__":
+    # `python rtnl.py DEV KIND`: that qdisc's statistics as JSON (run inside a namespace).
+    import json
+    import sys
+
+    dev, kind = sys.argv[1:3]
+    stats = qdisc_stats(socket.if_nametoindex(dev), kind)
+    if stats and kind == "confucius":
+        stats.update(confucius_xstats(stats["app"]))
+    if stats:
+        del stats["app"]
+    print(json.dumps(stats))
