@@ -14,4 +14,6 @@ lab-shell: lab
 test-lab: lab
 	$(PY) -m pytest tests/lab
 
-PYTEST_NEEDS += lab
+# A prerequisite of its own: PYTEST_NEEDS is already expanded in python.mk's rule, which is
+# read before this fragment.
+test-python: lab
