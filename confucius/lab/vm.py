@@ -317,7 +317,7 @@ class _Console:
             line = raw.decode(errors="replace").rstrip("\r\n")
             if line.startswith(self._marker):
                 self._on_marker(line.removeprefix(self._marker))
-            elif self._echo:
+            elif self._echo and self.exit_index is None:  # after the exit: reset noise
                 print(line, flush=True)
             self.lines.append(line)
 
