@@ -1,0 +1,585 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * q_confucius.c: the tc front end of the Confucius queue discipline, a plugin
+ * that tc loads from $TC_LIB_DIR/q_confucius.so.
+ *
+ * Parsing and printing use tc's own helpers, resolved in the running tc binary
+ * (it is linked with -rdynamic), so units read and print as for every other
+ * qdisc. The ranges and defaults are the scheduling core's (core/confucius.h,
+ * cfc_config_default()), the same the kernel enforces: tc rejects a bad value
+ * before anything is sent, naming the option and its range.
+ *
+ * Netlink units: bandwidth u64 bytes/s, interval and reclassify u32 us,
+ * hysteresis u32 percent, weights one u32 per class. JSON output gives these
+ * raw numbers (bandwidth in bytes/s, as cake and htb do); text output gives
+ * human units.
+ */
+#include <stdbool.h>
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "utils.h"
+#include "tc_util.h"
+
+#include <linux/pkt_sched_confucius.h>
+#include "confucius.h"
+
+#define EXPORTED __attribute__((visibility("default")))
+
+_Static_assert(TC_CONFUCIUS_MAX_CLASSES == CFC_MAX_CLASSES, "class count differs from the core's");
+_Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
+	       (int)TC_CONFUCIUS_MODE_CLASS == (int)CFC_MODE_CLASS &&
+	       (int)TC_CONFUCIUS_MODE_EXTERNAL == (int)CFC_MODE_EXTERNAL &&
+	       CFC_MODE_COUNT == 3, "mode numbers differ from the core's");
+
+#define NS_PER_US 1000u
+
+static const char *const mode_names[] = {
+	[TC_CONFUCIUS_MODE_FLOW] = "flow",
+	[TC_CONFUCIUS_MODE_CLASS] = "class",
+	[TC_CONFUCIUS_MODE_EXTERNAL] = "external",
+};
+
+enum value_kind {
+	KIND_RATE,	/* bytes/s, u64; "unlimited" or 0 = unshaped */
+	KIND_COUNT,	/* plain whole number */
+	KIND_SIZE,	/* bytes, with tc's size units */
+	KIND_TIME,	/* us, with tc's time units */
+	KIND_PERCENT,	/* whole percent, "10" or "10%" */
+	KIND_MODE,
+	KIND_WEIGHTS,	/* W1:W2:..., one u32 per class */
+};
+
+struct option_spec {
+	const char *name;
+	int attr;
+	enum value_kind kind;
+	__u64 min, max;		/* in netlink units */
+	const char *what;	/* for counts: what is counted */
+	const char *example;
+};
+
+static const struct option_spec options[] = {
+	{ "bandwidth", TCA_CONFUCIUS_BANDWIDTH64, KIND_RATE,
+	  CFC_BANDWIDTH_MIN / 8, CFC_BANDWIDTH_MAX / 8, NULL, "95mbit" },
+	{ "limit", TCA_CONFUCIUS_LIMIT, KIND_COUNT,
+	  CFC_LIMIT_MIN, CFC_LIMIT_MAX, "packets", "10240" },
+	{ "memlimit", TCA_CONFUCIUS_MEMLIMIT, KIND_SIZE,
+	  CFC_MEMLIMIT_MIN, CFC_MEMLIMIT_MAX, NULL, "32mb" },
+	{ "flows", TCA_CONFUCIUS_FLOWS, KIND_COUNT,
+	  CFC_FLOWS_MIN, CFC_FLOWS_MAX, "flow buckets", "1024" },
+	{ "quantum", TCA_CONFUCIUS_QUANTUM, KIND_SIZE,
+	  CFC_QUANTUM_MIN, CFC_QUANTUM_MAX, NULL, "1514" },
+	{ "interval", TCA_CONFUCIUS_INTERVAL, KIND_TIME,
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "250ms" },
+	{ "mode", TCA_CONFUCIUS_MODE, KIND_MODE,
+	  0, CFC_MODE_COUNT - 1, NULL, "class" },
+	{ "classes", TCA_CONFUCIUS_CLASSES, KIND_COUNT,
+	  1, CFC_MAX_CLASSES, "classes", "3" },
+	{ "hysteresis", TCA_CONFUCIUS_HYSTERESIS, KIND_PERCENT,
+	  0, CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE, NULL, "10%" },
+	{ "reclassify", TCA_CONFUCIUS_RECLASSIFY, KIND_TIME,
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "100ms" },
+	{ "weights", TCA_CONFUCIUS_CLASS_WEIGHTS, KIND_WEIGHTS,
+	  0, UINT32_MAX, NULL, "4:2:1" },
+};
+
+#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+
+/* What the user gave; only these attributes are sent. */
+struct request {
+	bool given[NOPTIONS];
+	__u64 value[NOPTIONS];
+	__u32 weights[TC_CONFUCIUS_MAX_CLASSES];
+	unsigned int nweights;
+};
+
+/* ------------------------------------------------------------- messages */
+
+/* A rate in bytes/s as tc writes it in bits, e.g. "8kbit", "140.7Tbit". */
+static void sprint_bits(__u64 bytes, char *buf, size_t len)
+{
+	static const char *const prefixes[] = { "", "k", "M", "G", "T" };
+	double bits = (double)bytes * 8;
+	unsigned int i = 0;
+
+	while (bits >= 1000 && i < sizeof(prefixes) / sizeof(prefixes[0]) - 1) {
+		bits /= 1000;
+		i++;
+	}
+	snprintf(buf, len, "%.4g%sbit", bits, prefixes[i]);
+}
+
+/* What a valid value of `spec` looks like, e.g. "a time from 1ms to 60s (e.g. 250ms)". */
+static void describe_valid(const struct option_spec *spec, char *buf, size_t len)
+{
+	char lo[SPRINT_BSIZE], hi[SPRINT_BSIZE], what[256];
+
+	switch (spec->kind) {
+	case KIND_RATE:
+		sprint_bits(spec->min, lo, sizeof(lo));
+		sprint_bits(spec->max, hi, sizeof(hi));
+		snprintf(what, sizeof(what), "\"unlimited\" (or 0) or a rate from %s to %s", lo, hi);
+		break;
+	case KIND_COUNT:
+		snprintf(what, sizeof(what), "a whole number of %s from %llu to %llu", spec->what,
+			 (unsigned long long)spec->min, (unsigned long long)spec->max);
+		break;
+	case KIND_SIZE:
+		snprintf(what, sizeof(what), "a size from %s to %s (%llu to %llu bytes)",
+			 sprint_size(spec->min, lo), sprint_size(spec->max, hi),
+			 (unsigned long long)spec->min, (unsigned long long)spec->max);
+		break;
+	case KIND_TIME:
+		snprintf(what, sizeof(what), "a time from %s to %s",
+			 sprint_time(spec->min, lo), sprint_time(spec->max, hi));
+		break;
+	case KIND_PERCENT:
+		snprintf(what, sizeof(what), "a whole percentage from %llu to %llu",
+			 (unsigned long long)spec->min, (unsigned long long)spec->max);
+		break;
+	case KIND_MODE:
+		snprintf(what, sizeof(what), "%s, %s or %s",
+			 mode_names[0], mode_names[1], mode_names[2]);
+		break;
+	case KIND_WEIGHTS:
+		snprintf(what, sizeof(what), "up to %u whole numbers (0 to %llu) joined by ':'",
+			 TC_CONFUCIUS_MAX_CLASSES, (unsigned long long)spec->max);
+		break;
+	}
+	snprintf(buf, len, "%s (e.g. %s)", what, spec->example);
+}
+
+static int reject(const struct option_spec *spec, const char *arg)
+{
+	char valid[384];
+
+	describe_valid(spec, valid, sizeof(valid));
+	fprintf(stderr, "confucius: invalid %s \"%s\": expected %s\n", spec->name, arg, valid);
+	return -1;
+}
+
+static void explain_defaults(void)
+{
+	struct cfc_config d;
+	char b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE];
+
+	cfc_config_default(&d);
+	fprintf(stderr,
+		"Defaults: bandwidth unlimited limit %up memlimit %s flows %u quantum %u\n"
+		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
+		"          no weights (classes served in proportion to their active flows)\n",
+		d.limit, sprint_size(d.memlimit, b1), d.flows, d.quantum,
+		sprint_time(d.interval_ns / NS_PER_US, b2), mode_names[d.mode], d.classes,
+		(d.hysteresis * 100 + CFC_W_ONE / 2) / CFC_W_ONE,
+		sprint_time(d.reclassify_ns / NS_PER_US, b3));
+}
+
+static void explain(void)
+{
+	char valid[384];
+	unsigned int i;
+
+	fprintf(stderr,
+		"Usage: ... confucius [ bandwidth RATE | unlimited ] [ limit PACKETS ]\n"
+		"                     [ memlimit BYTES ] [ flows NUMBER ] [ quantum BYTES ]\n"
+		"                     [ interval TIME ] [ mode flow | class | external ]\n"
+		"                     [ classes NUMBER ] [ hysteresis PERCENT ]\n"
+		"                     [ reclassify TIME ] [ weights W1:W2:... ]\n");
+	explain_defaults();
+	fprintf(stderr, "Values:\n");
+	for (i = 0; i < NOPTIONS; i++) {
+		describe_valid(&options[i], valid, sizeof(valid));
+		fprintf(stderr, "  %-10s %s\n", options[i].name, valid);
+	}
+	fprintf(stderr,
+		"flows is fixed when the qdisc is created. weights apply in mode external,\n"
+		"one per class; a weight of 0 serves its class by its active flows.\n"
+		"A time without a unit is in microseconds, a rate without one in bit/s.\n");
+}
+
+/* ------------------------------------------------------------- parsing */
+
+/*
+ * tc's number parsers read "-1" as a huge unsigned value or convert a negative
+ * double to an unsigned type: refuse a minus sign before they see it.
+ */
+static bool is_negative(const char *arg)
+{
+	return arg[strspn(arg, " \t")] == '-';
+}
+
+/* A time in us; without a unit it is in us, as everywhere in tc. */
+static int read_time_us(const char *arg, __u64 *us)
+{
+	size_t len = strlen(arg);
+	__s64 ns;
+
+	if (is_negative(arg) || get_time64(&ns, arg) || ns < 0)
+		return -1;
+	if (len && ((arg[len - 1] >= '0' && arg[len - 1] <= '9') || arg[len - 1] == '.'))
+		ns *= NS_PER_US;	/* get_time64 read a bare number as ns */
+	*us = (__u64)ns / NS_PER_US;
+	return 0;
+}
+
+/*
+ * bytes/s; 0 (unshaped) only when asked for by name: get_rate64 turns an
+ * overflowing or infinite rate into 0 as well.
+ */
+static int read_rate(const char *arg, __u64 *bytes)
+{
+	if (strcmp(arg, "unlimited") == 0 || strcmp(arg, "0") == 0) {
+		*bytes = 0;
+		return 0;
+	}
+	return is_negative(arg) || get_rate64(bytes, arg) || *bytes == 0 ? -1 : 0;
+}
+
+static int read_count(const char *arg, __u64 *count)
+{
+	__u32 v;
+
+	if (is_negative(arg) || get_u32(&v, arg, 10))
+		return -1;
+	*count = v;
+	return 0;
+}
+
+static int read_size(const char *arg, __u64 *bytes)
+{
+	unsigned int v;
+
+	if (is_negative(arg) || get_size(&v, arg))
+		return -1;
+	*bytes = v;
+	return 0;
+}
+
+static int read_percent(const char *arg, __u64 *percent)
+{
+	char digits[32];
+	size_t len = strlen(arg);
+
+	if (len == 0 || len >= sizeof(digits))
+		return -1;
+	memcpy(digits, arg, len + 1);
+	if (digits[len - 1] == '%')
+		digits[len - 1] = '\0';
+	return read_count(digits, percent);
+}
+
+static int read_mode(const char *arg, __u64 *mode)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
+		if (strcmp(arg, mode_names[i]) == 0) {
+			*mode = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+/* W1:W2:..., each a u32; every field must be there ("1::2" is no "1:2"). */
+static int read_weights(const char *arg, struct request *req)
+{
+	const char *field = arg;
+	char digits[16];
+	__u64 w;
+
+	req->nweights = 0;
+	for (;;) {
+		size_t len = strcspn(field, ":");
+
+		if (len == 0 || len >= sizeof(digits) || req->nweights == TC_CONFUCIUS_MAX_CLASSES)
+			return -1;
+		memcpy(digits, field, len);
+		digits[len] = '\0';
+		if (read_count(digits, &w))
+			return -1;
+		req->weights[req->nweights++] = (__u32)w;
+		if (field[len] == '\0')
+			return 0;
+		field += len + 1;
+	}
+}
+
+static int read_value(const struct option_spec *spec, const char *arg, struct request *req,
+		      __u64 *v)
+{
+	switch (spec->kind) {
+	case KIND_RATE:
+		return read_rate(arg, v);
+	case KIND_COUNT:
+		return read_count(arg, v);
+	case KIND_SIZE:
+		return read_size(arg, v);
+	case KIND_TIME:
+		return read_time_us(arg, v);
+	case KIND_PERCENT:
+		return read_percent(arg, v);
+	case KIND_MODE:
+		return read_mode(arg, v);
+	case KIND_WEIGHTS:
+		*v = 0;
+		return read_weights(arg, req);
+	}
+	return -1;
+}
+
+static bool in_range(const struct option_spec *spec, __u64 v)
+{
+	if (spec->kind == KIND_WEIGHTS || (spec->kind == KIND_RATE && v == 0))
+		return true;	/* each weight is a u32; a rate of 0 is unshaped */
+	return v >= spec->min && v <= spec->max;
+}
+
+/* Read the value of option `i` into req, range checked; -1 after saying why. */
+static int parse_value(unsigned int i, const char *arg, struct request *req)
+{
+	const struct option_spec *spec = &options[i];
+	__u64 v;
+
+	if (read_value(spec, arg, req, &v) || !in_range(spec, v))
+		return reject(spec, arg);
+	req->value[i] = v;
+	return 0;
+}
+
+static int find_option(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < NOPTIONS; i++)
+		if (strcmp(name, options[i].name) == 0)
+			return (int)i;
+	return -1;
+}
+
+/* Checks that need several options of one command. */
+static int check_request(const struct request *req)
+{
+	int classes = find_option("classes"), weights = find_option("weights");
+
+	if (req->given[classes] && req->given[weights] && req->nweights > req->value[classes]) {
+		fprintf(stderr, "confucius: %u weights given for %llu classes\n",
+			req->nweights, (unsigned long long)req->value[classes]);
+		return -1;
+	}
+	return 0;
+}
+
+static void add_request(const struct request *req, struct nlmsghdr *n)
+{
+	struct rtattr *nest = addattr_nest(n, 1024, TCA_OPTIONS | NLA_F_NESTED);
+	unsigned int i;
+
+	for (i = 0; i < NOPTIONS; i++) {
+		if (!req->given[i])
+			continue;
+		if (options[i].kind == KIND_RATE)
+			addattr64(n, 1024, options[i].attr, req->value[i]);
+		else if (options[i].kind == KIND_WEIGHTS)
+			addattr_l(n, 1024, options[i].attr, req->weights,
+				  req->nweights * sizeof(req->weights[0]));
+		else
+			addattr32(n, 1024, options[i].attr, (__u32)req->value[i]);
+	}
+	addattr_nest_end(n, nest);
+}
+
+static int confucius_parse_opt(struct qdisc_util *qu, int argc, char **argv,
+			       struct nlmsghdr *n, const char *dev)
+{
+	struct request req = { 0 };
+	int i;
+
+	for (; argc > 0; argc--, argv++) {
+		if (strcmp(*argv, "help") == 0) {
+			explain();
+			return -1;
+		}
+		i = find_option(*argv);
+		if (i < 0) {
+			fprintf(stderr, "confucius: unknown option \"%s\"\n", *argv);
+			explain();
+			return -1;
+		}
+		if (req.given[i]) {
+			fprintf(stderr, "confucius: %s given twice\n", options[i].name);
+			return -1;
+		}
+		if (argc < 2) {
+			fprintf(stderr, "confucius: %s needs a value\n", options[i].name);
+			return -1;
+		}
+		argc--, argv++;
+		if (parse_value(i, *argv, &req))
+			return -1;
+		req.given[i] = true;
+	}
+	if (check_request(&req))
+		return -1;
+	add_request(&req, n);
+	return 0;
+}
+
+/* ------------------------------------------------------------- printing */
+
+static bool attr_u32(struct rtattr *tb[], int attr, __u32 *v)
+{
+	if (!tb[attr] || RTA_PAYLOAD(tb[attr]) < sizeof(__u32))
+		return false;
+	*v = rta_getattr_u32(tb[attr]);
+	return true;
+}
+
+/* Text in tc's time units, JSON in raw us. */
+static void print_time_us(const char *key, __u32 us)
+{
+	char fmt[32], b[SPRINT_BSIZE];
+
+	snprintf(fmt, sizeof(fmt), "%s %%s ", key);
+	print_string(PRINT_FP, NULL, fmt, sprint_time(us, b));
+	print_uint(PRINT_JSON, key, NULL, us);
+}
+
+static void print_bandwidth(struct rtattr *attr)
+{
+	__u64 bytes;
+
+	if (!attr || RTA_PAYLOAD(attr) < sizeof(__u64))
+		return;
+	bytes = rta_getattr_u64(attr);
+	if (bytes)
+		tc_print_rate(PRINT_ANY, "bandwidth", "bandwidth %s ", bytes);
+	else {
+		print_string(PRINT_FP, NULL, "bandwidth %s ", "unlimited");
+		print_u64(PRINT_JSON, "bandwidth", NULL, 0);
+	}
+}
+
+static void print_mode(__u32 mode)
+{
+	char unknown[32];
+
+	if (mode < sizeof(mode_names) / sizeof(mode_names[0])) {
+		print_string(PRINT_ANY, "mode", "mode %s ", mode_names[mode]);
+		return;
+	}
+	snprintf(unknown, sizeof(unknown), "unknown(%u)", mode);
+	print_string(PRINT_ANY, "mode", "mode %s ", unknown);
+}
+
+/* "weights 4:2:1", up to the last class that has one; nothing when none is set. */
+static void print_weights(struct rtattr *attr)
+{
+	__u32 w[TC_CONFUCIUS_MAX_CLASSES] = { 0 };
+	unsigned int i, n, len;
+
+	if (!attr)
+		return;
+	len = RTA_PAYLOAD(attr) < sizeof(w) ? RTA_PAYLOAD(attr) : sizeof(w);
+	memcpy(w, RTA_DATA(attr), len);
+	for (n = len / sizeof(w[0]); n > 0 && w[n - 1] == 0; n--)
+		;
+	if (n == 0)
+		return;
+	print_string(PRINT_FP, NULL, "weights ", NULL);
+	open_json_array(PRINT_JSON, "weights");
+	for (i = 0; i < n; i++)
+		print_uint(PRINT_ANY, NULL, i + 1 < n ? "%u:" : "%u ", w[i]);
+	close_json_array(PRINT_JSON, NULL);
+}
+
+static int confucius_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *opt)
+{
+	struct rtattr *tb[TCA_CONFUCIUS_MAX + 1];
+	__u32 v;
+
+	if (!opt)
+		return 0;
+	parse_rtattr_nested(tb, TCA_CONFUCIUS_MAX, opt);
+	print_bandwidth(tb[TCA_CONFUCIUS_BANDWIDTH64]);
+	if (attr_u32(tb, TCA_CONFUCIUS_LIMIT, &v))
+		print_uint(PRINT_ANY, "limit", "limit %up ", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_MEMLIMIT, &v))
+		print_size(PRINT_ANY, "memlimit", "memlimit %s ", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_FLOWS, &v))
+		print_uint(PRINT_ANY, "flows", "flows %u ", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_QUANTUM, &v))
+		print_uint(PRINT_ANY, "quantum", "quantum %u ", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_INTERVAL, &v))
+		print_time_us("interval", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_MODE, &v))
+		print_mode(v);
+	if (attr_u32(tb, TCA_CONFUCIUS_CLASSES, &v))
+		print_uint(PRINT_ANY, "classes", "classes %u ", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_HYSTERESIS, &v))
+		print_uint(PRINT_ANY, "hysteresis", "hysteresis %u%% ", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_RECLASSIFY, &v))
+		print_time_us("reclassify", v);
+	print_weights(tb[TCA_CONFUCIUS_CLASS_WEIGHTS]);
+	return 0;
+}
+
+static void print_class_xstats(const struct tc_confucius_xstats *st)
+{
+	unsigned int i, n = st->classes < TC_CONFUCIUS_MAX_CLASSES ?
+			    st->classes : TC_CONFUCIUS_MAX_CLASSES;
+
+	open_json_array(PRINT_JSON, "classes");
+	for (i = 0; i < n; i++) {
+		print_nl();
+		open_json_object(NULL);
+		print_uint(PRINT_ANY, "class", "  class %u:", i + 1);
+		print_uint(PRINT_ANY, "flows", " flows %u", st->class_flows[i]);
+		print_uint(PRINT_ANY, "packets", " packets %u", st->class_packets[i]);
+		print_uint(PRINT_ANY, "bytes", " bytes %u", st->class_bytes[i]);
+		close_json_object();
+	}
+	close_json_array(PRINT_JSON, NULL);
+}
+
+/*
+ * Qdisc statistics are a struct tc_confucius_xstats (a newer kernel may append
+ * fields); a class's are its number of flows, one u32.
+ */
+static int confucius_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr *xstats)
+{
+	struct tc_confucius_xstats st;
+	char b[SPRINT_BSIZE];
+
+	if (!xstats)
+		return 0;
+	if (RTA_PAYLOAD(xstats) == sizeof(__u32)) {
+		print_uint(PRINT_ANY, "flows", " flows %u", rta_getattr_u32(xstats));
+		return 0;
+	}
+	if (RTA_PAYLOAD(xstats) < sizeof(st))
+		return -1;
+	memcpy(&st, RTA_DATA(xstats), sizeof(st));	/* RTA_DATA is only 4-byte aligned */
+	print_uint(PRINT_ANY, "new_flows", "  new_flows %u", st.new_flows);
+	print_uint(PRINT_ANY, "old_flows", " old_flows %u", st.old_flows);
+	print_float(PRINT_ANY, "new_weight", " new_weight %.4g", (double)st.new_weight / CFC_W_ONE);
+	print_u64(PRINT_ANY, "ticks", " ticks %" PRIu64, st.ticks);
+	print_u64(PRINT_ANY, "moves", " moves %" PRIu64, st.moves);
+	print_nl();
+	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st.max_sojourn_us, b));
+	print_uint(PRINT_JSON, "max_sojourn", NULL, st.max_sojourn_us);
+	print_size(PRINT_ANY, "memory_used", " memory_used %s", st.memory_used);
+	print_class_xstats(&st);
+	return 0;
+}
+
+EXPORTED struct qdisc_util confucius_qdisc_util = {
+	.id		= "confucius",
+	.parse_qopt	= confucius_parse_opt,
+	.print_qopt	= confucius_print_opt,
+	.print_xstats	= confucius_print_xstats,
+};
