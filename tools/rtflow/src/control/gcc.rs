@@ -30,6 +30,10 @@ pub struct GccController {
     target_bps: f64,
     pacing_bps: f64,
     probes: Vec<Probe>,
+    /// Results of a report in which every packet was lost, held for the next report that
+    /// has a received packet: the crate unwraps the latest arrival time of a report and
+    /// panics without one (libwebrtc starts that maximum at minus infinity instead).
+    held: Vec<PacketResult>,
 }
 
 fn timestamp(ns: u64) -> Timestamp {
@@ -63,6 +67,7 @@ impl GccController {
             target_bps: bounds.start,
             pacing_bps: bounds.start * pacing_factor,
             probes: Vec::new(),
+            held: Vec::new(),
         };
         let update = controller.gcc.on_network_availability(NetworkAvailability { at_time, network_available: true });
         controller.apply(update);
@@ -115,18 +120,18 @@ impl Controller for GccController {
     }
 
     fn on_feedback(&mut self, now_ns: u64, outcomes: &[Outcome], in_flight: u64) {
-        let packet_feedbacks = outcomes
-            .iter()
-            .map(|o| PacketResult {
-                sent_packet: sent_packet(&o.sent),
-                receive_time: o.arrival_ns.map_or(Timestamp::plus_infinity(), timestamp),
-                ..Default::default()
-            })
-            .collect();
+        self.held.extend(outcomes.iter().map(|o| PacketResult {
+            sent_packet: sent_packet(&o.sent),
+            receive_time: o.arrival_ns.map_or(Timestamp::plus_infinity(), timestamp),
+            ..Default::default()
+        }));
+        if !self.held.iter().any(|p| p.receive_time.is_finite()) {
+            return;
+        }
         let report = TransportPacketsFeedback {
             feedback_time: timestamp(now_ns),
             data_in_flight: DataSize::from_bytes(in_flight as i64),
-            packet_feedbacks,
+            packet_feedbacks: std::mem::take(&mut self.held),
             sendless_arrival_times: Vec::new(),
         };
         let update = self.gcc.on_transport_packets_feedback(report);
@@ -155,5 +160,29 @@ impl Controller for GccController {
 
     fn feedback_request(&self) -> FeedbackRequest {
         FEEDBACK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn sent(seq: u64) -> SentRecord {
+        SentRecord { seq, send_ns: seq * 1_000_000, wire_bytes: 1200, probe: None, in_flight: 1200, media: None }
+    }
+
+    #[test]
+    fn a_report_of_only_losses_waits_for_one_with_an_arrival() {
+        let bounds = RateBounds { start: 1e6, min: 1e5, max: 1e8 };
+        let mut gcc = GccController::new(0, bounds, 2.5);
+        for seq in 0..4 {
+            gcc.on_sent(&sent(seq));
+        }
+        let lost = |seq| Outcome { sent: sent(seq), arrival_ns: None, rtt_ns: None };
+        gcc.on_feedback(50_000_000, &[lost(0), lost(1)], 2400);
+        assert_eq!(gcc.held.len(), 2);
+        let arrived = Outcome { sent: sent(2), arrival_ns: Some(22_000_000), rtt_ns: Some(40_000_000) };
+        gcc.on_feedback(100_000_000, &[arrived, lost(3)], 0);
+        assert!(gcc.held.is_empty());
     }
 }
