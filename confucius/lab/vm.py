@@ -417,8 +417,10 @@ def _env_lines(env: Mapping[str, str]) -> list[str]:
 
 def _write_job(ctl: Path, kernel: Kernel, *, nonce: str, results: Path, interpreter: str,
                modules: list[Path], env: Mapping[str, str], interactive: bool) -> None:
-    """The control share: boot.sh, the modules and job.env, which both stage 1 (busybox
-    sh) and stage 2 (bash) source, so it holds plain assignments only."""
+    """The control share: boot.sh, the modules with their index, lab.env (the harness's
+    settings, plain assignments that both stage 1, busybox sh, and stage 2, bash, source)
+    and env.sh (the script's environment, sourced only where the script starts, so that no
+    name in it can disturb the boot scripts)."""
     shutil.copy(BOOT_SCRIPT, ctl / "boot.sh")
     (ctl / "modules").mkdir()
     if modules:  # copied: the host path may be hidden in the guest (e.g. under /tmp)
@@ -430,14 +432,15 @@ def _write_job(ctl: Path, kernel: Kernel, *, nonce: str, results: Path, interpre
         "LAB_TC_SYSTEM": _tc_system_dir(), "LAB_TC_PLUGINS": str(TC_PLUGINS),
         "LAB_INTERPRETER": interpreter, "LAB_INTERACTIVE": str(int(interactive)),
     }
+    (ctl / "lab.env").write_text("".join(f"{name}={shlex.quote(value)}\n"
+                                         for name, value in settings.items()))
     guest_env = {
         "PATH": f"{REPO / '.venv' / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME": "/tmp", "LANG": "C.UTF-8", "TERM": os.environ.get("TERM", "linux"),
         "PYTHONDONTWRITEBYTECODE": "1",  # the root is read-only
-        "LAB_REPO": str(REPO), "RESULTS": str(results), **env,
+        "TC_LIB_DIR": "/run/lab/tc", "LAB_REPO": str(REPO), "RESULTS": str(results), **env,
     }
-    lines = [f"{name}={shlex.quote(value)}" for name, value in settings.items()]
-    (ctl / "job.env").write_text("\n".join(lines + _env_lines(guest_env)) + "\n")
+    (ctl / "env.sh").write_text("\n".join(_env_lines(guest_env)) + "\n")
 
 
 def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float = 300.0,

@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: MIT
 # Stage 2 of the lab VM, run as PID 1 in the host's root after switch_root; stage 1
 # (lab/initramfs/init) has mounted everything. confucius.lab.vm copies this file into the
-# run's control share (/run/lab/ctl) next to job.env (what to run, written by the host),
-# args (the script's arguments, NUL-separated) and the script itself.
+# run's control share (/run/lab/ctl) next to lab.env (the harness's settings), env.sh (the
+# script's environment), args (the script's arguments, NUL-separated) and the script.
 #
 # It prints a "ready" marker, runs the script as root, saves the kernel log, prints the
 # script's exit status behind a per-run marker on the console and powers the VM off.
@@ -11,7 +11,7 @@
 
 CTL=/run/lab/ctl
 # shellcheck source=/dev/null
-. "$CTL/job.env"
+. "$CTL/lab.env"
 
 marker() { printf '\n@@lab:%s:%s\n' "$LAB_NONCE" "$*"; }
 
@@ -27,13 +27,13 @@ run_script() {
 	mapfile -d '' args <"$CTL/args"
 	command=("$CTL/script" "${args[@]}")
 	[ -n "$LAB_INTERPRETER" ] && command=("$LAB_INTERPRETER" "${command[@]}")
-	export TC_LIB_DIR=/run/lab/tc
 	cd "$LAB_REPO" || return 127
+	# In a subshell: the script's environment cannot touch this script's variables.
 	if [ "$LAB_INTERACTIVE" = 1 ]; then
 		# A controlling terminal, so that ^C reaches the shell's children, not PID 1.
-		setsid -c "${command[@]}" </dev/console >/dev/console 2>&1
+		(. "$CTL/env.sh" && exec setsid -c "${command[@]}") </dev/console >/dev/console 2>&1
 	else
-		"${command[@]}" </dev/null
+		(. "$CTL/env.sh" && exec "${command[@]}") </dev/null
 	fi
 }
 
