@@ -49,14 +49,14 @@ def run_command(
     args: Optional[List[str]] = typer.Argument(None, help="Arguments for the script (after --)."),
     command: Optional[str] = typer.Option(None, "--command", "-c", help="Shell commands to run instead of a file."),
     results: Optional[Path] = typer.Option(None, help="Writable results folder ($RESULTS inside) "
-                                           "[default: results/lab/<time>]."),
+                                           "(default: results/lab/<time>)."),
     timeout: float = typer.Option(600.0, help="Seconds before the VM is killed (boot included)."),
     cpus: int = typer.Option(2, help="Virtual CPUs."),
     memory: str = typer.Option("2G", help="Guest memory (e.g. 512M, 2G)."),
     env: List[str] = typer.Option([], "--env", "-e", help="NAME=VALUE for the script (repeatable)."),
     module: Optional[List[Path]] = typer.Option(None, "--module", "-m",
                                                 help="Kernel module to make loadable "
-                                                "(repeatable) [default: build/kernel/*.ko]."),
+                                                "(repeatable; default: build/kernel/*.ko)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the console as it runs."),
 ):
     """Boot the VM, run SCRIPT as root inside, exit with its exit status."""
@@ -174,7 +174,7 @@ def topology_rate(rate: str = typer.Argument(..., help="New bottleneck rate, e.g
 @topology_app.command("trace")
 def topology_trace(
     trace: Path = typer.Argument(..., help="Bandwidth trace: 'time_s Mbps' per line."),
-    duration: Optional[float] = typer.Option(None, help="Seconds to follow [default: all of it]."),
+    duration: Optional[float] = typer.Option(None, help="Seconds to follow (default: all of it)."),
     scale: float = typer.Option(1.0, help="Multiply the trace's rates by this."),
 ):
     """Follow a bandwidth trace with the bottleneck's rate (runs until the trace ends)."""
