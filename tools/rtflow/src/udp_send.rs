@@ -20,8 +20,9 @@ use crate::wire::{self, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
 const MAX_SLEEP_NS: u64 = 100_000_000;
 /// The socket may hold many datagrams: the sender's own queue is the pacer's.
 const SOCKET_BUFFER: u32 = 4 << 20;
-/// Bye datagrams sent at the end (more than one, in case the bottleneck drops one).
-const BYE_REPEATS: usize = 3;
+/// When the bye datagrams go out after the last media packet: spread over a quarter of a
+/// second, so that some arrive after a full bottleneck queue has drained.
+const BYE_SCHEDULE_MS: [u64; 5] = [0, 10, 30, 70, 150];
 
 pub struct UdpSendConfig {
     /// The controller's name, for the summary line.
@@ -167,6 +168,8 @@ impl Sender {
         while !self.blocked_on_socket && self.controller.can_send(self.history.in_flight()) {
             let Some((packet, probe)) = self.pacer.poll(now) else { break };
             let len = self.write_datagram(&packet);
+            // Each packet's own send time: GCC reads pacing from the gaps between them.
+            let sent_at = sys::now_ns();
             match self.socket.send(&self.buf[..len]) {
                 Ok(_) => {}
                 Err(e) if e.kind() == ErrorKind::WouldBlock => {
@@ -178,7 +181,7 @@ impl Sender {
                 Err(e) if e.kind() == ErrorKind::ConnectionRefused => {}
                 Err(e) => return Err(format!("send failed: {e}")),
             }
-            let record = self.history.on_sent(now, packet, probe);
+            let record = self.history.on_sent(sent_at, packet, probe);
             self.controller.on_sent(&record);
             self.sent_bytes_interval += record.wire_bytes as u64;
             self.totals.sent_bytes += record.wire_bytes as u64;
@@ -259,10 +262,12 @@ impl Sender {
                                 seq: self.history.next_seq(), frame_id: 0, capture_ns: 0, frame_size: 0, index: 0,
                                 count: 0 };
         bye.encode(&mut self.buf);
-        for _ in 0..BYE_REPEATS {
+        let stopped = sys::now_ns();
+        for at_ms in BYE_SCHEDULE_MS {
+            let at = stopped + at_ms * 1_000_000;
+            std::thread::sleep(std::time::Duration::from_nanos(at.saturating_sub(sys::now_ns())));
             // Best effort: a receiver that misses every bye still stops on its own duration or signal.
             let _ = self.socket.send(&self.buf[..MEDIA_HEADER_LEN]);
-            std::thread::sleep(std::time::Duration::from_millis(10));
         }
         self.rate_log.finish()?;
         let seconds = elapsed_ns as f64 / 1e9;
