@@ -19,6 +19,8 @@ console goes to <results>/console.log and the guest's kernel log to <results>/dm
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import hashlib
 import lzma
 import os
@@ -472,7 +474,23 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
         _write_job(ctl, kernel, nonce=nonce, results=results, interpreter=interpreter,
                    modules=modules, env=env, interactive=interactive)
         qemu = _qemu_command(kernel, accel, cpus, memory, ctl, results, interactive)
-        return _supervise(qemu, nonce, results, timeout, echo, interactive)
+        with _machine_slot():
+            return _supervise(qemu, nonce, results, timeout, echo, interactive)
+
+
+# One VM at a time on a machine: emulated VMs sharing its cores slow each other's clocks
+# and CPUs unpredictably, which would distort every timing the lab measures.
+MACHINE_LOCK = Path(tempfile.gettempdir()) / "confucius-lab-vm.lock"
+
+
+@contextlib.contextmanager
+def _machine_slot():
+    with open(MACHINE_LOCK, "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def _supervise(qemu: list[str], nonce: str, results: Path, timeout: float, echo: bool,
