@@ -16,6 +16,7 @@
  */
 #include <stdbool.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -546,24 +547,39 @@ static void print_class_xstats(const struct tc_confucius_xstats *st)
 	close_json_array(PRINT_JSON, NULL);
 }
 
+/* The first version of the statistics ended with the per-class counters. */
+#define XSTATS_FIRST_SIZE offsetof(struct tc_confucius_xstats, enqueued_packets)
+
+/* The counters added since the first version, when the kernel sends them. */
+static void print_enqueued(const struct tc_confucius_xstats *st, size_t size)
+{
+	if (size < sizeof(*st))
+		return;
+	print_u64(PRINT_ANY, "enqueued_packets", " enqueued_packets %" PRIu64, st->enqueued_packets);
+	print_u64(PRINT_ANY, "enqueued_bytes", " enqueued_bytes %" PRIu64, st->enqueued_bytes);
+}
+
 /*
  * Qdisc statistics are a struct tc_confucius_xstats (a newer kernel may append
- * fields); a class's are its number of flows, one u32.
+ * fields, an older one sends fewer); a class's are its number of flows, one u32.
  */
 static int confucius_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr *xstats)
 {
-	struct tc_confucius_xstats st;
+	struct tc_confucius_xstats st = { 0 };
+	size_t size;
 	char b[SPRINT_BSIZE];
 
 	if (!xstats)
 		return 0;
-	if (RTA_PAYLOAD(xstats) == sizeof(__u32)) {
+	size = RTA_PAYLOAD(xstats);
+	if (size == sizeof(__u32)) {
 		print_uint(PRINT_ANY, "flows", " flows %u", rta_getattr_u32(xstats));
 		return 0;
 	}
-	if (RTA_PAYLOAD(xstats) < sizeof(st))
+	if (size < XSTATS_FIRST_SIZE)
 		return -1;
-	memcpy(&st, RTA_DATA(xstats), sizeof(st));	/* RTA_DATA is only 4-byte aligned */
+	/* RTA_DATA is only 4-byte aligned. */
+	memcpy(&st, RTA_DATA(xstats), size < sizeof(st) ? size : sizeof(st));
 	print_uint(PRINT_ANY, "new_flows", "  new_flows %u", st.new_flows);
 	print_uint(PRINT_ANY, "old_flows", " old_flows %u", st.old_flows);
 	print_float(PRINT_ANY, "new_weight", " new_weight %.4g", (double)st.new_weight / CFC_W_ONE);
@@ -573,6 +589,7 @@ static int confucius_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr 
 	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st.max_sojourn_us, b));
 	print_uint(PRINT_JSON, "max_sojourn", NULL, st.max_sojourn_us);
 	print_size(PRINT_ANY, "memory_used", " memory_used %s", st.memory_used);
+	print_enqueued(&st, size);
 	print_class_xstats(&st);
 	return 0;
 }

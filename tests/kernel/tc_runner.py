@@ -71,7 +71,7 @@ def load_cases(directory: Path = CASES_DIR) -> list[dict]:
             problems = case_problems(case) if isinstance(case, dict) else ["not an object"]
             if problems:
                 raise ValueError(f"{path.name}: case {case.get('id', '?')}: {'; '.join(problems)}")
-            cases.append({**case, "file": path.name})
+            cases.append(case)
     seen: set[str] = set()
     for case in cases:
         if case["id"] in seen:

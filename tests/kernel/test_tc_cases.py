@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+"""The tc-testing style cases of tc_cases/, run in one boot of the lab VM.
+
+tc_runner.py runs every case inside Debian's kernel with the system tc, the plugin from
+build/tc and the module from build/kernel, and writes what it found; each case then shows
+here as one test. The tests not marked `vm` check the cases themselves and the runner's
+helpers on the host.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+import nlqdisc
+import tc_runner
+from confucius.lab import vm
+
+CASES = tc_runner.load_cases()
+RESULTS_FILE = "tc_results.json"
+# Generous: under emulation on a busy host one case can take seconds.
+VM_TIMEOUT_S = 900.0
+OPTIONS = ("bandwidth", "limit", "memlimit", "flows", "quantum", "interval", "mode", "classes",
+           "hysteresis", "reclassify", "weights")
+# The UAPI attribute of an option, where its name differs (see nlqdisc.py).
+NETLINK_NAMES = {"bandwidth": "bandwidth64", "weights": "class_weights"}
+
+
+def _param(case: dict):
+    marks = [pytest.mark.vm]
+    if "xfail" in case:
+        marks.append(pytest.mark.xfail(reason=case["xfail"], strict=True))
+    slug = re.sub(r"[^a-z0-9]+", "-", case["name"].lower()).strip("-")
+    return pytest.param(case, id=f"{case['id']}-{slug}", marks=marks)
+
+
+@pytest.fixture(scope="module")
+def guest(tmp_path_factory) -> vm.VMResult:
+    for built in (vm.TC_PLUGINS / "q_confucius.so", vm.PROJECT_MODULES / "sch_confucius.ko"):
+        if not built.is_file():
+            pytest.fail(f"{built} is missing: run `make tc kmod` first")
+    results = tmp_path_factory.mktemp("tc_cases")
+    # python -S: the runner needs the standard library only, and site-packages cost seconds
+    # to scan over 9p under emulation.
+    return vm.run(f'exec python3 -S tests/kernel/tc_runner.py --output "$RESULTS/{RESULTS_FILE}"',
+                  results_dir=results, timeout=VM_TIMEOUT_S)
+
+
+@pytest.fixture(scope="module")
+def outcomes(guest) -> dict[str, dict]:
+    path = guest.results_dir / RESULTS_FILE
+    if not path.is_file():
+        pytest.fail(f"the runner wrote no results; guest output:\n{guest.output[-3000:]}")
+    return {outcome["id"]: outcome for outcome in json.loads(path.read_text())}
+
+
+def _report(outcome: dict) -> str:
+    lines = [f"case {outcome['id']} {outcome['name']}:", *outcome["problems"], "transcript:"]
+    for step in outcome["transcript"]:
+        lines.append(f"  $ {step['cmd']}  -> {step['rc']}")
+        lines += [f"    {line}" for line in (step["stdout"] + step["stderr"]).splitlines()[:20]]
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("case", [_param(case) for case in CASES])
+def test_case(case, outcomes):
+    outcome = outcomes.get(case["id"])
+    assert outcome is not None, "the runner did not reach this case (see test_runner_ran_every_case)"
+    assert outcome["passed"], _report(outcome)
+
+
+@pytest.mark.vm
+def test_runner_ran_every_case(guest, outcomes):
+    assert guest.returncode == 0, guest.output[-3000:]
+    assert sorted(outcomes) == sorted(case["id"] for case in CASES)
+    print(f"{len(outcomes)} cases, VM run {guest.duration:.0f} s (boot {guest.boot_time:.1f} s)")
+
+
+@pytest.mark.vm
+def test_kernel_log_is_clean(guest, outcomes):
+    """No WARN, BUG, oops or leak report from the module while the cases ran."""
+    assert "sch_confucius" in guest.dmesg  # the module did load: the log is the one that counts
+    assert guest.kernel_problems() == []
+
+
+# --------------------------------------------------------------------------- on the host
+
+@pytest.mark.parametrize("category", ["add", "change", "invalid", "netlink"])
+@pytest.mark.parametrize("option", OPTIONS)
+def test_every_option_is_covered(option, category):
+    """Each option is added, changed and refused through tc, and refused by the kernel."""
+    if category == "netlink":
+        word = rf"\b{NETLINK_NAMES.get(option, option)}="
+    else:
+        word = rf"\b{option} "
+    assert any(category in case["category"] and re.search(word, case["cmdUnderTest"]) for case in CASES)
+
+
+def test_cases_have_unique_ids():
+    assert len({case["id"] for case in CASES}) == len(CASES) > 100
+
+
+def test_malformed_cases_are_reported(tmp_path):
+    (tmp_path / "bad.json").write_text(json.dumps([{"id": "x", "name": "no command"}]))
+    with pytest.raises(ValueError, match="missing cmdUnderTest"):
+        tc_runner.load_cases(tmp_path)
+    (tmp_path / "bad.json").write_text(json.dumps([{**CASES[0], "matchCount": 1}]))
+    with pytest.raises(ValueError, match="matchPattern and matchCount go together"):
+        tc_runner.load_cases(tmp_path)
+
+
+def test_json_match_is_a_subset_match():
+    actual = [{"kind": "confucius", "options": {"limit": 5, "mode": "flow"}, "qlen": 0}]
+    assert tc_runner.json_mismatches(actual, [{"options": {"limit": 5}}]) == []
+    assert tc_runner.json_mismatches(actual, [{"options": {"limit": 6}}]) == ["$[0].options.limit: expected 6, got 5"]
+    assert tc_runner.json_mismatches(actual, [{"weights": [1]}]) == ["$[0].weights: missing"]
+    assert tc_runner.json_mismatches(actual, []) != []
+    assert tc_runner.json_mismatches({"x": True}, {"x": 1}) != []
+
+
+def test_raw_netlink_tool_knows_the_uapi_attributes():
+    numbers = nlqdisc.attribute_numbers()
+    assert list(numbers.values()) == list(range(len(numbers)))
+    assert {"bandwidth64", "class_weights", "limit", "flows"} <= set(numbers)
+    assert nlqdisc.encode_option("limit=u32:7", numbers) == bytes([8, 0, numbers["limit"], 0, 7, 0, 0, 0])
+
+
+def test_raw_netlink_tool_refuses_bad_usage_without_sending():
+    assert nlqdisc.execute(["change", "lo", "confucius", "speed=u32:1"])[0] == 1
+    assert nlqdisc.execute(["change", "lo", "confucius", "limit=float:1"])[0] == 1
+    assert nlqdisc.execute(["change", "no-such-device0", "confucius", "limit=u32:1"])[0] == 1
+    assert nlqdisc.execute(["frob", "lo", "confucius"])[0] == 1
