@@ -166,14 +166,16 @@ static int reject(const struct option_spec *spec, const char *arg)
 static void explain_defaults(void)
 {
 	struct cfc_config d;
-	char b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE];
+	char b0[SPRINT_BSIZE] = "unlimited", b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE];
 
 	cfc_config_default(&d);
+	if (d.bandwidth)
+		sprint_bits(d.bandwidth / 8, b0, sizeof(b0));
 	fprintf(stderr,
-		"Defaults: bandwidth unlimited limit %up memlimit %s flows %u quantum %u\n"
+		"Defaults: bandwidth %s limit %up memlimit %s flows %u quantum %u\n"
 		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
 		"          no weights (classes served in proportion to their active flows)\n",
-		d.limit, sprint_size(d.memlimit, b1), d.flows, d.quantum,
+		b0, d.limit, sprint_size(d.memlimit, b1), d.flows, d.quantum,
 		sprint_time(d.interval_ns / NS_PER_US, b2), mode_names[d.mode], d.classes,
 		(d.hysteresis * 100 + CFC_W_ONE / 2) / CFC_W_ONE,
 		sprint_time(d.reclassify_ns / NS_PER_US, b3));
