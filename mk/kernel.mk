@@ -21,3 +21,8 @@ $(KMOD): $(KMOD_SRC) | $(DEPS_STAMP)
 .PHONY: kmod
 kmod: $(KMOD)
 PYTEST_NEEDS += $(KMOD)
+
+# Per-packet cost against fq_codel, cake and pfifo, inside the lab VM (not part of make test).
+.PHONY: bench-kernel
+bench-kernel: $(KMOD) $(TC_PLUGIN) $(VENV_STAMP)
+	$(VENV)/bin/confucius lab vm run --timeout 3000 bench/bench_kernel.py

@@ -8,6 +8,10 @@ scripts inside the lab VM.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
+import os
 import socket
 import struct
 from dataclasses import dataclass
@@ -50,14 +54,46 @@ class Reply:
     message: str         # the extack message, if any
 
 
+CLONE_NEWNET = 0x40000000
+
+
+@contextlib.contextmanager
+def netns(name: str | None):
+    """Run the block (this thread) in network namespace `name` (as made by `ip netns add`).
+    Sockets keep the namespace they were made in, so one opened here can be used after."""
+    if name is None:
+        yield
+        return
+    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+    own = os.open("/proc/self/ns/net", os.O_RDONLY)
+    target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
+    try:
+        if libc.setns(target, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns into {name}")
+        yield
+    finally:
+        libc.setns(own, CLONE_NEWNET)
+        os.close(own)
+        os.close(target)
+
+
 class Rtnl:
-    def __init__(self):
-        self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    def __init__(self, namespace: str | None = None):
+        """A netlink socket of the given network namespace (default: this thread's)."""
+        with netns(namespace):
+            self.sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+
         self.sock.setsockopt(SOL_NETLINK, NETLINK_EXT_ACK, 1)
         # Acks carry only the request's header, so the extack attributes follow at once.
         self.sock.setsockopt(SOL_NETLINK, NETLINK_CAP_ACK, 1)
         self.sock.bind((0, 0))
         self.seq = 0
+        self.namespace = namespace
+
+    def index(self, dev: str) -> int:
+        """The ifindex of a device in this socket's namespace."""
+        with netns(self.namespace):
+            return socket.if_nametoindex(dev)
 
     def close(self) -> None:
         self.sock.close()

@@ -1,0 +1,77 @@
+# SPDX-License-Identifier: MIT
+"""Real traffic through sch_confucius inside Debian's kernel (one VM boot runs
+guest_traffic.py): rate and fairness of 4 Cubic flows with conserved counters, class
+separation of delay-based/BBR and Cubic flows, and the motivating behaviour against
+fq_codel. Timers under emulation are coarse, so the bounds have margins."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from confucius.lab import vm
+
+pytestmark = pytest.mark.vm
+GUEST = Path(__file__).with_name("guest_traffic.py")
+BIN_S = 0.1
+
+
+@pytest.fixture(scope="module")
+def found(tmp_path_factory):
+    results = tmp_path_factory.mktemp("traffic")
+    result = vm.run(GUEST, results_dir=results, timeout=900)
+    assert result.returncode == 0, result.output[-3000:]
+    assert result.kernel_problems() == []
+    return json.loads((results / "traffic.json").read_text())
+
+
+def test_four_cubic_flows_fill_the_shaped_link_fairly(found):
+    flows = found["four_cubic"]
+    print(json.dumps({k: v for k, v in flows.items() if k != "stats"}))
+    assert 19.0 <= flows["wire_mbps"] <= 21.0
+    assert flows["jfi"] >= 0.95
+
+
+def test_counters_are_conserved(found):
+    s = found["four_cubic"]["stats"]
+    assert s["enqueued_packets"] == s["packets"] + s["drops"] + s["qlen"]
+    assert s["enqueued_bytes"] >= s["bytes"] + s["backlog"]
+
+
+@pytest.mark.parametrize("case", ["vegas_cubic", "bbr_cubic"])
+def test_class_mode_separates_the_flows(found, case):
+    run = found[case]
+    print(case, run["rates_mbps"], [s["flows"] for s in run["samples"]])
+    apart = [s for s in run["samples"] if sum(1 for n in s["flows"] if n) >= 2]
+    if case == "vegas_cubic":
+        assert len(apart) >= 0.7 * len(run["samples"])
+    assert run["samples"][-1]["moves"] >= 0
+
+
+def burst_start(shares):
+    """The first 100 ms bin after 2.5 s where the UDP flow lost its hold on the link."""
+    return next(i for i, s in enumerate(shares) if i * BIN_S >= 2.5 and s < 0.8)
+
+
+def window(shares, start_s, end_s):
+    begin = burst_start(shares)
+    part = shares[begin + round(start_s / BIN_S):begin + round(end_s / BIN_S)]
+    return sum(part) / len(part)
+
+
+def test_motivating_behaviour_on_a_real_kernel(found):
+    """The long-lived flow's share: about half at first, falling by ticks to the fair share
+    (1/13) under confucius; at the fair share within a few round trips under fq_codel
+    (the new TCP flows' slow start is all that delays it)."""
+    confucius, fq_codel = found["motivating"]
+    for run in (confucius, fq_codel):
+        b = burst_start(run["udp_share_per_100ms"])
+        print(run["qdisc"], [round(x, 3) for x in run["udp_share_per_100ms"][b - 3:b + 25]])
+        assert run["page_load_exit"] == 0
+    first = max(confucius["udp_share_per_100ms"][burst_start(confucius["udp_share_per_100ms"]):][:3])
+    gradual = window(confucius["udp_share_per_100ms"], 0.3, 1.0)
+    at_once = window(fq_codel["udp_share_per_100ms"], 0.3, 1.0)
+    assert first >= 0.4, "about half the link at first"
+    assert gradual >= 0.12 and gradual >= 1.5 * at_once, "confucius lowers the share gradually"
+    assert at_once <= 0.12, "fq_codel is at the fair share by then"
+    assert window(confucius["udp_share_per_100ms"], 1.6, 2.5) <= 0.12, "fair share after ~log2(N) ticks"
