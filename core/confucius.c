@@ -618,7 +618,8 @@ static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p
 {
 	struct cfc_queue *q = &s->queues[f->queue];
 
-	occ_account(f, now);
+	if (s->cfg.mode == CFC_MODE_CLASS)
+		occ_account(f, now);
 	p->next = 0;
 	p->stamp = ticks_of(now);
 	if (f->tail)
@@ -645,7 +646,8 @@ static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now
 	struct cfc_queue *q = &s->queues[f->queue];
 	struct cfc_pkt *p = f->head;
 
-	occ_account(f, now);
+	if (s->cfg.mode == CFC_MODE_CLASS)
+		occ_account(f, now);
 	f->head = p->next;
 	if (!f->head)
 		f->tail = 0;
@@ -725,8 +727,12 @@ static u64 queue_weight(const struct cfc_sched *s, const struct cfc_queue *q)
 static s64 queue_quantum(const struct cfc_sched *s, const struct cfc_queue *q)
 {
 	const struct cfc_link *l;
-	u64 w = queue_weight(s, q), wmax = w, ratio;
+	u64 w, wmax, ratio;
 
+	if (s->round.next == s->round.prev)	/* alone: the common case, no division */
+		return (s64)s->cfg.quantum << CFC_W_SHIFT;
+	w = queue_weight(s, q);
+	wmax = w;
 	for (l = s->round.next; l != &s->round; l = l->next) {
 		u64 other = queue_weight(s, queue_of(l, round));
 
@@ -920,8 +926,11 @@ static u32 home_queue(const struct cfc_sched *s, const struct cfc_flow *f)
 	return nearest_class(s, f);
 }
 
-/* After a change of mode or classes: take every flow out, reshape the queues, put them back. */
-static void rehome_all(struct cfc_sched *s)
+/*
+ * After a change of mode or classes: take every flow out, reshape the queues, put
+ * them back. Occupancy is only integrated in mode class, so it restarts from now.
+ */
+static void rehome_all(struct cfc_sched *s, u64 now)
 {
 	u32 i;
 
@@ -947,6 +956,8 @@ static void rehome_all(struct cfc_sched *s)
 			continue;
 		if (s->cfg.mode == CFC_MODE_EXTERNAL)
 			f->state = CFC_FLOW_OLD;
+		f->occ_area = 0;
+		f->occ_stamp = ticks_of(now);
 		f->queue = (u8)home_queue(s, f);
 		queue_join(s, f);
 		if (f->qlen)
@@ -966,7 +977,7 @@ void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 	s->cfg.flows = flows;
 	set_rate(s);
 	if (reshape)
-		rehome_all(s);
+		rehome_all(s, now);
 	if (start_reclassify) {
 		s->last_reclassify_ns = now;
 		s->next_reclassify_ns = now + cfg->reclassify_ns;
