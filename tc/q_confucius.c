@@ -584,7 +584,7 @@ static int confucius_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr 
 	memcpy(&st, RTA_DATA(xstats), size < sizeof(st) ? size : sizeof(st));
 	print_uint(PRINT_ANY, "new_flows", "  new_flows %u", st.new_flows);
 	print_uint(PRINT_ANY, "old_flows", " old_flows %u", st.old_flows);
-	print_float(PRINT_ANY, "new_weight", " new_weight %.4g", (double)st.new_weight / CFC_W_ONE);
+	print_float(PRINT_ANY, "new_weight", " new_weight %g", (double)st.new_weight / CFC_W_ONE);
 	print_u64(PRINT_ANY, "ticks", " ticks %" PRIu64, st.ticks);
 	print_u64(PRINT_ANY, "moves", " moves %" PRIu64, st.moves);
 	print_nl();
