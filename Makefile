@@ -7,12 +7,13 @@ SHELL := /bin/bash
 
 include mk/common.mk
 include mk/deps.mk
-include mk/python.mk
 include mk/core.mk
 -include mk/kernel.mk
 -include mk/tc.mk
 -include mk/lab.mk
 -include mk/tools.mk
+# Last: its test rule lists PYTEST_NEEDS, which the fragments above fill.
+include mk/python.mk
 
 .PHONY: help demo test clean
 

@@ -108,7 +108,7 @@ const char *cfc_config_check(const struct cfc_config *cfg)
 		return "reclassify must be between 1ms and 60s";
 	if (cfg->bandwidth &&
 	    (cfg->bandwidth < CFC_BANDWIDTH_MIN || cfg->bandwidth > CFC_BANDWIDTH_MAX))
-		return "bandwidth must be 0 (unshaped) or between 8kbit and 140Tbit";
+		return CFC_BANDWIDTH_RANGE_MSG;
 	if (cfg->hysteresis > CFC_HYSTERESIS_MAX)
 		return "hysteresis must be at most 50%";
 	if (cfg->mode >= CFC_MODE_COUNT)
@@ -970,12 +970,16 @@ void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 {
 	int reshape = cfg->mode != s->cfg.mode || cfg->classes != s->cfg.classes;
 	int start_reclassify = cfg->mode == CFC_MODE_CLASS && s->cfg.mode != CFC_MODE_CLASS;
+	int new_rate = cfg->bandwidth != s->cfg.bandwidth;
 	u32 flows = s->cfg.flows;	/* the table was sized for it */
 
 	cfc_advance(s, now);
 	s->cfg = *cfg;
 	s->cfg.flows = flows;
 	set_rate(s);
+	/* The next departure was spaced at the old rate: at the new one it may be due now. */
+	if (new_rate && s->next_send_ns > now)
+		s->next_send_ns = now;
 	if (reshape)
 		rehome_all(s, now);
 	if (start_reclassify) {

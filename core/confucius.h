@@ -36,7 +36,8 @@
 #define CFC_PERIOD_MIN_NS	1000000ull		/* 1 ms */
 #define CFC_PERIOD_MAX_NS	60000000000ull		/* 60 s */
 #define CFC_BANDWIDTH_MIN	8000ull			/* bit/s; 0 = unshaped */
-#define CFC_BANDWIDTH_MAX	(1ull << 47)		/* ~140 Tbit/s */
+#define CFC_BANDWIDTH_MAX	(1ull << 47)		/* ~140.7 Tbit/s */
+#define CFC_BANDWIDTH_RANGE_MSG	"bandwidth must be 0 (unshaped) or between 8kbit and 140.7Tbit"
 #define CFC_HYSTERESIS_MAX	(CFC_W_ONE / 2)		/* 50 % */
 
 enum cfc_mode {
@@ -186,7 +187,9 @@ void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u6
 
 /*
  * Apply a new configuration (cfg->flows must be unchanged). Packets trimmed to
- * fit a smaller limit are chained on *dropped for the host to free.
+ * fit a smaller limit are chained on *dropped for the host to free. After a
+ * change of bandwidth a held-back packet may be due at once: hosts with a
+ * timer re-arm it (cfc_throttled_until()).
  */
 void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 		struct cfc_pkt **dropped);

@@ -241,8 +241,7 @@ static int read_bandwidth(struct nlattr *attr, struct cfc_config *cfg,
 	u64 bytes = nla_get_u64(attr);
 
 	if (bytes && (bytes < bandwidth_range.min || bytes > bandwidth_range.max)) {
-		NL_SET_ERR_MSG_ATTR(extack, attr,
-				    "bandwidth must be 0 (unshaped) or between 8kbit and 140Tbit");
+		NL_SET_ERR_MSG_ATTR(extack, attr, CFC_BANDWIDTH_RANGE_MSG);
 		return -EINVAL;
 	}
 	cfg->bandwidth = bytes * 8;
@@ -329,6 +328,7 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	struct sk_buff *to_free = NULL;
 	unsigned int n, bytes;
 	struct cfc_config cfg;
+	u64 now;
 	const char *why;
 	int err;
 
@@ -358,9 +358,13 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 		return confucius_start(sch, &cfg);
 
 	sch_tree_lock(sch);
-	cfc_change(&q->core, &cfg, ktime_get_ns(), &dropped);
+	now = ktime_get_ns();
+	cfc_change(&q->core, &cfg, now, &dropped);
 	n = drop_list(sch, dropped, &bytes, &to_free);
 	qdisc_tree_reduce_backlog(sch, n, bytes);
+	/* A packet held back at the old rate may be due now: let dequeue decide. */
+	if (q->core.qlen)
+		qdisc_watchdog_schedule_ns(&q->watchdog, now);
 	sch_tree_unlock(sch);
 	kfree_skb_list(to_free);
 	return 0;

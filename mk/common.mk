@@ -4,6 +4,7 @@
 BUILD  := build
 VENV   := .venv
 PY     := $(VENV)/bin/python
+VENV_STAMP := $(VENV)/.installed
 CC     ?= cc
 CLANG  ?= clang
 

@@ -14,6 +14,4 @@ lab-shell: lab
 test-lab: lab
 	$(PY) -m pytest tests/lab
 
-# A prerequisite of its own: PYTEST_NEEDS is already expanded in python.mk's rule, which is
-# read before this fragment.
-test-python: lab
+PYTEST_NEEDS += lab

@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: MIT
 # The Python package in a project-local virtualenv, and the pytest run that closes `make test`.
 
-VENV_STAMP := $(VENV)/.installed
-
 $(VENV_STAMP): pyproject.toml $(DEPS_STAMP)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip

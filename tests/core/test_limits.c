@@ -148,6 +148,27 @@ static void idle_link_saves_no_credit(void **state)
 	ts_free(ts);
 }
 
+/* A faster rate applies to the packet already held back at the slow one. */
+static void rate_change_releases_held_packet(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+
+	(void)state;
+	cfg.bandwidth = CFC_BANDWIDTH_MIN;	/* 8 kbit/s: 1500 bytes take 1.5 s */
+	ts = ts_new(&cfg, 1);
+	ts_enqueue(ts, 0, 1500);
+	ts_enqueue(ts, 0, 1500);
+	assert_int_equal(ts_dequeue(ts, NULL), 0);
+	assert_int_equal(ts_dequeue(ts, NULL), -1);
+	assert_true(cfc_throttled_until(&ts->s, ts->now) >= ts->now + 1400000000ull);
+	cfg.bandwidth = 0;
+	ts_change(ts, &cfg);
+	assert_int_equal(cfc_throttled_until(&ts->s, ts->now), 0);
+	assert_int_equal(ts_dequeue(ts, NULL), 0);
+	ts_free(ts);
+}
+
 int run_limit_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -156,6 +177,7 @@ int run_limit_tests(void)
 		cmocka_unit_test(smaller_limit_trims_backlog),
 		cmocka_unit_test(shaper_rate_within_1pct),
 		cmocka_unit_test(idle_link_saves_no_credit),
+		cmocka_unit_test(rate_change_releases_held_packet),
 	};
 
 	return cmocka_run_group_tests_name("limits and shaper", tests, NULL, NULL);

@@ -79,22 +79,11 @@ def qdisc_config(dev: str) -> list[tuple[int, int, str, str]]:
     """(handle, parent, kind, options as hex) of every qdisc on `dev`, as the kernel dumps them."""
     ifindex = socket.if_nametoindex(dev)
     conn = rtnl.Rtnl()
-    found = []
     try:
-        conn._send(rtnl.RTM_GETQDISC, rtnl.NLM_F_DUMP, conn._tcmsg(0, 0, 0))
-        for msg_type, body in conn._messages():
-            if msg_type == rtnl.NLMSG_DONE:
-                return sorted(found)
-            if msg_type == rtnl.NLMSG_ERROR:
-                raise OSError(-struct.unpack_from("=i", body)[0], "qdisc dump failed")
-            _, _, index, handle, parent, _ = struct.unpack_from("BxHiIII", body)
-            if index == ifindex:
-                tlvs = rtnl.parse_attrs(body[20:])
-                kind = tlvs.get(rtnl.TCA_KIND, b"").rstrip(b"\0").decode()
-                found.append((handle, parent, kind, tlvs.get(rtnl.TCA_OPTIONS, b"").hex()))
+        return sorted((q.handle, q.parent, q.kind, q.tlvs.get(rtnl.TCA_OPTIONS, b"").hex())
+                      for q in conn.dump_qdiscs() if q.ifindex == ifindex)
     finally:
         conn.close()
-    return sorted(found)
 
 
 class _Parser(argparse.ArgumentParser):

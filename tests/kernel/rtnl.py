@@ -133,52 +133,63 @@ class Rtnl:
                 text = tlvs.get(NLMSGERR_ATTR_MSG, b"").rstrip(b"\0").decode(errors="replace")
                 return Reply(error, text)
 
+    def dump_qdiscs(self):
+        """Every qdisc the kernel holds in this namespace, as it dumps them."""
+        self._send(RTM_GETQDISC, NLM_F_DUMP, self._tcmsg(0, 0, 0))
+        for kind, body in self._messages():
+            if kind == NLMSG_DONE:
+                return
+            if kind == NLMSG_ERROR:
+                raise OSError(-struct.unpack_from("i", body)[0], "qdisc dump failed")
+            if kind != RTM_NEWQDISC:
+                continue
+            _, _, index, handle, parent, _ = struct.unpack_from("BxHiIII", body)
+            tlvs = parse_attrs(body[20:])
+            yield Qdisc(index, handle, parent, tlvs.get(TCA_KIND, b"").rstrip(b"\0").decode(), tlvs)
+
+    def root_qdisc(self, ifindex: int, kind: str) -> Qdisc | None:
+        """The root qdisc of this kind on ifindex, if there is one."""
+        found = None
+        for qdisc in self.dump_qdiscs():  # read the dump to its end either way
+            if qdisc.ifindex == ifindex and qdisc.parent == TC_H_ROOT and qdisc.kind == kind:
+                found = qdisc
+        return found
+
     def options(self, ifindex: int, kind: str) -> dict[int, bytes] | None:
         """The TCA_OPTIONS attributes of the root qdisc of this kind on ifindex, as dumped."""
-        self._send(RTM_GETQDISC, NLM_F_DUMP, self._tcmsg(0, 0, 0))
-        found = None
-        for kind_, body in self._messages():
-            if kind_ == NLMSG_DONE:
-                return found
-            if kind_ != RTM_NEWQDISC:
-                continue
-            _, _, index, _, parent, _ = struct.unpack_from("BxHiIII", body)
-            tlvs = parse_attrs(body[20:])
-            if index == ifindex and parent == TC_H_ROOT and \
-                    tlvs.get(TCA_KIND, b"").rstrip(b"\0").decode() == kind:
-                found = parse_attrs(tlvs.get(TCA_OPTIONS, b""))
+        qdisc = self.root_qdisc(ifindex, kind)
+        return None if qdisc is None else parse_attrs(qdisc.tlvs.get(TCA_OPTIONS, b""))
+
+
+@dataclass
+class Qdisc:
+    ifindex: int
+    handle: int
+    parent: int
+    kind: str
+    tlvs: dict[int, bytes]
 
 
 TCA_STATS2 = 7
 TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP = 1, 3, 4
 
 
-def qdisc_stats(ifindex: int, kind: str, rtnl: Rtnl | None = None) -> dict:
+def qdisc_stats(ifindex: int, kind: str, rtnl: Rtnl | None = None) -> dict | None:
     """Basic, queue and application (xstats) statistics of the root qdisc `kind` on ifindex."""
     own = rtnl is None
     rtnl = rtnl or Rtnl()
     try:
-        rtnl._send(RTM_GETQDISC, NLM_F_DUMP, rtnl._tcmsg(0, 0, 0))
-        found = None
-        for kind_, body in rtnl._messages():
-            if kind_ == NLMSG_DONE:
-                break
-            if kind_ != RTM_NEWQDISC:
-                continue
-            _, _, index, _, parent, _ = struct.unpack_from("BxHiIII", body)
-            tlvs = parse_attrs(body[20:])
-            if index != ifindex or parent != TC_H_ROOT or \
-                    tlvs.get(TCA_KIND, b"").rstrip(b"\0").decode() != kind:
-                continue
-            stats = parse_attrs(tlvs.get(TCA_STATS2, b""))
-            nbytes, packets = struct.unpack_from("QI", stats[TCA_STATS_BASIC])
-            qlen, backlog, drops, requeues, overlimits = struct.unpack_from("5I", stats[TCA_STATS_QUEUE])
-            found = {"bytes": nbytes, "packets": packets, "qlen": qlen, "backlog": backlog,
-                     "drops": drops, "overlimits": overlimits, "app": stats.get(TCA_STATS_APP, b"")}
-        return found
+        qdisc = rtnl.root_qdisc(ifindex, kind)
     finally:
         if own:
             rtnl.close()
+    if qdisc is None:
+        return None
+    stats = parse_attrs(qdisc.tlvs.get(TCA_STATS2, b""))
+    nbytes, packets = struct.unpack_from("QI", stats[TCA_STATS_BASIC])
+    qlen, backlog, drops, requeues, overlimits = struct.unpack_from("5I", stats[TCA_STATS_QUEUE])
+    return {"bytes": nbytes, "packets": packets, "qlen": qlen, "backlog": backlog,
+            "drops": drops, "overlimits": overlimits, "app": stats.get(TCA_STATS_APP, b"")}
 
 
 # struct tc_confucius_xstats, kernel/include/uapi/linux/pkt_sched_confucius.h
