@@ -179,9 +179,11 @@ def flood(ifindex, memlimit, flows):
         changes.append(nl.qdisc(flags, ifindex, KIND, body).error)
         time.sleep(0.03)
     sampler.join()
-    stats = rtnl.qdisc_stats(ifindex, KIND, nl)
     stop_pktgen(gen)
     sent = open("/proc/net/pktgen/d0").read()
+    # Counters are read at different instants of a dump: compare them once the queue is idle.
+    while (stats := rtnl.qdisc_stats(ifindex, KIND, nl))["qlen"]:
+        time.sleep(0.1)
     nl.close()
     xs = rtnl.confucius_xstats(stats["app"])
     return {"created": created.error, "memlimit": memlimit, "flows": flows,
