@@ -118,14 +118,65 @@ static int confucius_classify(struct sk_buff *skb, struct Qdisc *sch, int *qerr)
 
 /* -------------------------------------------------------------- datapath */
 
+/*
+ * Queue one packet in class `cls`. The packets the core drops to stay within
+ * the limits are accounted here; their number and bytes are added to *drops
+ * and *drop_bytes for the caller to report to the parents.
+ */
+static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, int cls,
+				       unsigned int *drops, unsigned int *drop_bytes,
+				       struct sk_buff **to_free)
+{
+	struct confucius_sched_data *q = qdisc_priv(sch);
+	struct cfc_pkt *node = skb_node(skb), *dropped = NULL;
+	enum cfc_verdict verdict;
+	unsigned int bytes;
+
+	node->len = qdisc_pkt_len(skb);
+	node->truesize = skb->truesize;
+	sch->q.qlen++;
+	qdisc_qstats_backlog_inc(sch, skb);
+	verdict = cfc_enqueue(&q->core, node, skb_get_hash(skb), cls, ktime_get_ns(), &dropped);
+	*drops += drop_list(sch, dropped, &bytes, to_free);
+	*drop_bytes += bytes;
+	return verdict;
+}
+
+/*
+ * Shaping, a GSO packet (up to 64 KB from GRO or TSO) would leave as one burst
+ * of many milliseconds ahead of the real-time flows: queue its segments
+ * instead, as CAKE does. Our parents count the packet they handed us once;
+ * they are told about the segments and the drops in one correction.
+ */
+static int enqueue_segments(struct sk_buff *skb, struct Qdisc *sch, int cls,
+			    struct sk_buff **to_free)
+{
+	unsigned int len = qdisc_pkt_len(skb), seg_bytes = 0, nsegs = 0, drops = 0, drop_bytes = 0;
+	struct sk_buff *segs, *next;
+
+	segs = skb_gso_segment(skb, netif_skb_features(skb) & ~NETIF_F_GSO_MASK);
+	if (IS_ERR_OR_NULL(segs))
+		return qdisc_drop(skb, sch, to_free);
+	skb_list_walk_safe(segs, segs, next) {
+		skb_mark_not_on_list(segs);
+		qdisc_skb_cb(segs)->pkt_len = segs->len;
+		seg_bytes += segs->len;
+		nsegs++;
+		enqueue_packet(segs, sch, cls, &drops, &drop_bytes, to_free);
+	}
+	qdisc_tree_reduce_backlog(sch, 1 - (int)nsegs + (int)drops,
+				  (int)len - (int)seg_bytes + (int)drop_bytes);
+	consume_skb(skb);
+	return NET_XMIT_SUCCESS;
+}
+
 static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			     struct sk_buff **to_free)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
-	unsigned int len = qdisc_pkt_len(skb), ndropped, dropped_bytes;
-	struct cfc_pkt *node = skb_node(skb), *dropped = NULL;
-	enum cfc_verdict verdict;
+	unsigned int len = qdisc_pkt_len(skb), drops = 0, drop_bytes = 0;
 	int cls = 0, qerr = NET_XMIT_SUCCESS | __NET_XMIT_BYPASS;
+	enum cfc_verdict verdict;
 
 	if (q->core.cfg.mode == CFC_MODE_EXTERNAL) {
 		cls = confucius_classify(skb, sch, &qerr);
@@ -136,23 +187,20 @@ static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 			return qerr;
 		}
 	}
-	node->len = len;
-	node->truesize = skb->truesize;
-	sch->q.qlen++;
-	qdisc_qstats_backlog_inc(sch, skb);
-	verdict = cfc_enqueue(&q->core, node, skb_get_hash(skb), cls, ktime_get_ns(), &dropped);
-	if (!dropped)
+	if (skb_is_gso(skb) && q->core.cfg.bandwidth)
+		return enqueue_segments(skb, sch, cls, to_free);
+	verdict = enqueue_packet(skb, sch, cls, &drops, &drop_bytes, to_free);
+	if (!drops)
 		return NET_XMIT_SUCCESS;
-	ndropped = drop_list(sch, dropped, &dropped_bytes, to_free);
 	/*
 	 * Our parents count this packet only on NET_XMIT_SUCCESS: with
 	 * NET_XMIT_CN they must forget one drop less (the same as fq_codel).
 	 */
 	if (verdict == CFC_ENQ_CONGESTED) {
-		qdisc_tree_reduce_backlog(sch, ndropped - 1, dropped_bytes - len);
+		qdisc_tree_reduce_backlog(sch, drops - 1, drop_bytes - len);
 		return NET_XMIT_CN;
 	}
-	qdisc_tree_reduce_backlog(sch, ndropped, dropped_bytes);
+	qdisc_tree_reduce_backlog(sch, drops, drop_bytes);
 	return NET_XMIT_SUCCESS;
 }
 

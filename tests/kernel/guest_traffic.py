@@ -142,10 +142,32 @@ def udp_share_timeline(qdisc, rate):
     return {"qdisc": qdisc, "udp_share_per_100ms": shares, "page_load_exit": load.returncode}
 
 
+def mean_packet_with_gro(qdisc):
+    """A Cubic flow with TSO at the server and GRO at the router, as on a real router: the
+    mean size of the packets the bottleneck qdisc queued (its own counters: the stack's
+    count GSO segments), and its wire rate."""
+    t.Topology(qdisc=qdisc, rate=None, rtt="40ms").up()
+    run(*in_ns(t.SERVER, "ethtool", "-K", "srv-rtr", "tso", "on", "gso", "on"))
+    run(*in_ns(t.ROUTER, "ethtool", "-K", "rtr-srv", "gro", "on"))
+    iperf_servers(5201)
+    flow = iperf_client("--congestion", "cubic", "--time", "8")
+    qdisc = Bottleneck()
+    time.sleep(3)
+    first, start = qdisc.stats(), time.monotonic()
+    time.sleep(4)
+    last, end = qdisc.stats(), time.monotonic()
+    flow.communicate()
+    queued = last["enqueued_packets"] - first["enqueued_packets"]
+    return {"mean_packet": (last["enqueued_bytes"] - first["enqueued_bytes"]) / max(queued, 1),
+            "wire_mbps": (last["bytes"] - first["bytes"]) * 8 / (end - start) / 1e6}
+
+
 def main():
     found = {"four_cubic": four_cubic_flows(),
              "vegas_cubic": classes_of("vegas", "cubic"),
              "bbr_cubic": classes_of("bbr", "cubic"),
+             "gro_shaped": mean_packet_with_gro("confucius bandwidth 20mbit"),
+             "gro_unshaped": mean_packet_with_gro("confucius"),
              "motivating": [udp_share_timeline("confucius bandwidth 10mbit limit 1000", None),
                             udp_share_timeline("fq_codel", "10mbit")]}
     t.down()

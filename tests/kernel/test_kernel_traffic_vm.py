@@ -32,6 +32,16 @@ def test_four_cubic_flows_fill_the_shaped_link_fairly(found):
     assert flows["jfi"] >= 0.95
 
 
+def test_shaping_splits_gso_packets(found):
+    """With GRO on the router, the unshaped qdisc passes super-packets on (the setup makes
+    them); shaping, it sends MTU-sized segments, at the shaped rate."""
+    shaped, unshaped = found["gro_shaped"], found["gro_unshaped"]
+    print(json.dumps({"shaped": shaped, "unshaped": unshaped}))
+    assert unshaped["mean_packet"] > 3000
+    assert shaped["mean_packet"] <= 1514
+    assert 19.0 <= shaped["wire_mbps"] <= 21.0
+
+
 def test_counters_are_conserved(found):
     s = found["four_cubic"]["stats"]
     assert s["enqueued_packets"] == s["packets"] + s["drops"] + s["qlen"]
