@@ -1,0 +1,616 @@
+# SPDX-License-Identifier: MIT
+"""Scenario files (TOML): what one lab experiment runs, checked before anything starts.
+
+    scenario = load("scenarios/demo.toml")          # ScenarioError names file, key and fix
+
+The format is described in lab/README.md ("Scenarios"); in short:
+
+    name = "demo"                 # names the results; letters, digits, - and _
+    seed = 0                      # seed of the generated page corpus
+    repetitions = 1
+    duration = "60s"              # measured time after warm-up, for scenarios without pages
+
+    [link]                        # rate = "20mbit", or trace = "path" (time_s Mbps per line)
+    rate = "20mbit"
+    rtt = "40ms"
+    buffer = 1000                 # packets (or a size, "1.5mb", counted in 1514-byte packets)
+
+    [schedulers]
+    names = ["pfifo", "fq_codel", "cake", "confucius"]
+    [schedulers.variants]         # more names: a scheduler of the table with more options
+    confucius-500ms = { base = "confucius", options = "interval 500ms" }
+
+    [rt]                          # one run per entry of controllers; a list inside = flows together
+    controllers = ["gcc"]         # gcc, copa, tcp-<cca>, fixed-<rate>
+    fps = 60
+
+    [web]                         # page loads (optional)
+    pages = ["amazon"]            # and/or sample = 100, files = [...], [web.sweep]
+    interval = "20s"
+
+    [[bulk]]                      # iperf3 flows through the bottleneck (optional)
+    cca = "cubic"
+
+    [probes]                      # irtt latency probes (optional)
+    interval = "20ms"
+
+Unknown keys are errors (a typo must not silently fall back to a default).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from confucius.units import UnitError, parse_rate, parse_size, parse_time
+
+from . import schedulers as sched
+
+MTU_BYTES = sched.MTU_BYTES
+RT_MODES = ("gcc", "copa", "tcp", "fixed")
+# TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
+BUILTIN_CCAS = ("cubic", "reno")
+NAMED_PAGE = re.compile(r"^(amazon|p\d{4}|flows-(\d+)-size-(\d+))$")
+
+
+class ScenarioError(ValueError):
+    """A scenario that cannot be run, with the file, the key and what is expected."""
+
+
+# --------------------------------------------------------------------------- the model
+
+@dataclass(frozen=True)
+class Link:
+    rate_bps: float | None          # constant rate; None when a trace sets it
+    trace: Path | None
+    trace_scale: float
+    trace_offset_s: float
+    rtt_s: float
+    buffer_packets: int
+    shaper: str                     # "own" or "htb", see schedulers.tc_setup
+
+
+@dataclass(frozen=True)
+class SchedulerChoice:
+    name: str                       # as results name it
+    base: str                       # the entry of schedulers.SCHEDULERS
+    options: str = ""
+
+
+@dataclass(frozen=True)
+class RtFlow:
+    mode: str                       # gcc, copa, tcp, fixed
+    cca: str | None = None          # tcp
+    rate_bps: float | None = None   # fixed
+
+    @property
+    def label(self) -> str:
+        if self.mode == "tcp":
+            return f"tcp-{self.cca}"
+        if self.mode == "fixed":
+            return f"fixed-{self.rate_bps / 1e6:g}mbit"
+        return self.mode
+
+
+@dataclass(frozen=True)
+class RtSettings:
+    fps: int
+    max_rate_bps: float
+    start_rate_bps: float
+    min_rate_bps: float
+    port: int
+
+
+@dataclass(frozen=True)
+class Warmup:
+    """When the RT flow counts as converged: it has run `min_s`, and its mean target rate
+    over the last `hold_s` is within ±`tolerance` of the mean over the `hold_s` before
+    (guest.py); at `max_s` the load starts anyway."""
+    min_s: float
+    max_s: float
+    hold_s: float
+    tolerance: float
+
+
+@dataclass(frozen=True)
+class PageRef:
+    """A page: a named page of the corpus (amazon, pNNNN, flows-N-size-B) or a file."""
+    name: str | None = None
+    file: Path | None = None
+
+    @property
+    def key(self) -> str:
+        return self.name if self.name is not None else str(self.file)
+
+
+@dataclass(frozen=True)
+class Web:
+    pages: tuple[PageRef, ...]
+    mode: str                       # episodes (fresh RT flow per load) or continuous (guest.py)
+    corpus: Path | None             # a corpus directory; None: generated from the seed
+    interval_s: float               # at least this long from one load's start to the next
+    settle_s: float                 # at most this long waiting for the RT flow to converge again
+    pages_per_run: int
+    cca: str
+    max_per_domain: int
+    timeout_s: float
+
+
+@dataclass(frozen=True)
+class Bulk:
+    cca: str
+    start_s: float
+    duration_s: float | None        # None: until the run ends
+
+
+@dataclass(frozen=True)
+class Probes:
+    interval_s: float
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    description: str
+    path: Path
+    text: str
+    seed: int
+    repetitions: int
+    duration_s: float | None
+    link: Link
+    schedulers: tuple[SchedulerChoice, ...]
+    rt_sets: tuple[tuple[RtFlow, ...], ...]
+    rt: RtSettings
+    warmup: Warmup
+    web: Web | None
+    bulk: tuple[Bulk, ...]
+    probes: Probes | None
+    stats_interval_s: float
+    digest: str = field(default="", compare=False)
+
+    def scheduler(self, name: str) -> SchedulerChoice:
+        for choice in self.schedulers:
+            if choice.name == name:
+                return choice
+        raise ScenarioError(f"{self.path}: no scheduler {name!r} in this scenario "
+                            f"(it has {', '.join(c.name for c in self.schedulers)})")
+
+
+# --------------------------------------------------------------------------- reading
+
+class _Table:
+    """One TOML table being read: every key taken is ticked off, so leftovers are errors."""
+
+    def __init__(self, data: dict, where: str, path: Path):
+        self.data, self.where, self.path = data, where, path
+        self.taken: set[str] = set()
+
+    def error(self, key: str | None, message: str) -> ScenarioError:
+        at = f"{self.where}.{key}" if self.where and key else (key or self.where or "top level")
+        return ScenarioError(f"{self.path}: {at}: {message}")
+
+    def get(self, key: str, default: Any = None) -> Any:
+        self.taken.add(key)
+        return self.data.get(key, default)
+
+    def has(self, key: str) -> bool:
+        return key in self.data
+
+    def table(self, key: str) -> _Table | None:
+        value = self.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.error(key, f"must be a table ([{self._sub(key)}]), got {type(value).__name__}")
+        return _Table(value, self._sub(key), self.path)
+
+    def _sub(self, key: str) -> str:
+        return f"{self.where}.{key}" if self.where else key
+
+    def done(self) -> None:
+        unknown = sorted(set(self.data) - self.taken)
+        if unknown:
+            raise self.error(None, f"unknown key{'s' if len(unknown) > 1 else ''} "
+                                   f"{', '.join(unknown)} (allowed: {', '.join(sorted(self.taken))})")
+
+    # typed getters ------------------------------------------------------------------
+
+    def string(self, key: str, default: str | None = None) -> str | None:
+        value = self.get(key, default)
+        if value is not None and not isinstance(value, str):
+            raise self.error(key, f"must be a string, got {value!r}")
+        return value
+
+    def integer(self, key: str, default: int | None, low: int, high: int | None = None) -> int | None:
+        value = self.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.error(key, f"must be a whole number, got {value!r}")
+        if value < low or (high is not None and value > high):
+            raise self.error(key, f"must be between {low} and {high}, got {value}" if high is not None
+                             else f"must be at least {low}, got {value}")
+        return value
+
+    def number(self, key: str, default: float | None, low: float, high: float | None = None) -> float | None:
+        value = self.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise self.error(key, f"must be a number, got {value!r}")
+        if value < low or (high is not None and value > high):
+            raise self.error(key, f"must be between {low:g} and {high:g}, got {value:g}" if high is not None
+                             else f"must be at least {low:g}, got {value:g}")
+        return float(value)
+
+    def quantity(self, key: str, default, parse, example: str, positive: bool = True) -> float | None:
+        value = self.get(key, default)
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            raise self.error(key, f"must be a quantity such as {example!r}, got {value!r}")
+        try:
+            parsed = parse(value)
+        except UnitError as err:
+            raise self.error(key, str(err)) from None
+        if positive and parsed <= 0:
+            raise self.error(key, f"must be more than zero, got {value!r}")
+        return parsed
+
+    def time(self, key: str, default=None, positive: bool = True) -> float | None:
+        return self.quantity(key, default, parse_time, "20s", positive)
+
+    def rate(self, key: str, default=None) -> float | None:
+        return self.quantity(key, default, parse_rate, "20mbit")
+
+    def strings(self, key: str, default: list | None = None) -> list[str]:
+        value = self.get(key, default)
+        if value is None:
+            return []
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise self.error(key, f"must be a list of strings, got {value!r}")
+        return value
+
+    def choice(self, key: str, default: str, allowed) -> str:
+        value = self.string(key, default)
+        if value not in allowed:
+            raise self.error(key, f"must be one of {', '.join(allowed)}, got {value!r}")
+        return value
+
+
+def available_ccas() -> tuple[str, ...]:
+    """TCP congestion controls the lab's kernel offers: the built-ins and its tcp_* modules."""
+    from . import vm
+    try:
+        kernel = vm.detect_kernel()
+    except vm.LabError as err:
+        raise ScenarioError(f"cannot list the lab kernel's TCP congestion controls: {err}") from None
+    modules = kernel.modules / "kernel" / "net" / "ipv4"
+    names = {p.name.split(".ko")[0].removeprefix("tcp_") for p in modules.glob("tcp_*.ko*")}
+    names -= {"diag"}  # tcp_diag is socket diagnostics, not a congestion control
+    return tuple(sorted(set(BUILTIN_CCAS) | names))
+
+
+def _cca(t: _Table, key: str, value: str, ccas) -> str:
+    if value not in ccas:
+        raise t.error(key, f"unknown TCP congestion control {value!r} (the lab kernel has "
+                           f"{', '.join(ccas)})")
+    return value
+
+
+def _read_link(t: _Table | None, base: Path) -> Link:
+    if t is None:
+        raise ScenarioError(f"{base}: [link] is missing (it needs rate or trace, and rtt)")
+    path = t.path
+    rate = t.rate("rate")
+    trace_text = t.string("trace")
+    if (rate is None) == (trace_text is None):
+        raise t.error("rate", "give either rate (e.g. '20mbit') or trace (a 'time_s Mbps' file), not both"
+                      if rate is not None else "give either rate (e.g. '20mbit') or trace (a 'time_s Mbps' file)")
+    trace = None
+    if trace_text is not None:
+        trace = (path.parent / trace_text).resolve()
+        _check_trace(t, trace)
+    elif t.has("trace_scale") or t.has("trace_offset"):
+        raise t.error("trace_scale", "only meaningful with a trace")
+    buffer = t.get("buffer", 1000)
+    link = Link(rate_bps=rate, trace=trace,
+                trace_scale=t.number("trace_scale", 1.0, 1e-6), trace_offset_s=t.time("trace_offset", 0, positive=False),
+                rtt_s=t.time("rtt", "40ms"), buffer_packets=_buffer_packets(t, buffer),
+                shaper=t.choice("shaper", "own", ("own", "htb")))
+    t.done()
+    return link
+
+
+def _check_trace(t: _Table, trace: Path) -> None:
+    from .topology import TopologyError, read_trace
+    if not trace.is_file():
+        raise t.error("trace", f"no such file: {trace} (a path relative to the scenario file, "
+                               f"or give one with --trace)")
+    try:
+        read_trace(trace)
+    except TopologyError as err:
+        raise t.error("trace", str(err)) from None
+
+
+def _buffer_packets(t: _Table, value) -> int:
+    if isinstance(value, int) and not isinstance(value, bool):
+        if value < 1:
+            raise t.error("buffer", f"must be at least 1 packet, got {value}")
+        return value
+    if isinstance(value, str):
+        try:
+            size = parse_size(value)
+        except UnitError as err:
+            raise t.error("buffer", f"{err}; or give a number of packets") from None
+        if size < MTU_BYTES:
+            raise t.error("buffer", f"must hold at least one {MTU_BYTES}-byte packet, got {value!r}")
+        return int(size // MTU_BYTES)
+    raise t.error("buffer", f"must be a number of packets (1000) or a size ('1.5mb'), got {value!r}")
+
+
+def _read_schedulers(t: _Table | None, path: Path) -> tuple[SchedulerChoice, ...]:
+    if t is None:
+        raise ScenarioError(f"{path}: [schedulers] is missing (names = [...], from "
+                            f"{', '.join(sched.SCHEDULERS)})")
+    variants = {}
+    vt = t.table("variants")
+    for name, spec in (vt.data.items() if vt else []):
+        vt.taken.add(name)
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_:.+-]*", name) or name in sched.SCHEDULERS:
+            raise vt.error(name, "a variant needs a new name of letters, digits, '_', ':', '.', '+', '-'")
+        if not isinstance(spec, dict):
+            raise vt.error(name, "must be a table: { base = \"confucius\", options = \"interval 500ms\" }")
+        v = _Table(spec, f"{vt.where}.{name}", path)
+        base = v.choice("base", None, tuple(sched.SCHEDULERS))
+        options = v.string("options", "")
+        v.done()
+        try:
+            sched.tc_setup(name, base=base, rate_bps=20e6, buffer_packets=100, rt_ports=[5000],
+                           extra_options=options)
+        except sched.SchedulerError as err:
+            raise v.error("options", str(err)) from None
+        variants[name] = SchedulerChoice(name, base, options)
+    names = t.strings("names")
+    if not names:
+        raise t.error("names", f"list the schedulers to compare, from {', '.join(sched.SCHEDULERS)}"
+                               f"{' or the variants' if variants else ''}")
+    choices = []
+    for name in names:
+        if name in variants:
+            choices.append(variants[name])
+        elif name in sched.SCHEDULERS:
+            choices.append(SchedulerChoice(name, name))
+        else:
+            raise t.error("names", f"unknown scheduler {name!r}: expected one of "
+                                   f"{', '.join([*sched.SCHEDULERS, *variants])}")
+    if len(set(names)) != len(names):
+        raise t.error("names", "a scheduler is listed twice")
+    t.done()
+    return tuple(choices)
+
+
+def _rt_flow(t: _Table, text, ccas) -> RtFlow:
+    if not isinstance(text, str):
+        raise t.error("controllers", f"entries must be names or lists of names, got {text!r}")
+    if text in ("gcc", "copa"):
+        return RtFlow(text)
+    if text.startswith("tcp-"):
+        return RtFlow("tcp", cca=_cca(t, "controllers", text.removeprefix("tcp-"), ccas))
+    if text.startswith("fixed-"):
+        try:
+            rate = parse_rate(text.removeprefix("fixed-"))
+        except UnitError as err:
+            raise t.error("controllers", f"{text!r}: {err}") from None
+        if rate <= 0:
+            raise t.error("controllers", f"{text!r}: the rate must be more than zero")
+        return RtFlow("fixed", rate_bps=rate)
+    raise t.error("controllers", f"unknown controller {text!r}: expected gcc, copa, tcp-<cca> "
+                                 f"(e.g. tcp-bbr) or fixed-<rate> (e.g. fixed-8mbit)")
+
+
+def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ...], ...], RtSettings]:
+    if t is None:
+        raise ScenarioError(f"{path}: [rt] is missing (controllers = [\"gcc\"], ...)")
+    entries = t.get("controllers")
+    if not isinstance(entries, list) or not entries:
+        raise t.error("controllers", "list the RT flows' controllers, e.g. [\"gcc\", \"copa\", \"tcp-bbr\"]")
+    sets = []
+    for entry in entries:
+        flows = entry if isinstance(entry, list) else [entry]
+        if not flows:
+            raise t.error("controllers", "an inner list needs at least one controller")
+        sets.append(tuple(_rt_flow(t, f, ccas) for f in flows))
+    labels = ["+".join(f.label for f in s) for s in sets]
+    if len(set(labels)) != len(labels):
+        raise t.error("controllers", "a controller (or set of them) is listed twice")
+    settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=t.rate("max_rate", "100mbit"),
+                          start_rate_bps=t.rate("start_rate", "1mbit"), min_rate_bps=t.rate("min_rate", "100kbit"),
+                          port=t.integer("port", 5000, 1024, 65000))
+    if not settings.min_rate_bps <= settings.start_rate_bps <= settings.max_rate_bps:
+        raise t.error("start_rate", "needs min_rate <= start_rate <= max_rate")
+    t.done()
+    return tuple(sets), settings
+
+
+def _read_warmup(t: _Table | None) -> Warmup:
+    data = t or _Table({}, "warmup", Path())
+    warmup = Warmup(min_s=data.time("min", "5s"), max_s=data.time("max", "90s"),
+                    hold_s=data.time("hold", "3s"), tolerance=data.number("tolerance", 0.1, 0.001, 1))
+    if warmup.min_s > warmup.max_s or warmup.hold_s > warmup.max_s:
+        raise data.error("max", "must be at least min and hold")
+    data.done()
+    return warmup
+
+
+def _read_pages(t: _Table, base: Path, corpus: Path | None) -> list[PageRef]:
+    refs = []
+    for name in t.strings("pages"):
+        match = NAMED_PAGE.match(name)
+        if not match:
+            raise t.error("pages", f"unknown page {name!r}: expected amazon, pNNNN (a sampled page, "
+                                   f"e.g. p0007) or flows-N-size-B (N 1-100 flows of B bytes)")
+        if match.group(2) and not 1 <= int(match.group(2)) <= 100:
+            raise t.error("pages", f"{name!r}: a sweep page has 1 to 100 flows")
+        refs.append(PageRef(name=name))
+    count = t.integer("sample", None, 1, 10000)
+    refs += [PageRef(name=f"p{i:04d}") for i in range(count or 0)]
+    sweep = t.table("sweep")
+    if sweep is not None:
+        refs += _sweep_pages(sweep)
+    for text in t.strings("files"):
+        file = (base / text).resolve()
+        if not file.is_file():
+            raise t.error("files", f"no such page file: {file}")
+        refs.append(PageRef(file=file))
+    if corpus is not None:
+        _check_corpus_names(t, corpus, refs)
+    return refs
+
+
+def _sweep_pages(t: _Table) -> list[PageRef]:
+    """Every combination of `flows` (counts) and `sizes` (e.g. "15kb"): seed 000 Fig. 14/15."""
+    flows = t.get("flows")
+    sizes = t.get("sizes")
+    flows = flows if isinstance(flows, list) else [flows]
+    sizes = sizes if isinstance(sizes, list) else [sizes]
+    if not all(isinstance(n, int) and not isinstance(n, bool) and 1 <= n <= 100 for n in flows):
+        raise t.error("flows", f"must be flow counts from 1 to 100 (or a list of them), got {t.data.get('flows')!r}")
+    size_bytes = []
+    for size in sizes:
+        try:
+            size_bytes.append(int(parse_size(size)))
+        except (UnitError, TypeError):
+            raise t.error("sizes", f"must be sizes such as \"15kb\" (or a list of them), got {size!r}") from None
+    t.done()
+    return [PageRef(name=f"flows-{n}-size-{b}") for b in size_bytes for n in flows]
+
+
+def _check_corpus_names(t: _Table, corpus: Path, refs: list[PageRef]) -> None:
+    import json
+    try:
+        manifest = json.loads((corpus / "manifest.json").read_text())
+        known = set(manifest["sampled"]) | set(manifest["named"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise t.error("corpus", f"{corpus} is not a corpus directory (confucius web generate): {err}") from None
+    missing = [r.name for r in refs if r.name is not None and r.name not in known]
+    if missing:
+        raise t.error("pages", f"not in the corpus {corpus}: {', '.join(missing[:5])}"
+                               f"{' ...' if len(missing) > 5 else ''}")
+
+
+def _read_web(t: _Table | None, base: Path, ccas) -> Web | None:
+    if t is None:
+        return None
+    corpus_text = t.string("corpus")
+    corpus = (base / corpus_text).resolve() if corpus_text else None
+    refs = _read_pages(t, base, corpus)
+    if not refs:
+        raise t.error("pages", "no pages: give pages = [...], sample = N, files = [...] or [web.sweep]")
+    if len({r.key for r in refs}) != len(refs):
+        raise t.error("pages", "a page is listed twice")
+    web = Web(pages=tuple(refs), mode=t.choice("mode", "episodes", ("episodes", "continuous")),
+              corpus=corpus, interval_s=t.time("interval", 0, positive=False),
+              settle_s=t.time("settle", "20s", positive=False),
+              pages_per_run=t.integer("pages_per_run", 10, 1, 1000),
+              cca=_cca(t, "cca", t.string("cca", "cubic"), ccas),
+              max_per_domain=t.integer("max_per_domain", 6, 1, 64),
+              timeout_s=t.time("timeout", "60s"))
+    t.done()
+    return web
+
+
+def _read_bulk(items, path: Path, ccas) -> tuple[Bulk, ...]:
+    if items is None:
+        return ()
+    if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
+        raise ScenarioError(f"{path}: bulk: must be an array of tables ([[bulk]] cca = \"cubic\")")
+    flows = []
+    for index, item in enumerate(items):
+        t = _Table(item, f"bulk[{index}]", path)
+        flows.append(Bulk(cca=_cca(t, "cca", t.string("cca", "cubic"), ccas),
+                          start_s=t.time("start", 0, positive=False), duration_s=t.time("duration")))
+        t.done()
+    return tuple(flows)
+
+
+def _read_probes(t: _Table | None) -> Probes | None:
+    if t is None:
+        return None
+    probes = Probes(interval_s=t.time("interval", "20ms"))
+    if probes.interval_s < 0.001:
+        raise t.error("interval", "must be at least 1ms")
+    t.done()
+    return probes
+
+
+def parse(text: str, path: Path, *, trace: Path | None = None) -> Scenario:
+    """The scenario in `text` (read from `path`, which relative paths start from).
+    `trace` replaces the link's rate or trace with this trace file."""
+    path = Path(path)
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{path}: not valid TOML: {err}") from None
+    top = _Table(data, "", path)
+    name = top.string("name")
+    if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
+        raise top.error("name", f"a name of letters, digits, '-' and '_' is required, got {name!r}")
+    link_table = top.table("link")
+    if trace is not None and link_table is not None:
+        link_table.data = {k: v for k, v in link_table.data.items() if k != "rate"}
+        link_table.data["trace"] = str(Path(trace).resolve())
+    ccas = available_ccas()
+    link = _read_link(link_table, path)
+    rt_sets, rt = _read_rt(top.table("rt"), path, ccas)
+    web = _read_web(top.table("web"), path.parent, ccas)
+    duration = top.time("duration")
+    if web is not None and duration is not None:
+        raise top.error("duration", "with page loads a run lasts until its pages are loaded; "
+                                    "remove duration (or [web])")
+    if web is None and duration is None:
+        raise top.error("duration", "a scenario without [web] page loads needs duration, e.g. \"60s\"")
+    scenario = Scenario(
+        name=name, description=top.string("description", ""), path=path, text=text,
+        seed=top.integer("seed", 0, 0), repetitions=top.integer("repetitions", 1, 1, 1000),
+        duration_s=duration, link=link, schedulers=_read_schedulers(top.table("schedulers"), path),
+        rt_sets=rt_sets, rt=rt, warmup=_read_warmup(top.table("warmup")), web=web,
+        bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
+        stats_interval_s=top.time("stats_interval", "200ms"),
+    )
+    top.done()
+    _check_labels(scenario)
+    return _with_digest(scenario, trace)
+
+
+def _check_labels(scenario: Scenario) -> None:
+    labelled = [c.name for c in scenario.schedulers if sched.SCHEDULERS[c.base].rt_weight is not None]
+    if labelled and not scenario.rt_sets:
+        raise ScenarioError(f"{scenario.path}: schedulers: {', '.join(labelled)} need an RT flow to label")
+
+
+def _with_digest(scenario: Scenario, trace: Path | None) -> Scenario:
+    """The scenario's identity for resuming: its text, the trace's content and the page files'."""
+    digest = hashlib.sha256(scenario.text.encode())
+    for extra in [scenario.link.trace, *(r.file for r in (scenario.web.pages if scenario.web else ()))]:
+        if extra is not None:
+            digest.update(extra.read_bytes())
+    if trace is not None:
+        digest.update(b"trace-override")
+    object.__setattr__(scenario, "digest", digest.hexdigest()[:16])
+    return scenario
+
+
+def load(path, *, trace: Path | None = None) -> Scenario:
+    """Read and check the scenario file at `path`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except OSError as err:
+        raise ScenarioError(f"cannot read scenario {path}: {err.strerror or err}") from None
+    return parse(text, path, trace=trace)

@@ -1,0 +1,170 @@
+# SPDX-License-Identifier: MIT
+"""Scenario files: a complete one is read as written; each mistake is refused with a message
+that names the file, the key and what would be right."""
+
+from pathlib import Path
+
+import pytest
+
+from confucius.lab import scenario as sc
+
+REPO = Path(__file__).resolve().parents[2]
+TRACES = REPO.parent / "shared" / "traces"
+
+GOOD = """
+name = "good"
+description = "every section"
+seed = 3
+repetitions = 2
+
+[link]
+rate = "20mbit"
+rtt = "40ms"
+buffer = "300kb"
+
+[schedulers]
+names = ["pfifo", "confucius", "confucius-500ms", "drr-1:5"]
+[schedulers.variants]
+confucius-500ms = { base = "confucius", options = "interval 500ms" }
+
+[rt]
+controllers = ["gcc", "tcp-bbr", ["gcc", "copa"], "fixed-8mbit"]
+fps = 30
+max_rate = "15mbit"
+
+[warmup]
+min = "4s"
+max = "30s"
+hold = "2s"
+tolerance = 0.2
+
+[web]
+pages = ["amazon", "p0002"]
+sample = 2
+mode = "continuous"
+interval = "20s"
+pages_per_run = 3
+[web.sweep]
+flows = [5, 10]
+sizes = ["15kb"]
+
+[[bulk]]
+cca = "cubic"
+start = "5s"
+duration = "10s"
+
+[probes]
+interval = "10ms"
+"""
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def test_a_complete_scenario_is_read_as_written(tmp_path):
+    s = sc.load(write(tmp_path, GOOD))
+    assert (s.name, s.seed, s.repetitions, s.duration_s) == ("good", 3, 2, None)
+    assert s.link.rate_bps == 20e6 and s.link.rtt_s == pytest.approx(0.04)
+    assert s.link.buffer_packets == 300 * 1024 // 1514
+    assert [c.name for c in s.schedulers] == ["pfifo", "confucius", "confucius-500ms", "drr-1:5"]
+    assert s.scheduler("confucius-500ms") == sc.SchedulerChoice("confucius-500ms", "confucius", "interval 500ms")
+    assert ["+".join(f.label for f in flows) for flows in s.rt_sets] == \
+        ["gcc", "tcp-bbr", "gcc+copa", "fixed-8mbit"]
+    assert s.rt.fps == 30 and s.rt.max_rate_bps == 15e6 and s.rt.port == 5000
+    assert s.warmup == sc.Warmup(min_s=4, max_s=30, hold_s=2, tolerance=0.2)
+    assert [r.key for r in s.web.pages] == ["amazon", "p0002", "p0000", "p0001",
+                                            "flows-5-size-15360", "flows-10-size-15360"]
+    assert (s.web.mode, s.web.interval_s, s.web.pages_per_run) == ("continuous", 20, 3)
+    assert s.bulk == (sc.Bulk("cubic", 5, 10),)
+    assert s.probes == sc.Probes(0.01)
+    assert len(s.digest) == 16
+
+
+def test_defaults_fill_what_is_left_out(tmp_path):
+    s = sc.load(write(tmp_path, 'name = "d"\nduration = "30s"\n[link]\nrate = "10mbit"\n'
+                                '[schedulers]\nnames = ["fq_codel"]\n[rt]\ncontrollers = ["copa"]\n'))
+    assert s.link.buffer_packets == 1000 and s.link.rtt_s == pytest.approx(0.04) and s.link.shaper == "own"
+    assert s.rt.fps == 60 and s.web is None and s.bulk == () and s.probes is None
+    assert s.warmup.tolerance == 0.1
+
+
+def test_the_repository_scenarios_are_valid():
+    for path in sorted((REPO / "scenarios").glob("*.toml")):
+        if "trace" in path.name and not TRACES.is_dir():
+            continue
+        assert sc.load(path).name == path.stem, path
+
+
+def test_a_trace_given_on_the_command_line_replaces_the_rate(tmp_path):
+    trace = tmp_path / "t.log"
+    trace.write_text("0 12.5\n0.5 3\n")
+    s = sc.load(write(tmp_path, GOOD), trace=trace)
+    assert s.link.rate_bps is None and s.link.trace == trace.resolve()
+    assert s.digest != sc.load(write(tmp_path, GOOD)).digest
+
+
+MISTAKES = [
+    # (change to GOOD: old -> new, words the message must contain)
+    (('name = "good"', 'name = "bad name"'), ["name", "letters, digits"]),
+    (('rtt = "40ms"', 'rtt_ms = 40'), ["link", "unknown key rtt_ms", "allowed", "rtt"]),
+    (('rate = "20mbit"', 'rate = "20 furlongs"'), ["link.rate", "cannot read rate"]),
+    (('rate = "20mbit"', 'rate = "20mbit"\ntrace = "t.log"'), ["link.rate", "either rate", "not both"]),
+    (('rate = "20mbit"', 'trace = "no/such.log"'), ["link.trace", "no such file"]),
+    (('buffer = "300kb"', 'buffer = 0'), ["link.buffer", "at least 1 packet"]),
+    (('buffer = "300kb"', 'shaper = "tbf"'), ["link.shaper", "own, htb"]),
+    (('"pfifo", "confucius"', '"pfifo", "sfb"'), ["schedulers.names", "unknown scheduler 'sfb'", "fq_codel"]),
+    (('options = "interval 500ms"', 'options = "interval 500ms; reboot"'), ["confucius-500ms", "plain tc words"]),
+    (('base = "confucius"', 'base = "nosuch"'), ["base", "must be one of"]),
+    (('"tcp-bbr"', '"tcp-nosuch"'), ["rt.controllers", "unknown TCP congestion control 'nosuch'", "bbr"]),
+    (('"tcp-bbr"', '"quic"'), ["rt.controllers", "unknown controller 'quic'", "tcp-<cca>"]),
+    (('"tcp-bbr"', '"gcc"'), ["rt.controllers", "listed twice"]),
+    (('fps = 30', 'fps = 30.5'), ["rt.fps", "whole number"]),
+    (('max_rate = "15mbit"', 'max_rate = "15mbit"\nstart_rate = "20mbit"'), ["start_rate", "min_rate <= start_rate"]),
+    (('min = "4s"', 'min = "40s"'), ["warmup.max", "at least min"]),
+    (('tolerance = 0.2', 'tolerance = 2'), ["warmup.tolerance", "between"]),
+    (('"amazon", "p0002"', '"amazon", "ebay"'), ["web.pages", "unknown page 'ebay'"]),
+    (('"amazon", "p0002"', '"amazon", "amazon"'), ["web.pages", "listed twice"]),
+    (('flows = [5, 10]', 'flows = [5, 500]'), ["web.sweep.flows", "1 to 100"]),
+    (('mode = "continuous"', 'mode = "burst"'), ["web.mode", "episodes, continuous"]),
+    (('cca = "cubic"', 'cca = "tahoe"'), ["bulk[0].cca", "tahoe"]),
+    (('interval = "10ms"', 'interval = "10us"'), ["probes.interval", "1ms"]),
+    (('seed = 3', 'seed = 3\nduration = "60s"'), ["duration", "remove duration"]),
+    (('repetitions = 2', 'repetitions = "two"'), ["repetitions", "whole number"]),
+    (('[link]', '[[link]]'), ["link", "must be a table"]),
+    (('[probes]', 'probes ='), ["not valid TOML"]),
+]
+
+
+@pytest.mark.parametrize("change, words", MISTAKES, ids=[m[0][1][:30] for m in MISTAKES])
+def test_mistakes_are_refused_with_file_key_and_fix(tmp_path, change, words):
+    old, new = change
+    assert old in GOOD
+    path = write(tmp_path, GOOD.replace(old, new, 1))
+    (tmp_path / "t.log").write_text("0 10\n")
+    with pytest.raises(sc.ScenarioError) as err:
+        sc.load(path)
+    message = str(err.value)
+    assert str(path) in message
+    for word in words:
+        assert word in message, message
+
+
+def test_missing_sections_and_a_missing_file(tmp_path):
+    with pytest.raises(sc.ScenarioError, match=r"\[link\] is missing"):
+        sc.load(write(tmp_path, 'name = "x"\nduration = "1s"\n'))
+    with pytest.raises(sc.ScenarioError, match="needs duration"):
+        sc.load(write(tmp_path, GOOD.split("[web]")[0]))
+    with pytest.raises(sc.ScenarioError, match="cannot read scenario"):
+        sc.load(tmp_path / "absent.toml")
+
+
+def test_pages_of_a_corpus_directory_must_be_in_it(tmp_path):
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "manifest.json").write_text('{"sampled": ["p0000"], "named": ["amazon"]}')
+    text = GOOD.replace('pages = ["amazon", "p0002"]', 'pages = ["amazon", "p0002"]\ncorpus = "corpus"')
+    with pytest.raises(sc.ScenarioError, match="not in the corpus .*p0002"):
+        sc.load(write(tmp_path, text))

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+"""The scheduler table: what tc is told for each scheduler (the kernel's verdict on these
+commands is in test_lab_sanity_vm.py, which installs every one of them)."""
+
+import pytest
+
+from confucius.lab import schedulers as sched
+
+RATE, BUFFER = 20e6, 1000
+
+
+def setup(name: str, **kw) -> sched.TcSetup:
+    return sched.tc_setup(name, rate_bps=kw.pop("rate_bps", RATE), buffer_packets=kw.pop("buffer_packets", BUFFER),
+                          rt_ports=kw.pop("rt_ports", [5000]), **kw)
+
+
+@pytest.mark.parametrize("name, qdisc", [
+    ("pfifo", "pfifo limit 1000"),
+    ("fq_codel", "fq_codel limit 1000"),
+    ("fq", "fq_codel target 100s interval 100s limit 1000"),
+    ("codel", "codel limit 1000"),
+    ("red", "red avpkt 1514 limit 1514000 bandwidth 20000000bit"),
+    ("pie", "pie limit 1000"),
+    ("fq_pie", "fq_pie limit 1000"),
+    ("hhf", "hhf limit 1000"),
+])
+def test_qdiscs_that_do_not_shape_are_htb_leaves(name, qdisc):
+    s = setup(name)
+    assert (s.qdisc, s.rate, s.lines) == (qdisc, "20000000bit", ())
+    assert s.commands()[-1] == f"qdisc add dev rtr-cli parent 1:1 handle 10: {qdisc}"
+
+
+@pytest.mark.parametrize("name, qdisc", [
+    ("cake", "cake bandwidth 20000000bit memlimit 1514000"),
+    ("cake-flows", "cake flows bandwidth 20000000bit memlimit 1514000"),
+    ("confucius", "confucius mode flow bandwidth 20000000bit limit 1000"),
+    ("confucius-class", "confucius mode class bandwidth 20000000bit limit 1000"),
+])
+def test_cake_and_confucius_shape_by_themselves_at_the_root(name, qdisc):
+    s = setup(name)
+    assert (s.qdisc, s.rate) == (qdisc, None)
+    assert s.commands() == [f"qdisc add dev rtr-cli root handle 1: {qdisc}"]
+
+
+def test_under_htb_on_request_they_do_not_shape():
+    s = setup("confucius", shaper="htb")
+    assert (s.qdisc, s.rate) == ("confucius mode flow limit 1000", "20000000bit")
+
+
+def test_strict_priority_labels_the_rt_flow_by_port():
+    s = setup("prio", rt_ports=[5000, 5001])
+    assert s.qdisc == "prio bands 2 priomap " + " ".join(["1"] * 16)
+    assert s.lines == (
+        "qdisc add dev rtr-cli parent 10:1 handle 101: pfifo limit 1000",
+        "qdisc add dev rtr-cli parent 10:2 handle 102: pfifo limit 1000",
+        "filter add dev rtr-cli parent 10: protocol ip prio 1 u32 match ip dport 5000 0xffff flowid 10:1",
+        "filter add dev rtr-cli parent 10: protocol ip prio 1 u32 match ip dport 5001 0xffff flowid 10:1",
+        "filter add dev rtr-cli parent 10: protocol all prio 2 u32 match u32 0 0 flowid 10:2",
+    )
+
+
+@pytest.mark.parametrize("name, web_quantum", [("drr-1:1", 1514), ("drr-1:5", 7570)])
+def test_weighted_classes_rt_to_rest(name, web_quantum):
+    s = setup(name)
+    assert s.qdisc == "drr"
+    assert s.lines[:2] == ("class add dev rtr-cli parent 10: classid 10:1 drr quantum 1514",
+                           f"class add dev rtr-cli parent 10: classid 10:2 drr quantum {web_quantum}")
+    assert s.lines[-1].endswith("match u32 0 0 flowid 10:2")
+
+
+def test_variant_options_are_appended():
+    s = sched.tc_setup("confucius-500ms", base="confucius", rate_bps=RATE, buffer_packets=100,
+                       extra_options="interval 500ms hysteresis 20%")
+    assert s.qdisc == "confucius mode flow bandwidth 20000000bit limit 100 interval 500ms hysteresis 20%"
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda: setup("sfb"), "unknown scheduler 'sfb'"),
+    (lambda: setup("prio", rt_ports=[]), "needs an RT flow"),
+    (lambda: setup("pfifo", buffer_packets=0), "at least 1 packet"),
+    (lambda: setup("pfifo", shaper="tbf"), "'own' or 'htb'"),
+    (lambda: setup("pfifo", extra_options="limit 5; rm -rf /"), "plain tc words"),
+    (lambda: setup("pfifo", extra_options="'unbalanced"), "options for pfifo"),
+])
+def test_bad_requests_are_refused(call, message):
+    with pytest.raises(sched.SchedulerError, match=message):
+        call()
+
+
+def test_every_scheduler_of_the_issue_is_in_the_table():
+    kinds = {s.kind for s in sched.SCHEDULERS.values()}
+    assert {"pfifo", "fq_codel", "codel", "red", "pie", "fq_pie", "hhf", "cake", "prio", "drr",
+            "confucius"} <= kinds
+    modes = {s.options for s in sched.SCHEDULERS.values() if s.kind == "confucius"}
+    assert modes == {"mode flow", "mode class"}
