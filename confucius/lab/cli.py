@@ -198,3 +198,127 @@ def topology_addresses(count: int = typer.Argument(..., help="How many domain ad
     except topology.TopologyError as err:
         _fail(str(err))
     typer.echo("\n".join(addresses))
+
+
+# --------------------------------------------------------------------------- scenarios
+
+def _load_scenario(path: Path, trace: Optional[Path]):
+    from confucius.lab import scenario
+
+    try:
+        return scenario.load(path, trace=trace)
+    except scenario.ScenarioError as err:
+        _fail(str(err))
+
+
+def _names(values: Optional[List[str]]) -> Optional[List[str]]:
+    """Repeatable options that also take comma-separated lists."""
+    if not values:
+        return None
+    return [name for value in values for name in value.split(",") if name]
+
+
+def _run_scenario(path: Path, trace, schedulers, controllers, db: Optional[Path], results: Optional[Path],
+                  resume: bool, attempts: int, max_failures: int, echo: bool) -> None:
+    from confucius.lab import runner, scenario as scenario_module
+
+    loaded = _load_scenario(path, trace)
+    try:
+        report = runner.run_matrix(loaded, db_path=db or runner.DEFAULT_DB,
+                                   results_root=results or runner.DEFAULT_RESULTS,
+                                   schedulers=_names(schedulers), controllers=_names(controllers),
+                                   resume=resume, attempts=attempts, max_failures=max_failures,
+                                   progress=sys.stderr.isatty() and not echo, echo=echo)
+    except (runner.RunnerError, scenario_module.ScenarioError) as err:
+        _fail(str(err))
+    typer.echo(f"{loaded.name}: {report.runs} runs ({report.failed} failed), "
+               f"{report.units_valid} valid measurements, {report.units_invalid} invalid; "
+               f"database {db or runner.DEFAULT_DB}", err=True)
+    if report.runs and report.failed == report.runs:
+        raise typer.Exit(1)
+
+
+_SCHEDULERS_HELP = "Only these schedulers (repeatable or comma-separated)."
+_CONTROLLERS_HELP = "Only these RT controllers, e.g. gcc, tcp-bbr, gcc+copa (repeatable or comma-separated)."
+_TRACE_HELP = "Bandwidth trace ('time_s Mbps') to use instead of the scenario's link rate or trace."
+
+
+@app.command("run")
+def run_scenario_command(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML)."),
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help=_SCHEDULERS_HELP),
+    controllers: Optional[List[str]] = typer.Option(None, "--controllers", "-c", help=_CONTROLLERS_HELP),
+    trace: Optional[Path] = typer.Option(None, help=_TRACE_HELP),
+    db: Optional[Path] = typer.Option(None, help="Results database [default: results/lab/lab.sqlite]."),
+    results: Optional[Path] = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs]."),
+    echo: bool = typer.Option(False, help="Print the VM consoles instead of a progress bar."),
+):
+    """Run SCENARIO for each scheduler (one VM boot per run), measuring everything afresh."""
+    _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=False, attempts=1,
+                  max_failures=1, echo=echo)
+
+
+@app.command("matrix")
+def matrix_command(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML)."),
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help=_SCHEDULERS_HELP),
+    controllers: Optional[List[str]] = typer.Option(None, "--controllers", "-c", help=_CONTROLLERS_HELP),
+    trace: Optional[Path] = typer.Option(None, help=_TRACE_HELP),
+    db: Optional[Path] = typer.Option(None, help="Results database [default: results/lab/lab.sqlite]."),
+    results: Optional[Path] = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs]."),
+    attempts: int = typer.Option(3, min=1, help="Tries per measurement (disturbed or failed ones are redone)."),
+    max_failures: int = typer.Option(3, min=1, help="Stop after this many failed runs in a row."),
+    echo: bool = typer.Option(False, help="Print the VM consoles instead of a progress bar."),
+):
+    """Run SCENARIO's whole matrix, resuming: measurements already in the database are skipped."""
+    _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=True, attempts=attempts,
+                  max_failures=max_failures, echo=echo)
+
+
+@app.command("plan")
+def plan_command(
+    scenario: Path = typer.Argument(..., help="Scenario file (TOML)."),
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help=_SCHEDULERS_HELP),
+    controllers: Optional[List[str]] = typer.Option(None, "--controllers", "-c", help=_CONTROLLERS_HELP),
+    trace: Optional[Path] = typer.Option(None, help=_TRACE_HELP),
+    db: Optional[Path] = typer.Option(None, help="Results database to resume from."),
+):
+    """Check SCENARIO and show the runs a matrix would do (with --db: what is left)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from confucius.lab import runner
+    from confucius.lab.db import Database, DatabaseError
+
+    loaded = _load_scenario(scenario, trace)
+    try:
+        database = Database(db) if db else None
+    except DatabaseError as err:
+        _fail(str(err))
+    tasks = runner.plan(loaded, database, schedulers=_names(schedulers), controllers=_names(controllers))
+    table = Table(title=f"{loaded.name}: {len(tasks)} runs, {sum(t.units for t in tasks)} measurements")
+    for column in ("scheduler", "controller", "rep", "pages", "tc (bottleneck)"):
+        table.add_column(column)
+    for task in tasks:
+        setup = runner.tc_setup(loaded, task.cell)
+        table.add_row(task.cell.scheduler.name, task.cell.controller, str(task.cell.repetition),
+                      ", ".join(ref.key for ref, _ in task.pages[:4]) + (" ..." if len(task.pages) > 4 else ""),
+                      "\n".join(setup.commands()[-1 - len(setup.lines):]))
+    Console().print(table)
+
+
+@app.command("schedulers")
+def schedulers_command():
+    """The schedulers a scenario can name, and what stands for each in the kernel."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from confucius.lab import schedulers as sched
+
+    table = Table(title="Schedulers (20 Mbit/s, 1000-packet buffer, RT flow on port 5000)")
+    for column in ("name", "what", "tc at the bottleneck"):
+        table.add_column(column)
+    for s in sched.SCHEDULERS.values():
+        setup = sched.tc_setup(s.name, rate_bps=20e6, buffer_packets=1000, rt_ports=[5000])
+        table.add_row(s.name, s.summary, "\n".join(setup.commands()[-1 - len(setup.lines):]))
+    Console().print(table)

@@ -1,0 +1,299 @@
+# SPDX-License-Identifier: MIT
+"""The results database: SQLite (Python's own sqlite3), one file, one row per run, frame,
+page, object, flow and qdisc sample.
+
+SQLite rather than DuckDB: it ships with Python (no dependency), a half-written run is
+rolled back as a whole (one transaction per run), and the matrix writing while a report
+reads is what its WAL mode is for. The tables are small enough (a 1500-page matrix is a
+few million frame rows) for either.
+
+Times: `*_ns` columns are the guest's CLOCK_MONOTONIC (per run: the VM boots afresh), `*_s`
+columns of objects and connections count from their page load's start, `*_unix` are host
+wall clock. Rates in bit/s, delays in ms.
+
+    db = Database("results/lab/lab.sqlite")
+    run_id = db.store_run(scenario, run_info, run_data)
+    db.valid_units(cell_key)       # what a resumed matrix can skip
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Iterable
+
+SCHEMA_VERSION = 1
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS scenarios (
+    id INTEGER PRIMARY KEY, name TEXT NOT NULL, digest TEXT NOT NULL, path TEXT, text TEXT NOT NULL,
+    UNIQUE (name, digest));
+CREATE TABLE IF NOT EXISTS runs (
+    id INTEGER PRIMARY KEY,
+    scenario_id INTEGER NOT NULL REFERENCES scenarios(id),
+    cell_key TEXT NOT NULL,            -- scheduler, RT flows, repetition and conditions
+    scheduler TEXT NOT NULL, scheduler_base TEXT NOT NULL, scheduler_options TEXT NOT NULL,
+    tc_commands TEXT NOT NULL,         -- JSON list: how the bottleneck was set up
+    controller TEXT NOT NULL,          -- RT flow label(s), e.g. gcc, tcp-bbr, gcc+copa
+    rt_flows TEXT NOT NULL,            -- JSON
+    repetition INTEGER NOT NULL, mode TEXT NOT NULL,
+    link_rate_bps REAL, trace TEXT, rtt_s REAL NOT NULL, buffer_packets INTEGER NOT NULL,
+    status TEXT NOT NULL,              -- ok | failed
+    error TEXT,
+    started_unix REAL NOT NULL, duration_s REAL, boot_s REAL, results_dir TEXT NOT NULL,
+    git_commit TEXT, git_dirty INTEGER, guest_kernel TEXT,
+    versions TEXT,                     -- JSON: tools, binaries' digests, qemu, iproute2 ...
+    host_load TEXT,                    -- JSON: host load average before and after
+    spec TEXT NOT NULL,                -- JSON: everything the guest was told
+    measure_from_ns INTEGER, measure_to_ns INTEGER, warmup_s REAL, converged INTEGER,
+    sender_max_gap_ms REAL, valid INTEGER);
+CREATE INDEX IF NOT EXISTS runs_cell ON runs (cell_key);
+CREATE TABLE IF NOT EXISTS flows (
+    id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+    kind TEXT NOT NULL,                -- rt | web | bulk
+    label TEXT NOT NULL,               -- controller, domain or CCA
+    session INTEGER, number INTEGER,   -- rt: session and flow; web: connection id; bulk: index
+    page_id INTEGER REFERENCES pages(id),
+    port INTEGER, started_ns INTEGER, ended_ns INTEGER, bytes INTEGER,
+    details TEXT);                     -- JSON: kind-specific fields
+CREATE INDEX IF NOT EXISTS flows_run ON flows (run_id, kind);
+CREATE TABLE IF NOT EXISTS frames (
+    flow_id INTEGER NOT NULL REFERENCES flows(id), frame_id INTEGER NOT NULL,
+    capture_ns INTEGER NOT NULL, key INTEGER, size_bytes INTEGER, packets INTEGER,
+    packets_received INTEGER, last_arrival_ns INTEGER, delay_ms REAL, complete INTEGER NOT NULL);
+CREATE INDEX IF NOT EXISTS frames_flow ON frames (flow_id, capture_ns);
+CREATE TABLE IF NOT EXISTS rt_rates (
+    flow_id INTEGER NOT NULL REFERENCES flows(id), time_ns INTEGER NOT NULL,
+    target_bps REAL, pacing_bps REAL, sent_bps REAL, acked_bps REAL, srtt_ms REAL, loss REAL,
+    in_flight_bytes INTEGER, queue_bytes INTEGER, cwnd_bytes INTEGER);
+CREATE INDEX IF NOT EXISTS rt_rates_flow ON rt_rates (flow_id, time_ns);
+CREATE TABLE IF NOT EXISTS flow_samples (
+    flow_id INTEGER NOT NULL REFERENCES flows(id), time_ns INTEGER NOT NULL, bps REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS pages (
+    id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+    number INTEGER NOT NULL, unit_key TEXT NOT NULL, page_key TEXT NOT NULL, page_id TEXT NOT NULL,
+    session INTEGER NOT NULL,
+    started_ns INTEGER NOT NULL,       -- the runner started web-client
+    load_start_ns INTEGER,             -- web-client's start (first connection attempt)
+    first_request_ns INTEGER, window_end_ns INTEGER NOT NULL,
+    ok INTEGER NOT NULL, exit INTEGER, error TEXT,
+    plt_s REAL,                        -- first request to last byte (ARCHITECTURE.md)
+    plt_client_s REAL,                 -- web-client's own: first connection attempt to last byte
+    objects_total INTEGER, objects_done INTEGER, connections INTEGER, bytes INTEGER,
+    peak_active INTEGER,
+    warmup_s REAL, converged INTEGER, calm INTEGER, rt_target_bps REAL,
+    sender_max_gap_ms REAL NOT NULL, valid INTEGER NOT NULL, invalid_reason TEXT);
+CREATE INDEX IF NOT EXISTS pages_unit ON pages (unit_key);
+CREATE INDEX IF NOT EXISTS pages_run ON pages (run_id);
+CREATE TABLE IF NOT EXISTS objects (
+    page_id INTEGER NOT NULL REFERENCES pages(id), object_id TEXT NOT NULL, domain TEXT NOT NULL,
+    size INTEGER NOT NULL, parent TEXT, depth INTEGER, status TEXT NOT NULL, connection INTEGER,
+    ready_s REAL, request_s REAL, first_byte_s REAL, last_byte_s REAL, received INTEGER, error TEXT);
+CREATE INDEX IF NOT EXISTS objects_page ON objects (page_id);
+CREATE TABLE IF NOT EXISTS qdisc_stats (
+    run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL,
+    handle TEXT, parent TEXT, kind TEXT NOT NULL,
+    bytes INTEGER, packets INTEGER, drops INTEGER, overlimits INTEGER, requeues INTEGER,
+    backlog INTEGER, qlen INTEGER,
+    xstats TEXT);                      -- JSON: the qdisc's own statistics as tc -j prints them
+CREATE INDEX IF NOT EXISTS qdisc_stats_run ON qdisc_stats (run_id, time_ns);
+CREATE TABLE IF NOT EXISTS probes (
+    run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL, rtt_ms REAL);
+"""
+
+
+class DatabaseError(RuntimeError):
+    """A database that is not this project's, or of another schema version."""
+
+
+class Database:
+    def __init__(self, path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.conn = sqlite3.connect(self.path, timeout=60)
+        self.conn.row_factory = sqlite3.Row
+        try:
+            self.conn.execute("PRAGMA journal_mode=WAL")
+            self.conn.execute("PRAGMA foreign_keys=ON")
+            self._check_schema()
+        except sqlite3.DatabaseError as err:
+            self.conn.close()
+            raise DatabaseError(f"{self.path} is not a results database: {err}") from None
+
+    def _check_schema(self) -> None:
+        tables = {r[0] for r in self.conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if tables and "meta" not in tables:
+            raise DatabaseError(f"{self.path} is an SQLite file but not a results database")
+        if "meta" in tables:
+            row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+            if row is None or int(row[0]) != SCHEMA_VERSION:
+                raise DatabaseError(f"{self.path} has schema version {row[0] if row else '?'}, "
+                                    f"this code reads version {SCHEMA_VERSION}")
+        with self.conn:
+            self.conn.executescript(SCHEMA)
+            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def close(self) -> None:
+        self.conn.close()
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ queries
+
+    def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
+        return self.conn.execute(sql, tuple(params)).fetchall()
+
+    def valid_units(self, unit_keys: Iterable[str]) -> set[str]:
+        """The page measurements (unit keys) that have a valid result."""
+        keys = list(unit_keys)
+        found = set()
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            found |= {r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT unit_key FROM pages WHERE valid=1 AND unit_key IN ({marks})", chunk)}
+        return found
+
+    def attempts(self, unit_keys: Iterable[str]) -> dict[str, int]:
+        """How often each page measurement was tried (valid or not)."""
+        keys = list(unit_keys)
+        counts: dict[str, int] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for key, n in self.conn.execute(
+                    f"SELECT unit_key, COUNT(*) FROM pages WHERE unit_key IN ({marks}) GROUP BY unit_key", chunk):
+                counts[key] = n
+        return counts
+
+    def run_attempts(self, cell_key: str) -> tuple[bool, int]:
+        """For runs without pages: (has a valid run, runs tried)."""
+        rows = self.query("SELECT valid FROM runs WHERE cell_key=? AND status='ok'", (cell_key,))
+        tried = self.query("SELECT COUNT(*) FROM runs WHERE cell_key=?", (cell_key,))[0][0]
+        return any(r["valid"] for r in rows), tried
+
+    # ------------------------------------------------------------------ writing
+
+    def scenario_id(self, name: str, digest: str, path: str, text: str) -> int:
+        with self.conn:
+            self.conn.execute("INSERT OR IGNORE INTO scenarios (name, digest, path, text) VALUES (?,?,?,?)",
+                              (name, digest, path, text))
+        return self.conn.execute("SELECT id FROM scenarios WHERE name=? AND digest=?", (name, digest)).fetchone()[0]
+
+    def store_run(self, scenario_id: int, info: dict, data=None) -> int:
+        """One run in one transaction: `info` (the runs row's fields) and, unless the run
+        failed, everything `data` (a results.RunData) holds."""
+        with self.conn:
+            run_id = self._insert("runs", {"scenario_id": scenario_id, **info})
+            if data is not None:
+                _store_data(self, run_id, data)
+        return run_id
+
+    def _insert(self, table: str, row: dict) -> int:
+        names = ",".join(row)
+        marks = ",".join("?" * len(row))
+        return self.conn.execute(f"INSERT INTO {table} ({names}) VALUES ({marks})", tuple(row.values())).lastrowid
+
+    def _insert_many(self, table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
+        marks = ",".join("?" * len(columns))
+        self.conn.executemany(f"INSERT INTO {table} ({','.join(columns)}) VALUES ({marks})", rows)
+
+
+# What `tc -s -j qdisc show` prints for every qdisc; the rest is the qdisc's own statistics.
+_TC_COMMON = {"kind", "handle", "root", "refcnt", "parent", "options", "bytes", "packets", "drops",
+              "overlimits", "requeues", "backlog", "qlen"}
+
+
+def _xstats(qdisc: dict) -> dict:
+    return {k: v for k, v in qdisc.items() if k not in _TC_COMMON}
+
+
+def _dump(value) -> str:
+    return json.dumps(value, sort_keys=True)
+
+
+def _store_data(db: Database, run_id: int, data) -> None:
+    for flow in data.rt_flows():
+        flow_id = db._insert("flows", {
+            "run_id": run_id, "kind": "rt", "label": flow.label, "session": flow.session,
+            "number": flow.number, "port": flow.port,
+            "started_ns": flow.rates[0].time_ns if flow.rates else None,
+            "ended_ns": flow.rates[-1].time_ns if flow.rates else None,
+            "bytes": sum(f.size_bytes or 0 for f in flow.frames if f.complete)})
+        db._insert_many("frames", ("flow_id", "frame_id", "capture_ns", "key", "size_bytes", "packets",
+                                   "packets_received", "last_arrival_ns", "delay_ms", "complete"),
+                        ((flow_id, f.frame_id, f.capture_ns, f.key, f.size_bytes, f.packets, f.packets_received,
+                          f.last_arrival_ns, f.delay_ms, int(f.complete)) for f in flow.frames))
+        db._insert_many("rt_rates", ("flow_id", "time_ns", "target_bps", "pacing_bps", "sent_bps", "acked_bps",
+                                     "srtt_ms", "loss", "in_flight_bytes", "queue_bytes", "cwnd_bytes"),
+                        ((flow_id, r.time_ns, r.target_bps, r.pacing_bps, r.sent_bps, r.acked_bps, r.srtt_ms,
+                          r.loss, r.in_flight_bytes, r.queue_bytes, r.cwnd_bytes) for r in flow.rates))
+    for page in data.pages:
+        _store_page(db, run_id, page)
+    for bulk in data.bulk:
+        flow_id = db._insert("flows", {
+            "run_id": run_id, "kind": "bulk", "label": bulk.cca, "number": bulk.number,
+            "started_ns": bulk.started_ns, "ended_ns": bulk.samples[-1][0] if bulk.samples else None,
+            "bytes": bulk.bytes, "details": _dump({"error": bulk.error})})
+        db._insert_many("flow_samples", ("flow_id", "time_ns", "bps"),
+                        ((flow_id, t, bps) for t, bps in bulk.samples))
+    db._insert_many("qdisc_stats", ("run_id", "time_ns", "handle", "parent", "kind", "bytes", "packets", "drops",
+                                    "overlimits", "requeues", "backlog", "qlen", "xstats"),
+                    ((run_id, t, q.get("handle"), q.get("parent", "root" if q.get("root") else None), q["kind"],
+                      q.get("bytes"), q.get("packets"), q.get("drops"), q.get("overlimits"), q.get("requeues"),
+                      q.get("backlog"), q.get("qlen"), _dump(_xstats(q)))
+                     for t, qdiscs in data.qdisc_samples for q in qdiscs))
+    db._insert_many("probes", ("run_id", "time_ns", "rtt_ms"), ((run_id, t, rtt) for t, rtt in data.probes))
+
+
+def _at(start_ns: int | None, seconds: float | None) -> int | None:
+    """A time of the page load (s from its start) on the run's clock."""
+    return None if start_ns is None or seconds is None else start_ns + round(seconds * 1e9)
+
+
+def _store_page(db: Database, run_id: int, page) -> None:
+    load = page.load
+    first = page.first_request_ns
+    last_byte = [o.last_byte for o in load.objects if o.last_byte is not None] if load else []
+    plt = (page.load_start_ns + round(max(last_byte) * 1e9) - first) / 1e9 if load and load.ok and first else None
+    targets = [t for t in page.rt_target_bps if t is not None]
+    page_id = db._insert("pages", {
+        "run_id": run_id, "number": page.number, "unit_key": page.unit_key, "page_key": page.key,
+        "page_id": page.page_id, "session": page.session, "started_ns": page.started_ns,
+        "load_start_ns": page.load_start_ns, "first_request_ns": first, "window_end_ns": page.window_end_ns,
+        "ok": int(bool(load and load.ok)), "exit": page.exit, "error": page.error,
+        "plt_s": plt, "plt_client_s": load.plt if load else None,
+        "objects_total": len(load.objects) if load else None,
+        "objects_done": sum(o.status == "done" for o in load.objects) if load else None,
+        "connections": len(load.connections) if load else None,
+        "bytes": sum(o.received for o in load.objects) if load else None,
+        "peak_active": load.peak_active() if load else None,
+        "warmup_s": page.warmup_s, "converged": None if page.converged is None else int(page.converged),
+        "calm": None if page.calm is None else int(page.calm),
+        "rt_target_bps": sum(targets) if targets else None,
+        "sender_max_gap_ms": page.sender_max_gap_ms, "valid": int(page.valid),
+        "invalid_reason": page.invalid_reason})
+    if load is None:
+        return
+    db._insert_many("objects", ("page_id", "object_id", "domain", "size", "parent", "depth", "status", "connection",
+                                "ready_s", "request_s", "first_byte_s", "last_byte_s", "received", "error"),
+                    ((page_id, o.id, o.domain, o.size, o.parent, o.depth, o.status, o.connection, o.ready, o.request,
+                      o.first_byte, o.last_byte, o.received, o.error) for o in load.objects))
+    last_byte = {}
+    for o in load.objects:
+        if o.connection is not None and o.last_byte is not None:
+            last_byte[o.connection] = max(o.last_byte, last_byte.get(o.connection, 0.0))
+    for c in load.connections:
+        db._insert("flows", {
+            "run_id": run_id, "kind": "web", "label": c.domain, "number": c.id, "page_id": page_id,
+            "port": c.local_port,
+            "started_ns": _at(page.load_start_ns, c.opened),
+            "ended_ns": _at(page.load_start_ns, last_byte.get(c.id)), "bytes": c.bytes,
+            "details": _dump({"server": c.server, "established_s": c.established, "objects": c.objects,
+                              "error": c.error})})

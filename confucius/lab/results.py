@@ -1,0 +1,247 @@
+# SPDX-License-Identifier: MIT
+"""A run's results folder read back: what guest.py wrote, as records for the database.
+
+    run = read_run(Path("results/lab/demo/<run>"))
+    run.pages[0].load.plt, run.sessions[0].flows[0].frames, run.qdisc_samples[:3]
+
+Every time is the guest's CLOCK_MONOTONIC in ns (rtflow's clock); the Web client's and
+irtt's wall-clock times are moved onto it with the offset the guest recorded.
+
+A measurement is *disturbed* when the RT sender could not run on time: its rate log has a
+row every 50 ms, and a gap of more than DISTURBED_GAP_MS means the emulated machine did not
+get the CPU (other work on the host) — frame delays then measure the host, not the
+scheduler. Disturbed measurements are kept but marked invalid, and the matrix runs them again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confucius import rtflow
+from confucius.web.results import PageLoad, ReportError, parse_report
+
+from .guest import EVENTS_FORMAT, SPEC_FORMAT
+
+DISTURBED_GAP_MS = 250.0
+
+
+class ResultsError(ValueError):
+    """A results folder that cannot be read, with what is missing or malformed."""
+
+
+@dataclass
+class RtFlowLog:
+    session: int
+    number: int
+    label: str
+    port: int
+    frames: list[rtflow.Frame]
+    rates: list[rtflow.RateSample]
+
+    def max_gap_ms(self, start_ns: int, end_ns: int) -> float:
+        """Longest time between consecutive rate-log rows inside [start_ns, end_ns]."""
+        times = [r.time_ns for r in self.rates if start_ns <= r.time_ns <= end_ns]
+        return max((b - a for a, b in zip(times, times[1:])), default=0) / 1e6
+
+
+@dataclass
+class Session:
+    index: int
+    started_ns: int
+    stopped_ns: int
+    flows: list[RtFlowLog]
+
+
+@dataclass
+class PageRecord:
+    number: int
+    key: str                 # the scenario's name for it (amazon, p0003, a file path)
+    unit_key: str            # this page under this run's conditions (resume identity)
+    page_id: str
+    session: int
+    started_ns: int          # when the runner started the client
+    load_start_ns: int | None  # the client's own start (its first connection attempt)
+    window_end_ns: int
+    exit: int
+    error: str | None
+    load: PageLoad | None
+    warmup_s: float | None
+    converged: bool | None
+    calm: bool | None
+    rt_target_bps: list[float | None]
+    sender_max_gap_ms: float
+
+    @property
+    def valid(self) -> bool:
+        return self.load is not None and self.sender_max_gap_ms <= DISTURBED_GAP_MS
+
+    @property
+    def invalid_reason(self) -> str | None:
+        if self.load is None:
+            return f"no report from web-client (exit {self.exit}): {self.error or ''}".strip()
+        if self.sender_max_gap_ms > DISTURBED_GAP_MS:
+            return f"disturbed: RT sender paused {self.sender_max_gap_ms:.0f} ms"
+        return None
+
+    @property
+    def first_request_ns(self) -> int | None:
+        requests = [o.request for o in self.load.objects if o.request is not None] if self.load else []
+        if self.load_start_ns is None or not requests:
+            return None
+        return self.load_start_ns + round(min(requests) * 1e9)
+
+
+@dataclass
+class BulkFlow:
+    number: int
+    cca: str
+    started_ns: int | None
+    samples: list[tuple[int, float]]   # interval end (ns), bit/s
+    bytes: int
+    error: str | None
+
+
+@dataclass
+class RunData:
+    directory: Path
+    spec: dict
+    events: dict
+    sessions: list[Session]
+    pages: list[PageRecord]
+    qdisc_samples: list[tuple[int, list[dict]]]
+    probes: list[tuple[int, float | None]]     # send time (ns), RTT ms (None: lost)
+    bulk: list[BulkFlow]
+    measured: dict | None = None               # runs without pages: the measured span
+    notes: list[str] = field(default_factory=list)
+
+    def rt_flows(self) -> list[RtFlowLog]:
+        return [f for s in self.sessions for f in s.flows]
+
+    @property
+    def measured_gap_ms(self) -> float | None:
+        if self.measured is None:
+            return None
+        return max((f.max_gap_ms(self.measured["from_ns"], self.measured["to_ns"]) for f in self.rt_flows()),
+                   default=0.0)
+
+
+def _json(path: Path, what: str):
+    try:
+        return json.loads(path.read_text())
+    except FileNotFoundError:
+        raise ResultsError(f"{path.parent}: {path.name} is missing ({what})") from None
+    except ValueError as err:
+        raise ResultsError(f"{path}: not JSON: {err}") from None
+
+
+def _sessions(directory: Path, events: dict) -> list[Session]:
+    sessions = []
+    for s in events.get("sessions", []):
+        flows = []
+        for f in s["flows"]:
+            try:
+                frames = rtflow.read_frames(directory / f["frames"])
+                rates = rtflow.read_rates(directory / f["rates"])
+            except rtflow.RtflowError as err:
+                raise ResultsError(str(err)) from None
+            flows.append(RtFlowLog(s["index"], f["flow"], f["label"], f["port"], frames, rates))
+        sessions.append(Session(s["index"], s["started_ns"], s["stopped_ns"], flows))
+    return sessions
+
+
+def _page(directory: Path, entry: dict, spec_page: dict, offset_ns: int, sessions: list[Session],
+          hold_s: float) -> PageRecord:
+    load, error = None, None
+    report = directory / entry["report"]
+    if report.is_file():
+        try:
+            load = parse_report(report.read_text())
+        except ReportError as err:
+            error = str(err)
+    else:
+        error = entry.get("stderr") or "no report"
+    load_start = round(load.start_unix * 1e9) - offset_ns if load else None
+    session = next(s for s in sessions if s.index == entry["session"])
+    # The page's window, and the hold before it in which the flow had to be converged.
+    window = (entry["started_ns"] - int(hold_s * 1e9), entry["window_end_ns"])
+    gap = max((f.max_gap_ms(*window) for f in session.flows), default=0.0)
+    return PageRecord(
+        number=entry["number"], key=spec_page["key"], unit_key=spec_page["unit_key"], page_id=entry["id"],
+        session=entry["session"], started_ns=entry["started_ns"], load_start_ns=load_start,
+        window_end_ns=entry["window_end_ns"], exit=entry["exit"], error=error or (load.error if load else None),
+        load=load, warmup_s=entry.get("warmup_s"), converged=entry.get("converged"), calm=entry.get("calm"),
+        rt_target_bps=entry.get("rt_target_bps", []), sender_max_gap_ms=gap)
+
+
+def _qdisc_samples(path: Path) -> list[tuple[int, list[dict]]]:
+    if not path.is_file():
+        return []
+    samples = []
+    for line in path.read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue  # a sample cut short when the run ended
+        samples.append((record["time_ns"], record["qdiscs"]))
+    return samples
+
+
+def _probes(path: Path, offset_ns: int) -> list[tuple[int, float | None]]:
+    if not path.is_file():
+        return []
+    data = _json(path, "irtt's output")
+    probes = []
+    for trip in data.get("round_trips", []):
+        sent = trip["timestamps"]["client"]["send"]["wall"] - offset_ns
+        lost = trip.get("lost", "false") != "false"
+        rtt = trip.get("delay", {}).get("rtt")
+        probes.append((sent, None if lost or rtt is None else rtt / 1e6))
+    return probes
+
+
+def _bulk(directory: Path, spec: dict, events: dict) -> list[BulkFlow]:
+    flows = []
+    started = {int(k): v for k, v in events.get("bulk_started_ns", {}).items()}
+    for number, bulk in enumerate(spec.get("bulk", [])):
+        path = directory / f"bulk-{number}.json"
+        try:
+            data = json.loads(path.read_text())
+        except (OSError, ValueError) as err:
+            flows.append(BulkFlow(number, bulk["cca"], started.get(number), [], 0, f"no iperf3 report: {err}"))
+            continue
+        begin = started.get(number)
+        samples = [(begin + round(i["sum"]["end"] * 1e9) if begin is not None else round(i["sum"]["end"] * 1e9),
+                    i["sum"]["bits_per_second"]) for i in data.get("intervals", [])]
+        received = data.get("end", {}).get("sum_received", {}).get("bytes", 0)
+        error = data.get("error")
+        # iperf3 reports a stop by signal as an error; that is how a run-long flow ends.
+        if error and "interrupt" in error:
+            error = None
+        flows.append(BulkFlow(number, bulk["cca"], begin, samples, received, error))
+    return flows
+
+
+def read_run(directory) -> RunData:
+    """Read a run's results folder (spec.json from the host, the rest from the guest)."""
+    directory = Path(directory)
+    spec = _json(directory / "spec.json", "the run's spec, written by the runner")
+    if spec.get("format") != SPEC_FORMAT:
+        raise ResultsError(f"{directory}/spec.json: not a {SPEC_FORMAT} spec")
+    events = _json(directory / "events.json", "the guest's timeline; did the run start?")
+    if events.get("format") != EVENTS_FORMAT:
+        raise ResultsError(f"{directory}/events.json: not a {EVENTS_FORMAT} file")
+    offset = events["clock_offset_ns"]
+    sessions = _sessions(directory, events)
+    hold = spec["warmup"]["hold_s"]
+    pages = [_page(directory, entry, spec["pages"][entry["number"]], offset, sessions, hold)
+             for entry in events.get("pages", [])]
+    run = RunData(directory=directory, spec=spec, events=events, sessions=sessions, pages=pages,
+                  qdisc_samples=_qdisc_samples(directory / "qdisc.jsonl"),
+                  probes=_probes(directory / "irtt.json", offset),
+                  bulk=_bulk(directory, spec, events), measured=events.get("measured"))
+    if spec["pages"] and len(pages) < len(spec["pages"]):
+        run.notes.append(f"{len(spec['pages']) - len(pages)} of {len(spec['pages'])} pages were not loaded")
+    return run
+

@@ -1,0 +1,434 @@
+# SPDX-License-Identifier: MIT
+"""Runs a scenario: one VM boot per run, results parsed into the database.
+
+A scenario expands into *cells* (scheduler × RT controller(s) × repetition) and, with page
+loads, each cell into *units*: one page measured under the cell's conditions. A unit's key
+is a digest of everything that shapes the measurement (link, tc setup, RT settings, warm-up,
+Web settings, bulk flows, probes, repetition and the page's content), not of the scenario
+file as a whole: adding a scheduler or pages to a scenario adds units and keeps the
+measured ones. A run loads up to `pages_per_run` pending pages of one cell in one boot.
+
+`matrix` resumes: units with a valid result are skipped, invalid ones (disturbed, failed
+load) are tried again up to `attempts` times in all. `run` measures everything afresh.
+Runs are ordered page chunk first, then controller, then scheduler, so that a change in
+the host's load over hours touches every scheduler alike.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Sequence
+
+from confucius import rtflow
+
+from . import schedulers as sched
+from . import vm, workload
+from .db import Database
+from .guest import IDLE_S, SPEC_FORMAT
+from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
+from .topology import ROUTER, Topology
+from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice
+
+REPO = vm.REPO
+TOOLS = REPO / "build" / "cargo" / "release"
+DEFAULT_DB = REPO / "results" / "lab" / "lab.sqlite"
+DEFAULT_RESULTS = REPO / "results" / "lab" / "runs"
+BOOT_ALLOWANCE_S = 120.0
+
+
+class RunnerError(RuntimeError):
+    """The matrix cannot start (missing parts) or stopped (too many failed runs)."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    scheduler: SchedulerChoice
+    rt: tuple[RtFlow, ...]
+    repetition: int
+
+    @property
+    def controller(self) -> str:
+        return "+".join(f.label for f in self.rt)
+
+
+@dataclass
+class Task:
+    """One VM boot: a cell and the pages it loads (none for a timed run)."""
+    cell: Cell
+    cell_key: str
+    pages: list[tuple[PageRef, str]] = field(default_factory=list)   # page and its unit key
+    chunk: int = 0
+
+    @property
+    def units(self) -> int:
+        return max(1, len(self.pages))
+
+
+# --------------------------------------------------------------------------- identities
+
+def _digest(value) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:20]
+
+
+def rt_ports(scenario: Scenario, cell: Cell) -> list[int]:
+    return [scenario.rt.port + number for number in range(len(cell.rt))]
+
+
+def initial_rate_bps(scenario: Scenario) -> float:
+    """The link's rate at the start: the constant rate, or the trace's first point used."""
+    link = scenario.link
+    if link.trace is None:
+        return link.rate_bps
+    from .topology import read_trace
+    points = [bps for t, bps in read_trace(link.trace) if t >= link.trace_offset_s]
+    if not points:
+        raise ScenarioError(f"{scenario.path}: link.trace_offset is beyond the end of {link.trace}")
+    return max(points[0] * link.trace_scale, 8000.0)
+
+
+def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
+    choice = cell.scheduler
+    return sched.tc_setup(choice.name, base=choice.base, rate_bps=initial_rate_bps(scenario),
+                          buffer_packets=scenario.link.buffer_packets, rt_ports=rt_ports(scenario, cell),
+                          extra_options=choice.options, shaper=scenario.link.shaper)
+
+
+def _conditions(scenario: Scenario, cell: Cell) -> dict:
+    link, web = scenario.link, scenario.web
+    trace = hashlib.sha256(link.trace.read_bytes()).hexdigest() if link.trace else None
+    return {
+        "link": {"rate_bps": link.rate_bps, "trace": trace, "scale": link.trace_scale,
+                 "offset_s": link.trace_offset_s, "rtt_s": link.rtt_s, "buffer": link.buffer_packets,
+                 "shaper": link.shaper},
+        "tc": tc_setup(scenario, cell).commands(),
+        "rt": [f.label for f in cell.rt], "rt_settings": scenario.rt.__dict__,
+        "warmup": scenario.warmup.__dict__,
+        "web": None if web is None else {k: getattr(web, k) for k in
+                                         ("mode", "interval_s", "settle_s", "cca", "max_per_domain", "timeout_s")},
+        "bulk": [b.__dict__ for b in scenario.bulk],
+        "probes": None if scenario.probes is None else scenario.probes.__dict__,
+        "duration_s": scenario.duration_s, "stats_interval_s": scenario.stats_interval_s,
+        "repetition": cell.repetition,
+    }
+
+
+def cell_key(scenario: Scenario, cell: Cell) -> str:
+    return _digest(_conditions(scenario, cell))
+
+
+def unit_key(key: str, scenario: Scenario, ref: PageRef) -> str:
+    return _digest([key, ref.key, workload.page_digest(workload.page(scenario, ref))])
+
+
+# --------------------------------------------------------------------------- planning
+
+def _select(all_names: Sequence[str], wanted: Sequence[str] | None, what: str) -> list[str]:
+    if not wanted:
+        return list(all_names)
+    unknown = [w for w in wanted if w not in all_names]
+    if unknown:
+        raise ScenarioError(f"{what} {', '.join(unknown)} not in the scenario (it has {', '.join(all_names)})")
+    return [n for n in all_names if n in wanted]
+
+
+def cells(scenario: Scenario, schedulers: Sequence[str] | None = None,
+          controllers: Sequence[str] | None = None) -> list[Cell]:
+    """The scenario's cells, optionally only some schedulers / controllers."""
+    names = _select([c.name for c in scenario.schedulers], schedulers, "scheduler")
+    labels = _select(["+".join(f.label for f in s) for s in scenario.rt_sets], controllers, "controller")
+    rt_by_label = {"+".join(f.label for f in s): s for s in scenario.rt_sets}
+    return [Cell(scenario.scheduler(name), rt_by_label[label], rep)
+            for rep in range(scenario.repetitions) for label in labels for name in names]
+
+
+def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controllers=None,
+         resume: bool = True, attempts: int = 3) -> list[Task]:
+    """The runs still to do. Without `resume` (or `db`) every unit is measured again."""
+    tasks = []
+    for cell in cells(scenario, schedulers, controllers):
+        key = cell_key(scenario, cell)
+        if scenario.web is None:
+            done, tried = db.run_attempts(key) if db and resume else (False, 0)
+            if not done and tried < attempts:
+                tasks.append(Task(cell, key))
+            continue
+        units = [(ref, unit_key(key, scenario, ref)) for ref in scenario.web.pages]
+        if db is not None and resume:
+            valid = db.valid_units(u for _, u in units)
+            tried = db.attempts(u for _, u in units)
+            units = [(ref, u) for ref, u in units if u not in valid and tried.get(u, 0) < attempts]
+        size = scenario.web.pages_per_run
+        tasks += [Task(cell, key, units[i:i + size], chunk=i // size) for i in range(0, len(units), size)]
+    order = {c.name: n for n, c in enumerate(scenario.schedulers)}
+    return sorted(tasks, key=lambda t: (t.cell.repetition, t.chunk, t.cell.controller,
+                                        order[t.cell.scheduler.name]))
+
+
+# --------------------------------------------------------------------------- checks, versions
+
+def check_built(scenario: Scenario) -> None:
+    """Refuse to start when a part the scenario needs is not built, naming the make target."""
+    needs = [(rtflow.BINARY, "make tools")]
+    if scenario.web is not None:
+        needs += [(TOOLS / "web-client", "make tools"), (TOOLS / "web-server", "make tools")]
+    if any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers):
+        needs += [(vm.PROJECT_MODULES / "sch_confucius.ko", "make kmod"),
+                  (vm.TC_PLUGINS / "q_confucius.so", "make tc")]
+    missing = [f"{path} (build it with `{target}`)" for path, target in needs if not path.is_file()]
+    if missing:
+        raise RunnerError("missing built parts:\n  " + "\n  ".join(missing))
+    for tool in ("iperf3", "irtt", "tc"):
+        if shutil.which(tool) is None:
+            raise RunnerError(f"{tool} is not installed (run `make deps`)")
+
+
+def _first_line(argv: list[str]) -> str | None:
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    text = (done.stdout or done.stderr).strip()
+    return text.splitlines()[0] if text else None
+
+
+def _file_digest(path: Path) -> str | None:
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
+def provenance() -> dict:
+    """What produced a run: the commit, whether the tree had changes, tools and binaries."""
+    commit = _first_line(["git", "-C", str(REPO), "rev-parse", "HEAD"])
+    status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
+                            capture_output=True, text=True).stdout
+    binaries = {"rtflow": rtflow.BINARY, "web-client": TOOLS / "web-client", "web-server": TOOLS / "web-server",
+                "sch_confucius.ko": vm.PROJECT_MODULES / "sch_confucius.ko",
+                "q_confucius.so": vm.TC_PLUGINS / "q_confucius.so"}
+    return {
+        "git_commit": commit, "git_dirty": bool(status.strip()), "git_changed": status.split("\n")[:50],
+        "qemu": _first_line([vm.QEMU, "--version"]), "tc": _first_line(["tc", "-V"]),
+        "iperf3": _first_line(["iperf3", "--version"]), "irtt": _first_line(["irtt", "version"]),
+        "python": platform.python_version(), "host_kernel": platform.release(),
+        "binaries_sha256": {name: _file_digest(path) for name, path in binaries.items()},
+    }
+
+
+# --------------------------------------------------------------------------- one run
+
+def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
+    setup = tc_setup(scenario, task.cell)
+    link, rt = scenario.link, scenario.rt
+    flows = [{"mode": f.mode, "cca": f.cca, "rate": None if f.rate_bps is None else f"{f.rate_bps:.0f}bit",
+              "label": f.label, "port": port} for f, port in zip(task.cell.rt, rt_ports(scenario, task.cell))]
+    web = scenario.web
+    return {
+        "format": SPEC_FORMAT, "scenario": scenario.name, "cell_key": task.cell_key,
+        "mode": web.mode if web else "timed",
+        "topology": {"qdisc": setup.qdisc, "rate": setup.rate, "rtt": f"{link.rtt_s * 1e3:g}ms",
+                     "lines": list(setup.lines)},
+        "tc_commands": setup.commands(),
+        "topology_script": Topology(qdisc=setup.qdisc, rate=setup.rate, rtt=f"{link.rtt_s * 1e3:g}ms").script()
+        + "".join(f"tc -n {ROUTER} {line}\n" for line in setup.lines),
+        "trace": None if link.trace is None else {"path": str(link.trace), "scale": link.trace_scale,
+                                                  "offset_s": link.trace_offset_s},
+        "rt": {"flows": flows, "fps": rt.fps, "start_rate": f"{rt.start_rate_bps:.0f}bit",
+               "min_rate": f"{rt.min_rate_bps:.0f}bit", "max_rate": f"{rt.max_rate_bps:.0f}bit"},
+        "warmup": scenario.warmup.__dict__,
+        "web": None if web is None else {"cca": web.cca, "max_per_domain": web.max_per_domain,
+                                         "timeout_s": web.timeout_s, "interval_s": web.interval_s,
+                                         "settle_s": web.settle_s},
+        "pages": [{**page, "key": ref.key, "unit_key": unit} for page, (ref, unit) in
+                  zip(inputs.get("pages", []), task.pages)],
+        "hosts": inputs.get("hosts"), "addresses": inputs.get("addresses", []),
+        "bulk": [b.__dict__ for b in scenario.bulk],
+        "probes": None if scenario.probes is None else scenario.probes.__dict__,
+        "duration_s": scenario.duration_s, "stats_interval_s": scenario.stats_interval_s,
+        "binaries": {"web_client": str(TOOLS / "web-client"), "web_server": str(TOOLS / "web-server")},
+    }
+
+
+def vm_timeout(scenario: Scenario, task: Task) -> float:
+    """Every wait in the guest has a cap; the VM gets their sum, with room for the boot."""
+    w = scenario.warmup
+    if scenario.web is None:
+        return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60
+    web = scenario.web
+    per_page = w.max_s + web.interval_s + web.timeout_s + web.settle_s + IDLE_S + 30
+    return BOOT_ALLOWANCE_S + per_page * len(task.pages)
+
+
+def _run_dir(root: Path, scenario: Scenario, task: Task) -> Path:
+    stamp = time.strftime("%Y%m%d-%H%M%S")
+    name = f"{stamp}-{task.cell.scheduler.name}-{task.cell.controller}-r{task.cell.repetition}-c{task.chunk}"
+    path = root / scenario.name / name.replace(":", "_").replace("/", "_")
+    suffix = 1
+    while path.exists():
+        path = path.with_name(f"{path.name.split('~')[0]}~{suffix}")
+        suffix += 1
+    return path
+
+
+def _run_row(scenario: Scenario, task: Task, spec: dict, directory: Path, versions: dict) -> dict:
+    cell = task.cell
+    return {
+        "cell_key": task.cell_key, "scheduler": cell.scheduler.name, "scheduler_base": cell.scheduler.base,
+        "scheduler_options": cell.scheduler.options, "tc_commands": json.dumps(spec["tc_commands"]),
+        "controller": cell.controller, "rt_flows": json.dumps(spec["rt"]), "repetition": cell.repetition,
+        "mode": spec["mode"], "link_rate_bps": scenario.link.rate_bps,
+        "trace": str(scenario.link.trace) if scenario.link.trace else None, "rtt_s": scenario.link.rtt_s,
+        "buffer_packets": scenario.link.buffer_packets, "results_dir": str(directory),
+        "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
+        "versions": json.dumps(versions, sort_keys=True), "spec": json.dumps(spec, sort_keys=True),
+    }
+
+
+def _measured(data: RunData) -> dict:
+    m = data.measured
+    if m is None:
+        return {}
+    gap = data.measured_gap_ms
+    return {"measure_from_ns": m["from_ns"], "measure_to_ns": m["to_ns"], "warmup_s": m["warmup_s"],
+            "converged": int(m["converged"]), "sender_max_gap_ms": gap,
+            "valid": int(gap <= DISTURBED_GAP_MS)}
+
+
+def _failure(result: vm.VMResult, directory: Path) -> str | None:
+    """Why the run failed (with the end of the guest's log), or None."""
+    try:
+        result.check()
+        return None
+    except vm.LabError as err:
+        guest_log = directory / "guest.log"
+        tail = guest_log.read_text(errors="replace")[-3000:] if guest_log.is_file() else ""
+        return f"{err}\nguest.log:\n{tail}"
+
+
+def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, results_root: Path,
+            versions: dict, echo: bool = False) -> tuple[int, RunData | None, str | None]:
+    """Boot the VM for one task; store what came back. Returns (run id, data, error)."""
+    directory = _run_dir(results_root, scenario, task)
+    inputs = workload.write_inputs([workload.page(scenario, ref) for ref, _ in task.pages],
+                                   directory / "inputs") if task.pages else {}
+    spec = build_spec(scenario, task, inputs)
+    (directory / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
+    row = _run_row(scenario, task, spec, directory, versions)
+    started, load_before = time.time(), os.getloadavg()
+    data, error = None, None
+    try:
+        result = vm.run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
+                        args=[directory / "spec.json"], results_dir=directory,
+                        timeout=vm_timeout(scenario, task), echo=echo)
+        row.update(boot_s=result.boot_time, guest_kernel=result.kernel)
+        error = _failure(result, directory)
+        # A guest that stopped part-way leaves the pages it finished; a kernel that
+        # reported a problem leaves nothing to trust.
+        if not result.kernel_problems():
+            data = read_run(directory)
+    except (vm.LabError, ResultsError) as err:
+        error = error or str(err)
+    row.update(started_unix=started, duration_s=time.time() - started,
+               host_load=json.dumps({"before": load_before, "after": os.getloadavg()}),
+               status="ok" if error is None else "failed", error=error)
+    if data is not None:
+        row.update(_measured(data))
+    run_id = db.store_run(scenario_id, row, data)
+    return run_id, data, error
+
+
+# --------------------------------------------------------------------------- the matrix
+
+@dataclass
+class MatrixReport:
+    runs: int = 0
+    failed: int = 0
+    units_valid: int = 0
+    units_invalid: int = 0
+    run_ids: list[int] = field(default_factory=list)
+
+
+def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: Path = DEFAULT_RESULTS,
+               schedulers=None, controllers=None, resume: bool = True, attempts: int = 3,
+               max_failures: int = 3, progress: bool = True, echo: bool = False,
+               on_run: Callable[[Task, RunData | None, str | None], None] | None = None) -> MatrixReport:
+    """Run what is still to do; stop after `max_failures` failed runs in a row."""
+    check_built(scenario)
+    report = MatrixReport()
+    with Database(db_path) as db:
+        tasks = plan(scenario, db, schedulers=schedulers, controllers=controllers, resume=resume,
+                     attempts=attempts)
+        if not tasks:
+            return report
+        scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
+        versions = provenance()
+        failures_in_row = 0
+        with _progress(progress, sum(t.units for t in tasks)) as bar:
+            for task in tasks:
+                bar.describe(f"{task.cell.scheduler.name} / {task.cell.controller} / rep {task.cell.repetition}"
+                             f"{f' / {len(task.pages)} pages' if task.pages else ''}")
+                run_id, data, error = execute(scenario, task, db, scenario_id, results_root, versions, echo)
+                report.runs += 1
+                report.run_ids.append(run_id)
+                if on_run:
+                    on_run(task, data, error)
+                valid = _valid_units(data) if data is not None else 0
+                report.units_valid += valid
+                report.units_invalid += task.units - valid
+                if error:
+                    report.failed += 1
+                    failures_in_row += 1
+                    bar.note(f"run {run_id} failed: {error.splitlines()[0]}")
+                    if failures_in_row >= max_failures:
+                        raise RunnerError(f"{failures_in_row} runs in a row failed; the last: {error}")
+                else:
+                    failures_in_row = 0
+                bar.advance(task.units)
+    return report
+
+
+def _valid_units(data: RunData) -> int:
+    if data.pages:
+        return sum(p.valid for p in data.pages)
+    return int(bool(_measured(data).get("valid")))
+
+
+class _progress:
+    """A rich progress bar over page measurements (or runs), or nothing."""
+
+    def __init__(self, enabled: bool, total: int):
+        self.enabled, self.total = enabled, total
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn, TimeRemainingColumn)
+            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                TimeElapsedColumn(), TimeRemainingColumn())
+            self.bar.start()
+            self.task = self.bar.add_task("starting", total=self.total)
+        return self
+
+    def describe(self, text: str) -> None:
+        if self.enabled:
+            self.bar.update(self.task, description=text)
+
+    def note(self, text: str) -> None:
+        if self.enabled:
+            self.bar.console.print(text)
+        else:
+            print(text, file=sys.stderr)
+
+    def advance(self, units: int) -> None:
+        if self.enabled:
+            self.bar.advance(self.task, units)
+
+    def __exit__(self, *exc) -> None:
+        if self.enabled:
+            self.bar.stop()

@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: MIT
+"""The results database and the matrix's bookkeeping, on a run folder written by hand in the
+guest's formats (no measurement: the parser, the tables and the resume logic are tested).
+
+The hand-made run: one GCC session at 60 fps, one page load of two objects on two
+connections, two qdisc samples, an irtt probe and a bulk flow."""
+
+import csv
+import json
+from pathlib import Path
+
+import pytest
+
+from confucius import rtflow
+from confucius.lab import runner, scenario as sc
+from confucius.lab.db import Database, DatabaseError
+from confucius.lab.results import DISTURBED_GAP_MS, ResultsError, read_run
+from confucius.report import data
+
+OFFSET = 1_700_000_000_000_000_000   # wall clock - monotonic, ns
+LOAD_START = 20_000_000_000          # the client's start on the monotonic clock
+FRAME_NS = 16_666_667
+
+SCENARIO = """
+name = "handmade"
+[link]
+rate = "20mbit"
+[schedulers]
+names = ["pfifo", "fq"]
+[rt]
+controllers = ["gcc"]
+[web]
+pages = ["flows-2-size-1000", "flows-3-size-1000"]
+pages_per_run = 1
+"""
+
+
+def frame_rows(count: int, slow: set[int], lost: set[int]):
+    for i in range(count):
+        capture = LOAD_START - 2_000_000_000 + i * FRAME_NS
+        delay = 250.0 if i in slow else 30.0
+        yield [i, capture, 1 if i == 0 else 0, 5000, 5, 4 if i in lost else 5, capture + 10_000_000,
+               "" if i in lost else capture + int(delay * 1e6), "" if i in lost else delay, 0 if i in lost else 1]
+
+
+def write_csv(path: Path, header, rows) -> None:
+    with path.open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(header)
+        writer.writerows(rows)
+
+
+def report(start_ns: int) -> dict:
+    def obj(i, conn, first, last):
+        return {"id": f"f{i}", "domain": f"d{i}.web.test", "size": 1000, "parent": None, "depth": 0,
+                "status": "done", "connection": conn, "ready_us": 0, "request_us": 100_000 + i,
+                "first_byte_us": first, "last_byte_us": last, "received": 1000, "error": None}
+    return {"format": "confucius-web-load/1", "page": "flows-2-size-1000", "ok": True, "error": None,
+            "start_unix_us": (start_ns + OFFSET) // 1000, "plt_us": 1_100_000, "cca": "cubic",
+            "max_per_domain": 6, "objects_total": 2, "objects_done": 2,
+            "connections": [{"id": c, "domain": f"d{c}.web.test", "server": "198.18.128.1:80", "local_port": 40000 + c,
+                             "opened_us": 0, "established_us": 50_000, "objects": 1, "bytes": 1200, "error": None}
+                            for c in (0, 1)],
+            "objects": [obj(0, 0, 200_000, 600_000), obj(1, 1, 300_000, 1_100_000)]}
+
+
+def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0) -> Path:
+    """A run folder as the guest leaves it; the sender's log has one gap of `gap_ms`."""
+    (folder / "rt").mkdir(parents=True)
+    (folder / "pages").mkdir()
+    spec = {"format": "confucius-lab-run/1", "warmup": {"hold_s": 3.0}, "bulk": [{"cca": "cubic"}],
+            "pages": [{"id": "flows-2-size-1000", "key": "flows-2-size-1000", "unit_key": unit_key}]}
+    (folder / "spec.json").write_text(json.dumps(spec))
+    # 600 frames from 2 s before the load: frames 200-203 late, 300 lost.
+    write_csv(folder / "rt" / "s0-f0-frames.csv", rtflow.FRAME_COLUMNS, frame_rows(600, set(range(200, 204)), {300}))
+    times = list(range(LOAD_START - 6_000_000_000, LOAD_START + 8_000_000_000, 50_000_000))
+    times = [t + (int(gap_ms * 1e6) - 50_000_000 if t >= LOAD_START + 1_000_000_000 else 0) for t in times]
+    write_csv(folder / "rt" / "s0-f0-rate.csv", rtflow.RATE_COLUMNS,
+              ([t, 16e6, 40e6, 16e6, 16e6, 45.0, 0.0, 20000, 1000, ""] for t in times))
+    (folder / "pages" / "0.json").write_text(json.dumps(report(LOAD_START)))
+    qdiscs = [{"kind": "htb", "handle": "1:", "root": True, "bytes": 10, "packets": 1, "drops": 0, "overlimits": 0,
+               "requeues": 0, "backlog": 0, "qlen": 0},
+              {"kind": "confucius", "handle": "10:", "parent": "1:1", "bytes": 10, "packets": 1, "drops": 0,
+               "overlimits": 0, "requeues": 0, "backlog": 0, "qlen": 0, "new_flows": 2, "old_flows": 1,
+               "classes": [{"class": 1, "flows": 1}]}]
+    (folder / "qdisc.jsonl").write_text("".join(json.dumps({"time_ns": LOAD_START + i * 200_000_000, "qdiscs": qdiscs})
+                                                + "\n" for i in range(2)) + '{"time_ns": 1, "qdi')
+    (folder / "irtt.json").write_text(json.dumps({"round_trips": [
+        {"lost": "false", "timestamps": {"client": {"send": {"wall": OFFSET + LOAD_START}}}, "delay": {"rtt": 41_000_000}},
+        {"lost": "true", "timestamps": {"client": {"send": {"wall": OFFSET + LOAD_START + 10}}}, "delay": {}}]}))
+    (folder / "bulk-0.json").write_text(json.dumps({"intervals": [{"sum": {"end": 0.5, "bits_per_second": 8e6}}],
+                                                    "end": {"sum_received": {"bytes": 500_000}},
+                                                    "error": "interrupt - the client has terminated"}))
+    events = {"format": "confucius-lab-events/1", "clock_offset_ns": OFFSET, "mode": "episodes",
+              "t0_ns": LOAD_START - 8_000_000_000, "bulk_started_ns": {"0": LOAD_START},
+              "sessions": [{"index": 0, "started_ns": LOAD_START - 8_000_000_000, "stopped_ns": LOAD_START + 9_000_000_000,
+                            "flows": [{"flow": 0, "label": "gcc", "port": 5000, "frames": "rt/s0-f0-frames.csv",
+                                       "rates": "rt/s0-f0-rate.csv"}]}],
+              "pages": [{"number": 0, "id": "flows-2-size-1000", "started_ns": LOAD_START - 300_000_000,
+                         "ended_ns": LOAD_START + 1_200_000_000, "exit": 0, "stderr": "", "report": "pages/0.json",
+                         "warmup_s": 7.5, "converged": True, "rt_target_bps": [16e6], "session": 0,
+                         "window_end_ns": LOAD_START + 8_000_000_000 - 2 * FRAME_NS + 1, "calm": True}]}
+    (folder / "events.json").write_text(json.dumps(events))
+    return folder
+
+
+@pytest.fixture
+def scenario(tmp_path):
+    path = tmp_path / "handmade.toml"
+    path.write_text(SCENARIO)
+    return sc.load(path)
+
+
+def test_a_run_folder_reads_back(tmp_path):
+    run = read_run(make_run(tmp_path / "run", "u1"))
+    flow = run.rt_flows()[0]
+    assert (flow.label, flow.port, len(flow.frames), len(flow.rates)) == ("gcc", 5000, 600, 280)
+    page = run.pages[0]
+    assert page.load_start_ns == LOAD_START
+    assert page.first_request_ns == LOAD_START + 100_000_000
+    assert page.valid and page.invalid_reason is None
+    assert [len(q) for _, q in run.qdisc_samples] == [2, 2]  # the sample cut short is skipped
+    assert run.probes == [(LOAD_START, 41.0), (LOAD_START + 10, None)]
+    assert run.bulk[0].samples == [(LOAD_START + 500_000_000, 8e6)] and run.bulk[0].error is None
+
+
+def test_a_paused_sender_makes_the_page_invalid(tmp_path):
+    page = read_run(make_run(tmp_path / "run", "u1", gap_ms=DISTURBED_GAP_MS + 50)).pages[0]
+    assert not page.valid and "paused 300 ms" in page.invalid_reason
+
+
+def test_broken_folders_are_refused_with_the_reason(tmp_path):
+    with pytest.raises(ResultsError, match="spec.json is missing"):
+        read_run(tmp_path)
+    folder = make_run(tmp_path / "run", "u1")
+    (folder / "events.json").write_text("{")
+    with pytest.raises(ResultsError, match="events.json: not JSON"):
+        read_run(folder)
+
+
+def test_store_and_read_back_with_metrics(tmp_path):
+    run = read_run(make_run(tmp_path / "run", "u1"))
+    with Database(tmp_path / "lab.sqlite") as db:
+        scenario_id = db.scenario_id("handmade", "abc", "h.toml", SCENARIO)
+        info = {"cell_key": "c1", "scheduler": "pfifo", "scheduler_base": "pfifo", "scheduler_options": "",
+                "tc_commands": "[]", "controller": "gcc", "rt_flows": "{}", "repetition": 0, "mode": "episodes",
+                "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
+                "results_dir": str(tmp_path / "run"), "spec": "{}"}
+        db.store_run(scenario_id, info, run)
+        assert db.query("SELECT COUNT(*) FROM frames")[0][0] == 600
+        assert db.query("SELECT COUNT(*) FROM rt_rates")[0][0] == 280
+        assert db.query("SELECT COUNT(*) FROM objects")[0][0] == 2
+        assert [tuple(r) for r in db.query("SELECT kind, COUNT(*) FROM flows GROUP BY kind ORDER BY kind")] == \
+            [("bulk", 1), ("rt", 1), ("web", 2)]
+        assert tuple(db.query("SELECT COUNT(*), SUM(xstats LIKE '%new_flows%') FROM qdisc_stats")[0]) == (4, 2)
+        page = db.query("SELECT * FROM pages")[0]
+        # PLT from the first request (100 ms) to the last byte (1.1 s).
+        assert page["plt_s"] == pytest.approx(1.0) and page["plt_client_s"] == pytest.approx(1.1)
+        assert (page["valid"], page["connections"], page["bytes"]) == (1, 2, 2000)
+        results = data.page_results(db, "handmade")
+    [r] = results
+    # In the window (load start to its end, frames 120-597): 4 late frames and the lost one stall.
+    assert r.stall_s == pytest.approx(5 / 60, rel=1e-6)
+    assert r.max_delay_ms == 250.0 and r.lost_share == pytest.approx(1 / 478)
+    assert r.p99_delay_ms == 30.0  # 4 of 477 delivered frames are late: under 1 %
+
+
+def test_a_database_of_another_kind_is_refused(tmp_path):
+    import sqlite3
+    other = tmp_path / "other.sqlite"
+    sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+    with pytest.raises(DatabaseError, match="not a results database"):
+        Database(other)
+    (tmp_path / "text.sqlite").write_text("not sqlite at all")
+    with pytest.raises(DatabaseError):
+        Database(tmp_path / "text.sqlite")
+
+
+def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0) -> None:
+    run = read_run(make_run(folder, task.pages[0][1], gap_ms))
+    sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
+    db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
+                       "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
+                       "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
+                       "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
+                       "results_dir": str(folder), "spec": "{}"}, run)
+
+
+def test_the_matrix_resumes_where_it_stopped(tmp_path, scenario):
+    with Database(tmp_path / "lab.sqlite") as db:
+        first = runner.plan(scenario, db)
+        # 2 schedulers x 2 pages, one page per run; chunks first, then schedulers.
+        assert [(t.cell.scheduler.name, t.pages[0][0].key) for t in first] == [
+            ("pfifo", "flows-2-size-1000"), ("fq", "flows-2-size-1000"),
+            ("pfifo", "flows-3-size-1000"), ("fq", "flows-3-size-1000")]
+        _store(db, scenario, first[0], tmp_path / "a")
+        _store(db, scenario, first[1], tmp_path / "b", gap_ms=DISTURBED_GAP_MS + 100)
+        second = runner.plan(scenario, db)
+        assert sorted(t.pages[0][1] for t in second) == sorted(t.pages[0][1] for t in first[1:])
+        # The disturbed measurement is retried until it has been tried `attempts` times.
+        assert len(runner.plan(scenario, db, attempts=1)) == 2
+        assert len(runner.plan(scenario, db, resume=False)) == 4
+        # A changed condition is another measurement: nothing of it is done yet.
+        changed = sc.parse(SCENARIO.replace('rate = "20mbit"', 'rate = "10mbit"'), scenario.path)
+        assert len(runner.plan(changed, db)) == 4
+
+
+def test_adding_a_scheduler_keeps_what_was_measured(tmp_path, scenario):
+    with Database(tmp_path / "lab.sqlite") as db:
+        task = runner.plan(scenario, db)[0]
+        _store(db, scenario, task, tmp_path / "a")
+        more = sc.parse(SCENARIO.replace('["pfifo", "fq"]', '["pfifo", "fq", "cake"]'), scenario.path)
+        assert len(runner.plan(more, db)) == 5
+        assert runner.plan(scenario, db, schedulers=["pfifo"])[0].pages[0][0].key == "flows-3-size-1000"
+        with pytest.raises(sc.ScenarioError, match="not in the scenario"):
+            runner.plan(scenario, db, schedulers=["cake"])
+
+
+def test_missing_built_parts_are_named_with_their_make_target(tmp_path, scenario, monkeypatch):
+    monkeypatch.setattr(runner.rtflow, "BINARY", tmp_path / "no-rtflow")
+    with pytest.raises(runner.RunnerError, match=r"no-rtflow \(build it with `make tools`\)"):
+        runner.check_built(scenario)
