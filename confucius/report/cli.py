@@ -1,0 +1,217 @@
+# SPDX-License-Identifier: MIT
+"""`confucius report`: tables and figures from the lab's results database."""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from confucius.lab.db import DatabaseError
+from confucius.lab.runner import DEFAULT_DB
+
+from . import data, summary
+from .data import ReportError
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="Metrics, tables and plots from the lab's results database.")
+# Wide enough for the comparison table when the output is a file or a pipe (make demo's log).
+console = Console(width=None if Console().is_terminal else 170)
+
+_DB = typer.Option(DEFAULT_DB, "--db", help="Results database.")
+_SCENARIO = typer.Option(None, "--scenario", help="Only this scenario (by name) [default: all].")
+
+
+def _fail(message: str) -> None:
+    console.print(f"[red]error:[/red] {message}")
+    raise typer.Exit(2)
+
+
+def _open(db: Path):
+    try:
+        return data.open_db(db)
+    except (ReportError, DatabaseError) as err:
+        _fail(str(err))
+
+
+def _pages(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
+    with _open(db) as database:
+        results = data.page_results(database, scenario)
+        if not results:
+            known = ", ".join(data.scenarios(database)) or "none"
+            _fail(f"no valid page loads{f' for scenario {scenario}' if scenario else ''} in {db} "
+                  f"(scenarios: {known})")
+    return results
+
+
+def _ms(value: float) -> str:
+    return summary.fmt(value, "{:.0f}")
+
+
+def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str) -> None:
+    table = Table(title=title)
+    columns = ("scheduler", "RT", "loads", "stall s", "w/ stall", "max ms", "p99 ms", "lost",
+               "RT Mb/s", "PLT s", f"ΔPLT s", f"ΔPLT", "PLT>2s", "JFI")
+    for column in columns:
+        table.add_column(column, justify="left" if column in ("scheduler", "RT") else "right")
+    for r in rows:
+        table.add_row(r.scheduler, r.controller, str(r.loads), summary.fmt(r.stall_s, "{:.3f}"),
+                      summary.fmt(r.stall_share, "{:.0%}"), _ms(r.max_delay_ms), _ms(r.p99_delay_ms),
+                      summary.fmt(r.lost_share, "{:.1%}"), summary.fmt(r.rt_mbps, "{:.1f}"),
+                      summary.fmt(r.plt_s, "{:.2f}"), summary.fmt(r.degradation_s, "{:+.2f}"),
+                      summary.fmt(r.degradation, "{:+.1%}"), summary.fmt(r.long_plt_share, "{:.0%}"),
+                      summary.fmt(r.jfi, "{:.2f}"))
+    console.print(table)
+    console.print(f"stall: mean stall duration per load (frame delay > 190 ms); w/ stall: loads with any; "
+                  f"max: mean of each load's largest frame delay; p99: over all frames of the loads; lost: "
+                  f"frames that never arrived whole; RT: RT goodput; ΔPLT: PLT − PLT under {baseline} for "
+                  f"the same pages (s, and relative to {baseline}'s total).")
+
+
+def print_targets(rows: list[summary.SummaryRow]) -> None:
+    """The issue's targets, per controller, from the rows (what is measured, met or not)."""
+    by = {(r.scheduler, r.controller): r for r in rows}
+    for controller in sorted({r.controller for r in rows}):
+        mine = by.get(("confucius", controller))
+        if mine is None:
+            continue
+        lines = []
+        for other, bound in (("fq_codel", 0.4), ("cake", 0.5)):
+            theirs = by.get((other, controller))
+            if theirs and theirs.stall_s > 0:
+                ratio = mine.stall_s / theirs.stall_s
+                lines.append(f"stall vs {other}: {ratio:.2f}× (target ≤ {bound}) "
+                             f"{'met' if ratio <= bound else 'missed'}")
+        lines.append(f"loads with a stall: {mine.stall_share:.1%} (target ≤ 15%) "
+                     f"{'met' if mine.stall_share <= 0.15 else 'missed'}")
+        if not math.isnan(mine.degradation):
+            lines.append(f"PLT degradation vs {summary.BASELINE}: {mine.degradation:+.1%} (target ≤ 10%) "
+                         f"{'met' if mine.degradation <= 0.10 else 'missed'}")
+        console.print(f"[bold]confucius, RT {controller}[/bold]: " + "; ".join(lines))
+
+
+@app.command("summary")
+def summary_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    baseline: str = typer.Option(summary.BASELINE, help="Scheduler PLT degradation is measured against."),
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
+    targets: bool = typer.Option(False, help="Also check the issue's targets for confucius."),
+    json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
+):
+    """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI."""
+    results = _pages(db, scenario)
+    order = [n for value in schedulers or [] for n in value.split(",")]
+    if order:
+        results = [r for r in results if r.scheduler in order]
+    rows = summary.ordered(summary.summarize(results, baseline), order)
+    print_summary(rows, f"{scenario or 'all scenarios'}: page loads (means per load; p99 over all frames)",
+                  baseline)
+    with _open(db) as database:
+        counted = data.counts(database, scenario)
+    console.print(f"runs {counted['runs']}, page measurements {counted['pages']} (invalid ones are not counted: "
+                  f"failed loads, or the VM did not get the CPU)")
+    if targets:
+        print_targets(rows)
+    if json_out:
+        json_out.write_text(json.dumps([asdict(r) for r in rows], indent=1, default=str) + "\n")
+
+
+@app.command("timeline")
+def timeline_command(
+    out: Path = typer.Option(..., help="PNG file to write."),
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    page: Optional[str] = typer.Option(None, help="Page (e.g. amazon) [default: the first measured]."),
+    controller: Optional[str] = typer.Option(None, help="RT controller [default: the first measured]."),
+    repetition: int = typer.Option(0, help="Which repetition."),
+    before: float = typer.Option(3.0, help="Seconds shown before the load starts."),
+):
+    """Frame delay around one page load, one line per scheduler (seed 000 Fig. 2)."""
+    from . import plots
+
+    results = _pages(db, scenario)
+    page = page or results[0].page_key
+    controller = controller or results[0].controller
+    chosen = [r for r in results if r.page_key == page and r.controller == controller and r.repetition == repetition]
+    if not chosen:
+        _fail(f"no valid load of page {page} with RT {controller} (repetition {repetition})")
+    with _open(db) as database:
+        series = []
+        for r in chosen:
+            flows = data.frames_of_page(database, r, before)
+            series.append((r, flows))
+    path = plots.timeline(series, out, f"{page}, RT flow {controller}: frame delay around the page load",
+                          before_s=before)
+    console.print(f"wrote {path}")
+
+
+@app.command("plots")
+def plots_command(
+    out: Path = typer.Option(..., help="Folder for the PNG files."),
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+):
+    """Trade-off (Fig. 10), CDFs (Fig. 12) and, for sweep pages, the sweeps (Fig. 14/15)."""
+    from . import plots
+
+    results = _pages(db, scenario)
+    made = [plots.tradeoff(results, out / "tradeoff.png")]
+    made += [plots.cdfs(results, c, out / f"cdfs-{c}.png") for c in sorted({r.controller for r in results})]
+    made += plots.sweeps(results, out)
+    for path in made:
+        console.print(f"wrote {path}")
+
+
+@app.command("four-cca")
+def four_cca_command(
+    out: Path = typer.Option(..., help="PNG file to write."),
+    db: Path = _DB, scenario: str = typer.Option(..., help="The four-CCA scenario's name."),
+    detail: str = typer.Option("confucius-class", help="Scheduler whose flows and classes are drawn."),
+):
+    """Four flows with four CCAs: per scheduler JFI and RT delays; classes over time (§7.4)."""
+    from . import metrics, plots
+
+    with _open(db) as database:
+        runs = data.timed_runs(database, scenario)
+    if not runs:
+        _fail(f"no valid runs of scenario {scenario} in {db}")
+    table = Table(title=f"{scenario}: four flows, four CCAs (measured span after warm-up)")
+    for column in ("scheduler", "flows", "throughput (Mbit/s)", "JFI", "RT delay p50 / p99 (ms)"):
+        table.add_column(column)
+    for run in runs:
+        rates = run.throughputs_bps()
+        delays = {label: metrics.delivered_delays(f for f in frames if run.start_ns <= f.capture_ns < run.end_ns)
+                  for label, frames in run.rt.items()}
+        table.add_row(run.scheduler, ", ".join(rates), ", ".join(f"{v / 1e6:.1f}" for v in rates.values()),
+                      summary.fmt(metrics.jfi(list(rates.values())), "{:.2f}"),
+                      "; ".join(f"{label} {_ms(metrics.nearest_rank(d, 50))} / {_ms(metrics.nearest_rank(d, 99))}"
+                                for label, d in delays.items()))
+    console.print(table)
+    console.print(f"wrote {plots.four_cca(runs, out, detail)}")
+
+
+@app.command("runs")
+def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+                 last: int = typer.Option(30, help="How many of the latest runs.")):
+    """The runs in the database: status, valid page loads, duration, host load, error."""
+    with _open(db) as database:
+        where, params = ("WHERE s.name = ?", [scenario]) if scenario else ("", [])
+        rows = database.query(
+            f"SELECT r.id, s.name, r.scheduler, r.controller, r.repetition, r.status, r.duration_s, r.host_load, "
+            f"r.error, (SELECT COUNT(*) FROM pages p WHERE p.run_id = r.id) AS pages, "
+            f"(SELECT COUNT(*) FROM pages p WHERE p.run_id = r.id AND p.valid = 1) AS valid "
+            f"FROM runs r JOIN scenarios s ON s.id = r.scenario_id {where} ORDER BY r.id DESC LIMIT ?",
+            [*params, last])
+    table = Table(title=f"runs in {db}")
+    for column in ("id", "scenario", "scheduler", "RT", "rep", "status", "valid pages", "s", "host load", "error"):
+        table.add_column(column)
+    for r in reversed(rows):
+        load = json.loads(r["host_load"]) if r["host_load"] else {}
+        table.add_row(str(r["id"]), r["name"], r["scheduler"], r["controller"], str(r["repetition"]), r["status"],
+                      f"{r['valid']}/{r['pages']}", f"{r['duration_s'] or 0:.0f}",
+                      " → ".join(f"{v[0]:.1f}" for v in load.values()), (r["error"] or "").split("\n")[0][:60])
+    console.print(table)

@@ -1,0 +1,201 @@
+# SPDX-License-Identifier: MIT
+"""Measurements read back from the results database, with the metrics of each page load.
+
+Each page measurement (unit: a page under one scheduler, controller, repetition and set of
+conditions) counts once: its latest valid result. Invalid ones (disturbed runs, failed
+loads) are left out; `counts()` says how many there were.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from confucius import rtflow
+from confucius.lab.db import Database
+
+from . import metrics
+
+class ReportError(ValueError):
+    """Nothing to report, or a database that is not there."""
+
+
+def open_db(path) -> Database:
+    if not Path(path).is_file():
+        raise ReportError(f"no results database at {path} (run `confucius lab run` or `lab matrix` first)")
+    return Database(path)
+
+
+def _frame(row) -> rtflow.Frame:
+    return rtflow.Frame(frame_id=row["frame_id"], capture_ns=row["capture_ns"],
+                        key=None if row["key"] is None else bool(row["key"]), size_bytes=row["size_bytes"],
+                        packets=row["packets"], packets_received=row["packets_received"], first_arrival_ns=None,
+                        last_arrival_ns=row["last_arrival_ns"], delay_ms=row["delay_ms"],
+                        complete=bool(row["complete"]))
+
+
+def frames(db: Database, flow_id: int, start_ns: int | None = None, end_ns: int | None = None) -> list[rtflow.Frame]:
+    sql = "SELECT * FROM frames WHERE flow_id=?"
+    params: list = [flow_id]
+    if start_ns is not None:
+        sql += " AND capture_ns >= ? AND capture_ns < ?"
+        params += [start_ns, end_ns]
+    return [_frame(r) for r in db.query(sql + " ORDER BY capture_ns", params)]
+
+
+@dataclass
+class PageResult:
+    page_row: int
+    run_id: int
+    scenario: str
+    scheduler: str
+    scheduler_base: str
+    controller: str
+    repetition: int
+    page_key: str
+    page_id: str
+    session: int
+    plt_s: float | None
+    load_start_ns: int
+    window_end_ns: int
+    converged: bool | None
+    stall_s: float = math.nan
+    max_delay_ms: float = math.nan
+    p99_delay_ms: float = math.nan
+    lost_share: float = math.nan
+    rt_bps: float = math.nan
+    rt_target_bps: float | None = None
+    jfi: float = math.nan
+    delays_ms: list[float] = field(default_factory=list, repr=False)
+
+    @property
+    def pair_key(self) -> tuple:
+        """What makes two schedulers' measurements of a page comparable."""
+        return self.scenario, self.controller, self.repetition, self.page_key
+
+
+_PAGES_SQL = """
+SELECT p.*, r.scheduler, r.scheduler_base, r.controller, r.repetition, s.name AS scenario
+FROM pages p JOIN runs r ON r.id = p.run_id JOIN scenarios s ON s.id = r.scenario_id
+WHERE p.id IN (SELECT MAX(id) FROM pages WHERE valid = 1 GROUP BY unit_key)
+"""
+
+
+def _rt_flows(db: Database, run_id: int, session: int) -> list[int]:
+    return [r["id"] for r in db.query("SELECT id FROM flows WHERE run_id=? AND kind='rt' AND session=? "
+                                      "ORDER BY number", (run_id, session))]
+
+
+def _page_jfi(db: Database, row, rt_frames: list[list[rtflow.Frame]]) -> float:
+    """Throughput while active of the page's connections and of the RT flow(s) over the
+    load: a fair scheduler gives flows that are active together equal rates."""
+    rates = []
+    for c in db.query("SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web'",
+                      (row["id"],)):
+        if c["ended_ns"] is not None and c["ended_ns"] > c["started_ns"] and c["bytes"]:
+            rates.append(c["bytes"] * 8 / ((c["ended_ns"] - c["started_ns"]) / 1e9))
+    start = row["first_request_ns"] or row["load_start_ns"]
+    end = start + round((row["plt_s"] or 0) * 1e9)
+    rates += [metrics.goodput_bps(f, start, end) for f in rt_frames if end > start]
+    return metrics.jfi(rates)
+
+
+def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
+    """Every valid page measurement (of one scenario, or all), with its metrics."""
+    sql, params = _PAGES_SQL, []
+    if scenario:
+        sql += " AND s.name = ?"
+        params.append(scenario)
+    results = []
+    for row in db.query(sql + " ORDER BY p.id", params):
+        start, end = row["load_start_ns"], row["window_end_ns"]
+        per_flow = [frames(db, f, start, end) for f in _rt_flows(db, row["run_id"], row["session"])]
+        window = [f for flow in per_flow for f in flow]
+        delays = metrics.delivered_delays(window)
+        results.append(PageResult(
+            page_row=row["id"], run_id=row["run_id"], scenario=row["scenario"], scheduler=row["scheduler"],
+            scheduler_base=row["scheduler_base"], controller=row["controller"], repetition=row["repetition"],
+            page_key=row["page_key"], page_id=row["page_id"], session=row["session"], plt_s=row["plt_s"],
+            load_start_ns=start,
+            window_end_ns=end, converged=None if row["converged"] is None else bool(row["converged"]),
+            stall_s=sum(metrics.stall_seconds(f) for f in per_flow),
+            max_delay_ms=max(delays) if delays else math.nan,
+            p99_delay_ms=metrics.nearest_rank(delays, 99), lost_share=metrics.lost_share(window),
+            rt_bps=sum(metrics.goodput_bps(f, start, end) for f in per_flow),
+            rt_target_bps=row["rt_target_bps"], jfi=_page_jfi(db, row, per_flow), delays_ms=delays))
+    return results
+
+
+def frames_of_page(db: Database, result: PageResult, before_s: float) -> list[rtflow.Frame]:
+    """The (first) RT flow's frames from `before_s` before the load to the end of its window."""
+    flows = _rt_flows(db, result.run_id, result.session)
+    return frames(db, flows[0], result.load_start_ns - int(before_s * 1e9), result.window_end_ns) if flows else []
+
+
+def counts(db: Database, scenario: str | None = None) -> dict:
+    """Runs and page measurements, valid or not, for the report's footnote."""
+    where, params = ("WHERE s.name = ?", [scenario]) if scenario else ("", [])
+    runs = db.query(f"SELECT r.status, COUNT(*) AS n FROM runs r JOIN scenarios s ON s.id = r.scenario_id "
+                    f"{where} GROUP BY r.status", params)
+    pages = db.query(f"SELECT p.valid, COUNT(*) AS n FROM pages p JOIN runs r ON r.id = p.run_id "
+                     f"JOIN scenarios s ON s.id = r.scenario_id {where} GROUP BY p.valid", params)
+    return {"runs": {r["status"]: r["n"] for r in runs},
+            "pages": {("valid" if r["valid"] else "invalid"): r["n"] for r in pages}}
+
+
+def scenarios(db: Database) -> list[str]:
+    return [r["name"] for r in db.query("SELECT DISTINCT name FROM scenarios ORDER BY name")]
+
+
+# --------------------------------------------------------------------------- timed runs
+
+@dataclass
+class TimedRun:
+    """A run without page loads (e.g. the four-CCA run): its flows over the measured span."""
+    run_id: int
+    scheduler: str
+    controller: str
+    start_ns: int
+    end_ns: int
+    rt: dict[str, list[rtflow.Frame]]              # label -> frames over the whole run
+    bulk: dict[str, list[tuple[int, float]]]       # CCA -> (time, bit/s) samples
+    classes: list[tuple[int, list[int]]]           # confucius: (time, flows per class)
+
+    def throughputs_bps(self) -> dict[str, float]:
+        """Each flow's mean throughput over the measured span."""
+        found = {label: metrics.goodput_bps(f, self.start_ns, self.end_ns) for label, f in self.rt.items()}
+        for cca, samples in self.bulk.items():
+            inside = [bps for t, bps in samples if self.start_ns <= t <= self.end_ns]
+            found[cca] = sum(inside) / len(inside) if inside else math.nan
+        return found
+
+
+def _classes(db: Database, run_id: int) -> list[tuple[int, list[int]]]:
+    found = []
+    for row in db.query("SELECT time_ns, xstats FROM qdisc_stats WHERE run_id=? AND kind='confucius' "
+                        "ORDER BY time_ns", (run_id,)):
+        xstats = json.loads(row["xstats"]) if row["xstats"] else {}
+        found.append((row["time_ns"], [c.get("flows", 0) for c in xstats.get("classes", [])]))
+    return found
+
+
+def timed_runs(db: Database, scenario: str) -> list[TimedRun]:
+    runs = db.query("SELECT r.* FROM runs r JOIN scenarios s ON s.id = r.scenario_id WHERE s.name=? AND "
+                    "r.valid=1 AND r.id IN (SELECT MAX(id) FROM runs WHERE valid=1 GROUP BY cell_key) "
+                    "ORDER BY r.id", (scenario,))
+    found = []
+    for run in runs:
+        rt = {}
+        for f in db.query("SELECT id, label, number FROM flows WHERE run_id=? AND kind='rt' ORDER BY number",
+                          (run["id"],)):
+            rt[f["label"] if f["label"] not in rt else f"{f['label']}-{f['number']}"] = frames(db, f["id"])
+        bulk = {}
+        for f in db.query("SELECT id, label FROM flows WHERE run_id=? AND kind='bulk' ORDER BY number", (run["id"],)):
+            bulk[f["label"]] = [(s["time_ns"], s["bps"]) for s in
+                                db.query("SELECT time_ns, bps FROM flow_samples WHERE flow_id=? ORDER BY time_ns",
+                                         (f["id"],))]
+        found.append(TimedRun(run["id"], run["scheduler"], run["controller"], run["measure_from_ns"],
+                              run["measure_to_ns"], rt, bulk, _classes(db, run["id"])))
+    return found

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: MIT
+"""The evaluation's metrics (ARCHITECTURE.md "Metrics"), as plain functions of measured data.
+
+- frame delay: capture to the arrival of the frame's last packet (rtflow's frame log);
+- stall duration: the time during which frame delay exceeds 190 ms, each frame standing for
+  the time until the next capture; a frame that never arrived whole is stalled (rtflow.py);
+- max and p99 frame delay: over the frames that arrived whole (nearest rank); frames that
+  never did are counted apart, as the share of frames lost;
+- RT throughput: payload bytes of the frames that arrived whole, over the window;
+- PLT: first request to the last byte of the page; degradation = PLT under a scheduler −
+  PLT under FQ for the same page (same controller and repetition);
+- JFI: Jain's index (Σx)² / (n Σx²) of per-flow throughputs.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Iterable, Sequence
+
+from confucius import rtflow
+
+STALL_THRESHOLD_S = rtflow.STALL_THRESHOLD_S
+LONG_PLT_S = 2.0  # seed 000 §7.2: "the threshold for good user experience"
+
+
+def in_window(frames: Iterable[rtflow.Frame], start_ns: int, end_ns: int) -> list[rtflow.Frame]:
+    """The frames captured in [start_ns, end_ns)."""
+    return [f for f in frames if start_ns <= f.capture_ns < end_ns]
+
+
+def stall_seconds(frames: Sequence[rtflow.Frame]) -> float:
+    return rtflow.stall_duration(frames)
+
+
+def delivered_delays(frames: Iterable[rtflow.Frame]) -> list[float]:
+    return [f.delay_ms for f in frames if f.complete and f.delay_ms is not None]
+
+
+def nearest_rank(values: Sequence[float], percent: float) -> float:
+    """The `percent` percentile by the nearest-rank method; NaN without values."""
+    if not 0 <= percent <= 100:
+        raise ValueError(f"percentile must be within [0, 100], got {percent}")
+    ordered = sorted(values)
+    if not ordered:
+        return math.nan
+    return ordered[max(1, math.ceil(percent / 100 * len(ordered))) - 1]
+
+
+def max_delay_ms(frames: Sequence[rtflow.Frame]) -> float:
+    delays = delivered_delays(frames)
+    return max(delays) if delays else math.nan
+
+
+def lost_share(frames: Sequence[rtflow.Frame]) -> float:
+    return sum(not f.complete for f in frames) / len(frames) if frames else math.nan
+
+
+def goodput_bps(frames: Iterable[rtflow.Frame], start_ns: int, end_ns: int) -> float:
+    """Payload of the frames captured in the window that arrived whole, per second."""
+    if end_ns <= start_ns:
+        return math.nan
+    delivered = sum(f.size_bytes or 0 for f in in_window(frames, start_ns, end_ns) if f.complete)
+    return delivered * 8 / ((end_ns - start_ns) / 1e9)
+
+
+def jfi(throughputs: Sequence[float]) -> float:
+    """Jain's fairness index; 1 means equal shares, 1/n one flow takes everything."""
+    values = [x for x in throughputs if not math.isnan(x)]
+    if not values:
+        return math.nan
+    square_sum = sum(x * x for x in values)
+    if square_sum == 0:
+        return math.nan
+    return sum(values) ** 2 / (len(values) * square_sum)
+
+
+def mean(values: Iterable[float]) -> float:
+    finite = [v for v in values if v is not None and not math.isnan(v)]
+    return sum(finite) / len(finite) if finite else math.nan
+
+
+def share(flags: Iterable[bool]) -> float:
+    flags = list(flags)
+    return sum(flags) / len(flags) if flags else math.nan
+
+
+def degradation(plt_s: dict, baseline_s: dict) -> tuple[float, float, int]:
+    """PLT degradation against the baseline over the pages both measured (same keys):
+    (mean difference in s, total difference over the baseline's total, pages paired)."""
+    keys = [k for k in plt_s if k in baseline_s and plt_s[k] is not None and baseline_s[k] is not None]
+    if not keys:
+        return math.nan, math.nan, 0
+    diffs = [plt_s[k] - baseline_s[k] for k in keys]
+    base = sum(baseline_s[k] for k in keys)
+    return sum(diffs) / len(diffs), sum(diffs) / base if base else math.nan, len(keys)

@@ -1,0 +1,239 @@
+# SPDX-License-Identifier: MIT
+"""The evaluation's figures from measured data (matplotlib, files only).
+
+- `timeline`: frame delay around one page load, one line per scheduler (seed 000 Fig. 2);
+- `tradeoff`: mean stall duration against mean PLT per scheduler (Fig. 10);
+- `cdfs`: per-load stall, PLT degradation against FQ, max frame delay, all frame delays (Fig. 12);
+- `sweeps`: stall and PLT degradation against the number and size of Web flows (Fig. 14/15);
+- `four_cca`: four flows with four CCAs — delay and throughput over time, Confucius's
+  classes over time, JFI per scheduler (Fig. 13, §7.4).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from confucius.lab.schedulers import SCHEDULERS
+
+from . import metrics
+from .data import PageResult, TimedRun
+from .summary import BASELINE
+
+THRESHOLD_MS = metrics.STALL_THRESHOLD_S * 1e3
+SWEEP_PAGE = re.compile(r"^flows-(\d+)-size-(\d+)$")
+
+
+def _pyplot():
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    return plt
+
+
+def _save(fig, out: Path) -> Path:
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.tight_layout()
+    fig.savefig(out, dpi=130)
+    _pyplot().close(fig)
+    return out
+
+
+def _colour(scheduler_base: str) -> str:
+    """Confucius red, label-based schedulers green, the others blue (as seed 000 Fig. 10)."""
+    if SCHEDULERS[scheduler_base].kind == "confucius":
+        return "tab:red"
+    return "tab:green" if SCHEDULERS[scheduler_base].rt_weight is not None else "tab:blue"
+
+
+def _by(results: list[PageResult], attribute: str) -> dict[str, list[PageResult]]:
+    groups: dict[str, list[PageResult]] = {}
+    for r in results:
+        groups.setdefault(getattr(r, attribute), []).append(r)
+    return groups
+
+
+# --------------------------------------------------------------------------- Fig. 2
+
+def timeline(series: list[tuple[PageResult, list]], out: Path, title: str, before_s: float = 3.0) -> Path:
+    """`series`: (page result, its RT frames from before the load to the window's end)."""
+    plt = _pyplot()
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    top = THRESHOLD_MS * 2
+    for result, frames in series:
+        t = [(f.capture_ns - result.load_start_ns) / 1e9 for f in frames]
+        delays = [f.delay_ms if f.complete else math.nan for f in frames]
+        label = (f"{result.scheduler}: stall {result.stall_s:.2f} s, max {metrics.max_delay_ms(frames):.0f} ms, "
+                 f"PLT {result.plt_s:.2f} s" if result.plt_s else f"{result.scheduler}")
+        line, = ax.plot(t, delays, linewidth=1.1, label=label)
+        lost = [x for x, f in zip(t, frames) if not f.complete]
+        if lost:
+            ax.plot(lost, [top] * len(lost), "x", color=line.get_color(), markersize=4)
+        top = max(top, max((d for d in delays if not math.isnan(d)), default=0))
+    ax.axhline(THRESHOLD_MS, color="black", linestyle="--", linewidth=1, label="stall threshold (190 ms)")
+    ax.axvline(0, color="grey", linewidth=0.8)
+    ax.set_xlim(-before_s, None)
+    ax.set_ylim(0, None)
+    ax.set_xlabel("time since the page load started (s)")
+    ax.set_ylabel("frame delay (ms)")
+    ax.set_title(title)
+    ax.legend(fontsize=8, loc="upper right")
+    return _save(fig, out)
+
+
+# --------------------------------------------------------------------------- Fig. 10
+
+def _pareto(points: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    """Points no other point beats on both axes (lower is better), by PLT."""
+    front = []
+    for x, y in sorted(points):
+        if not front or y < front[-1][1]:
+            front.append((x, y))
+    return front
+
+
+def tradeoff(results: list[PageResult], out: Path) -> Path:
+    plt = _pyplot()
+    controllers = sorted(_by(results, "controller"))
+    fig, axes = plt.subplots(1, len(controllers), figsize=(4.6 * len(controllers), 4), squeeze=False)
+    for ax, controller in zip(axes[0], controllers):
+        unlabelled = []
+        for scheduler, loads in sorted(_by([r for r in results if r.controller == controller], "scheduler").items()):
+            base = loads[0].scheduler_base
+            x, y = metrics.mean(r.plt_s for r in loads), metrics.mean(r.stall_s for r in loads) * 1e3
+            ax.scatter([x], [y], color=_colour(base), s=36, zorder=3)
+            ax.annotate(scheduler, (x, y), textcoords="offset points", xytext=(4, 4), fontsize=8)
+            if SCHEDULERS[base].rt_weight is None and SCHEDULERS[base].kind != "confucius":
+                unlabelled.append((x, y))
+        front = _pareto(unlabelled)
+        if len(front) > 1:
+            ax.plot(*zip(*front), linestyle="--", color="tab:blue", linewidth=1)
+        ax.set_title(f"RT flow: {controller}")
+        ax.set_xlabel("mean page load time (s)")
+        ax.set_ylabel("mean stall duration per load (ms)")
+        ax.grid(alpha=0.3)
+    return _save(fig, out)
+
+
+# --------------------------------------------------------------------------- Fig. 12
+
+def _cdf(ax, values: list[float], label: str) -> None:
+    values = sorted(v for v in values if v is not None and not math.isnan(v))
+    if values:
+        ax.step(values, [(i + 1) / len(values) for i in range(len(values))], where="post", label=label)
+
+
+def cdfs(results: list[PageResult], controller: str, out: Path) -> Path:
+    plt = _pyplot()
+    mine = [r for r in results if r.controller == controller]
+    baseline = {r.pair_key: r.plt_s for r in mine if r.scheduler == BASELINE}
+    fig, axes = plt.subplots(1, 4, figsize=(17, 3.8))
+    for scheduler, loads in sorted(_by(mine, "scheduler").items()):
+        _cdf(axes[0], [r.stall_s * 1e3 for r in loads], scheduler)
+        _cdf(axes[1], [r.plt_s - baseline[r.pair_key] for r in loads
+                       if r.plt_s is not None and baseline.get(r.pair_key) is not None], scheduler)
+        _cdf(axes[2], [r.max_delay_ms for r in loads], scheduler)
+        _cdf(axes[3], [d for r in loads for d in r.delays_ms], scheduler)
+    labels = ("stall duration per load (ms)", f"PLT - PLT under {BASELINE} (s)",
+              "max frame delay per load (ms)", "frame delay during loads (ms)")
+    for ax, label in zip(axes, labels):
+        ax.set_xlabel(label)
+        ax.set_ylabel("CDF")
+        ax.grid(alpha=0.3)
+    for ax in (axes[2], axes[3]):
+        ax.axvline(THRESHOLD_MS, color="black", linestyle="--", linewidth=0.8)
+    axes[3].set_xscale("log")
+    axes[0].legend(fontsize=8)
+    fig.suptitle(f"RT flow: {controller}")
+    return _save(fig, out)
+
+
+# --------------------------------------------------------------------------- Fig. 14/15
+
+def sweep_points(results: list[PageResult]) -> dict[str, dict]:
+    """The sweep pages' results: {'flows': {...}, 'sizes': {...}}, each
+    {scheduler: [(x, mean stall s, mean PLT degradation s)]}, for the controller(s) given."""
+    baseline = {r.pair_key: r.plt_s for r in results if r.scheduler == BASELINE}
+    cells: dict[tuple, list[PageResult]] = {}
+    for r in results:
+        match = SWEEP_PAGE.match(r.page_key)
+        if match:
+            cells.setdefault((r.scheduler, int(match.group(1)), int(match.group(2))), []).append(r)
+    sizes = {size for _, _, size in cells}
+    flows = {n for _, n, _ in cells}
+    # The number sweep holds the size at its most common value, the size sweep the count.
+    size_fixed = max(sizes, key=lambda s: sum(1 for k in cells if k[2] == s), default=None)
+    flows_fixed = max(flows, key=lambda n: sum(1 for k in cells if k[1] == n), default=None)
+    found = {"flows": {}, "sizes": {}}
+    for (scheduler, n, size), loads in sorted(cells.items()):
+        point = (metrics.mean(r.stall_s for r in loads),
+                 metrics.mean(r.plt_s - baseline[r.pair_key] for r in loads
+                              if r.plt_s is not None and baseline.get(r.pair_key) is not None))
+        if size == size_fixed:
+            found["flows"].setdefault(scheduler, []).append((n, *point))
+        if n == flows_fixed:
+            found["sizes"].setdefault(scheduler, []).append((size, *point))
+    found["size_fixed"], found["flows_fixed"] = size_fixed, flows_fixed
+    return found
+
+
+def sweeps(results: list[PageResult], out_dir: Path) -> list[Path]:
+    plt = _pyplot()
+    made = []
+    for controller, mine in sorted(_by(results, "controller").items()):
+        points = sweep_points(mine)
+        for kind, xlabel in (("flows", f"number of Web flows ({points['size_fixed']} B each)"),
+                             ("sizes", f"size of each Web flow (bytes, {points['flows_fixed']} flows)")):
+            if not points[kind] or len(next(iter(points[kind].values()))) < 2:
+                continue
+            fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
+            for scheduler, rows in sorted(points[kind].items()):
+                xs = [row[0] for row in rows]
+                axes[0].plot(xs, [row[1] * 1e3 for row in rows], marker="o", label=scheduler)
+                axes[1].plot(xs, [row[2] for row in rows], marker="o", label=scheduler)
+            axes[0].set_ylabel("stall duration (ms)")
+            axes[1].set_ylabel(f"PLT degradation against {BASELINE} (s)")
+            for ax in axes:
+                ax.set_xlabel(xlabel)
+                ax.grid(alpha=0.3)
+                if kind == "sizes":
+                    ax.set_xscale("log")
+            axes[0].legend(fontsize=8)
+            fig.suptitle(f"RT flow: {controller} — seed 000 Fig. {14 if kind == 'flows' else 15}")
+            made.append(_save(fig, out_dir / f"sweep-{kind}-{controller}.png"))
+    return made
+
+
+# --------------------------------------------------------------------------- Fig. 13
+
+def four_cca(runs: list[TimedRun], out: Path, detail: str = "confucius-class") -> Path:
+    plt = _pyplot()
+    shown = next((r for r in runs if r.scheduler == detail), runs[0])
+    fig, axes = plt.subplots(1, 3, figsize=(17, 4))
+    for label, frames in shown.rt.items():
+        t = [(f.capture_ns - shown.start_ns) / 1e9 for f in frames]
+        axes[0].plot(t, [f.delay_ms if f.complete else math.nan for f in frames], linewidth=0.8,
+                     label=f"{label} frame delay")
+    axes[0].axhline(THRESHOLD_MS, color="black", linestyle="--", linewidth=0.8)
+    axes[0].set_xlabel("time (s)")
+    axes[0].set_ylabel("frame delay (ms)")
+    axes[0].set_title(f"{shown.scheduler}: RT flows' frame delay")
+    axes[0].legend(fontsize=8)
+    if shown.classes:
+        t = [(time - shown.start_ns) / 1e9 for time, _ in shown.classes]
+        width = max(len(c) for _, c in shown.classes)
+        stacks = [[c[i] if i < len(c) else 0 for _, c in shown.classes] for i in range(width)]
+        axes[1].stackplot(t, stacks, labels=[f"class {i + 1}" for i in range(width)], step="post")
+        axes[1].legend(fontsize=8)
+    axes[1].set_xlabel("time (s)")
+    axes[1].set_ylabel("flows in each class")
+    axes[1].set_title(f"{shown.scheduler}: occupancy classes")
+    names = [r.scheduler for r in runs]
+    jfis = [metrics.jfi(list(r.throughputs_bps().values())) for r in runs]
+    axes[2].bar(names, jfis, color=["tab:red" if "confucius" in n else "tab:blue" for n in names])
+    axes[2].set_ylim(0, 1.05)
+    axes[2].set_ylabel("JFI of the four flows' throughputs")
+    axes[2].tick_params(axis="x", rotation=30)
+    axes[2].set_title("fairness")
+    return _save(fig, out)

@@ -1,0 +1,67 @@
+# SPDX-License-Identifier: MIT
+"""The comparison table: one row per scheduler and RT controller, over the page loads."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from . import metrics
+from .data import PageResult
+
+BASELINE = "fq"  # PLT degradation is measured against fair queueing without AQM (the seeds' FQ)
+
+
+@dataclass
+class SummaryRow:
+    scheduler: str
+    controller: str
+    loads: int
+    stall_s: float            # mean stall duration per page load
+    stall_share: float        # share of loads with any stall
+    max_delay_ms: float       # mean over loads of the largest frame delay
+    p99_delay_ms: float       # 99th percentile of every frame delay in the loads' windows
+    lost_share: float         # share of frames that never arrived whole
+    rt_mbps: float            # RT throughput (payload) over the loads' windows
+    plt_s: float              # mean PLT
+    degradation_s: float      # mean PLT - PLT under the baseline, same pages
+    degradation: float        # total PLT difference / total baseline PLT
+    paired: int               # loads paired with the baseline
+    long_plt_share: float     # share of loads with PLT > 2 s (or failed)
+    jfi: float                # mean JFI over loads
+    converged_share: float    # loads whose RT flow had converged before
+
+
+def summarize(results: list[PageResult], baseline: str = BASELINE) -> list[SummaryRow]:
+    groups: dict[tuple[str, str], list[PageResult]] = {}
+    for r in results:
+        groups.setdefault((r.scheduler, r.controller), []).append(r)
+    baseline_plt = {r.pair_key: r.plt_s for r in results if r.scheduler == baseline}
+    rows = []
+    for (scheduler, controller), loads in groups.items():
+        degradation_s, degradation, paired = metrics.degradation({r.pair_key: r.plt_s for r in loads},
+                                                                 baseline_plt)
+        rows.append(SummaryRow(
+            scheduler=scheduler, controller=controller, loads=len(loads),
+            stall_s=metrics.mean(r.stall_s for r in loads),
+            stall_share=metrics.share(r.stall_s > 0 for r in loads),
+            max_delay_ms=metrics.mean(r.max_delay_ms for r in loads),
+            p99_delay_ms=metrics.nearest_rank([d for r in loads for d in r.delays_ms], 99),
+            lost_share=metrics.mean(r.lost_share for r in loads),
+            rt_mbps=metrics.mean(r.rt_bps for r in loads) / 1e6,
+            plt_s=metrics.mean(r.plt_s for r in loads),
+            degradation_s=degradation_s, degradation=degradation, paired=paired,
+            long_plt_share=metrics.share(r.plt_s is None or r.plt_s > metrics.LONG_PLT_S for r in loads),
+            jfi=metrics.mean(r.jfi for r in loads),
+            converged_share=metrics.share(bool(r.converged) for r in loads)))
+    return rows
+
+
+def ordered(rows: list[SummaryRow], schedulers: list[str] | None = None) -> list[SummaryRow]:
+    """By controller, then in the given scheduler order (else by name)."""
+    rank = {name: n for n, name in enumerate(schedulers or [])}
+    return sorted(rows, key=lambda r: (r.controller, rank.get(r.scheduler, len(rank)), r.scheduler))
+
+
+def fmt(value: float, pattern: str) -> str:
+    return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else pattern.format(value)

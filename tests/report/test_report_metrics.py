@@ -1,0 +1,103 @@
+# SPDX-License-Identifier: MIT
+"""The report's metrics on hand-made frames and page loads, against values worked out by hand."""
+
+import math
+
+import pytest
+
+from confucius import rtflow
+from confucius.report import metrics, summary
+from confucius.report.data import PageResult
+
+MS = 1_000_000
+
+
+def frame(i: int, delay_ms: float | None, interval_ms: float = 20.0, size: int = 1000) -> rtflow.Frame:
+    capture = round(i * interval_ms * MS)
+    complete = delay_ms is not None
+    return rtflow.Frame(i, capture, False, size, 1, 1 if complete else 0, None,
+                        capture + round(delay_ms * MS) if complete else None, delay_ms, complete)
+
+
+def test_stall_counts_late_and_lost_frames_for_their_interval():
+    # 50 fps: frames 10-14 late (5 x 20 ms), frame 30 lost (20 ms), the last frame late too
+    # (it stands for the median interval, 20 ms): 140 ms of stall.
+    delays = [30.0] * 50
+    for i in range(10, 15):
+        delays[i] = 191.0
+    delays[30] = None
+    delays[49] = 400.0
+    frames = [frame(i, d) for i, d in enumerate(delays)]
+    assert metrics.stall_seconds(frames) == pytest.approx(0.140)
+    assert metrics.max_delay_ms(frames) == 400.0
+    assert metrics.lost_share(frames) == pytest.approx(1 / 50)
+    # 190 ms itself is not a stall: the threshold is "exceeds".
+    assert metrics.stall_seconds([frame(i, 190.0) for i in range(5)]) == 0.0
+
+
+def test_nearest_rank_percentiles():
+    values = list(range(1, 101))  # 1..100
+    assert metrics.nearest_rank(values, 99) == 99
+    assert metrics.nearest_rank(values, 100) == 100
+    assert metrics.nearest_rank(values, 0) == 1
+    assert metrics.nearest_rank([5.0, 1.0, 3.0], 50) == 3.0
+    assert math.isnan(metrics.nearest_rank([], 99))
+    with pytest.raises(ValueError):
+        metrics.nearest_rank(values, 101)
+
+
+def test_goodput_counts_whole_frames_captured_in_the_window():
+    frames = [frame(i, 30.0, interval_ms=100.0, size=1250) for i in range(10)]
+    frames[3] = frame(3, None, interval_ms=100.0, size=1250)
+    # Window [0, 1 s): 10 frames, 9 whole, 1250 B each: 9 * 10 kbit in 1 s.
+    assert metrics.goodput_bps(frames, 0, 1000 * MS) == pytest.approx(90_000)
+    assert metrics.goodput_bps(frames, 0, 500 * MS) == pytest.approx(4 * 10_000 / 0.5)
+    assert math.isnan(metrics.goodput_bps(frames, 5, 5))
+
+
+def test_jain_fairness_index():
+    assert metrics.jfi([5.0, 5.0, 5.0]) == pytest.approx(1.0)
+    assert metrics.jfi([1.0, 0.0]) == pytest.approx(0.5)
+    assert metrics.jfi([3.0, 1.0]) == pytest.approx(16 / 20)          # (3+1)^2 / (2 * (9+1))
+    assert metrics.jfi([4.0, 1.0, 1.0, 0.0]) == pytest.approx(36 / 72)  # 6^2 / (4 * 18)
+    assert math.isnan(metrics.jfi([]))
+
+
+def test_degradation_pairs_the_same_pages():
+    plt = {"a": 2.0, "b": 3.0, "c": 9.0, "d": None}
+    baseline = {"a": 1.0, "b": 2.0, "d": 1.0}
+    mean_s, relative, paired = metrics.degradation(plt, baseline)
+    assert (mean_s, paired) == (1.0, 2)
+    assert relative == pytest.approx(2 / 3)
+    assert metrics.degradation({"x": 1.0}, baseline)[2] == 0
+
+
+def result(scheduler: str, page: str, stall: float, plt: float | None, max_delay: float = 100.0,
+           delays=(30.0,), controller: str = "gcc") -> PageResult:
+    return PageResult(page_row=0, run_id=0, scenario="s", scheduler=scheduler, scheduler_base=scheduler,
+                      controller=controller, repetition=0, page_key=page, page_id=page, session=0, plt_s=plt,
+                      load_start_ns=0, window_end_ns=1, converged=True, stall_s=stall, max_delay_ms=max_delay,
+                      p99_delay_ms=math.nan, lost_share=0.0, rt_bps=8e6, jfi=0.5, delays_ms=list(delays))
+
+
+def test_summary_rows_by_hand():
+    results = [
+        result("fq", "p1", 0.0, 1.0), result("fq", "p2", 0.5, 3.0),
+        result("confucius", "p1", 0.1, 1.5, max_delay=300.0, delays=[10.0] * 99 + [500.0]),
+        result("confucius", "p2", 0.0, 2.5, max_delay=100.0),
+        result("confucius", "p3", 0.3, None),  # failed load: no PLT, counted as a long one
+    ]
+    rows = {r.scheduler: r for r in summary.summarize(results)}
+    c = rows["confucius"]
+    assert c.loads == 3
+    assert c.stall_s == pytest.approx(0.4 / 3)
+    assert c.stall_share == pytest.approx(2 / 3)
+    assert c.max_delay_ms == pytest.approx(500 / 3)
+    # 102 frame delays: 99 of 10 ms, two of 30 ms, one of 500 ms; rank ceil(0.99 * 102) = 101.
+    assert c.p99_delay_ms == 30.0
+    assert c.plt_s == pytest.approx(2.0)
+    assert c.degradation_s == pytest.approx(0.0)   # (+0.5 - 0.5) / 2 pages paired
+    assert c.degradation == pytest.approx(0.0) and c.paired == 2
+    assert c.long_plt_share == pytest.approx(2 / 3)  # 2.5 s and the failed load
+    assert rows["fq"].degradation == 0.0 and rows["fq"].stall_share == 0.5
+    assert [r.scheduler for r in summary.ordered(list(rows.values()), ["fq", "confucius"])] == ["fq", "confucius"]
