@@ -29,6 +29,7 @@ import ipaddress
 import os
 import shlex
 import subprocess
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -313,10 +314,18 @@ def read_trace(path: Path) -> list[tuple[float, float]]:
     return [(t - start, bps) for t, bps in points]
 
 
-def follow_trace(path: Path, *, duration: float | None = None, scale: float = 1.0) -> int:
-    """Set the bottleneck's rate from a trace as time goes by, for `duration` seconds (the
-    whole trace by default); rates are multiplied by `scale`. Returns the changes made.
+def _stopped_while_waiting(stop: threading.Event | None, seconds: float) -> bool:
+    if stop is None:
+        time.sleep(max(0.0, seconds))
+        return False
+    return stop.wait(max(0.0, seconds))
 
+
+def follow_trace(path: Path, *, duration: float | None = None, scale: float = 1.0,
+                 stop: threading.Event | None = None) -> int:
+    """Set the bottleneck's rate from a trace as time goes by, for `duration` seconds (the
+    whole trace by default) or until `stop` is set; rates are multiplied by `scale`.
+    Returns the changes made.
     """
     points = read_trace(path)
     line_for = _rate_line()
@@ -330,7 +339,8 @@ def follow_trace(path: Path, *, duration: float | None = None, scale: float = 1.
         for t, bps in points:
             if duration is not None and t > duration:
                 break
-            time.sleep(max(0.0, start + t - time.monotonic()))
+            if _stopped_while_waiting(stop, start + t - time.monotonic()):
+                break
             tc.stdin.write(line_for(bps * scale) + "\n")
             tc.stdin.flush()
             changes += 1
