@@ -8,7 +8,7 @@ script. Here:
 1. the topology (topology.Topology) with the scheduler under test at the bottleneck, its
    classes and filters, one server address per Web domain;
 2. the long-lived parts: qdisc statistics sampled with one `tc -s -j -batch` process, the
-   trace follower (bandwidth trace), the Web server, irtt probes, iperf3 bulk flows;
+   Web server, irtt probes, iperf3 bulk flows;
 3. the real-time flow(s) and the page loads, in one of two modes:
    - `episodes` (default): for each page a fresh RT flow warms up until it has converged,
      then the page loads, then the flow runs on until its frames have been on time for a
@@ -19,6 +19,9 @@ script. Here:
    - `continuous`: one RT flow for the whole run, as in the seeds' simulations; each load
      waits until the flow has converged again since the previous load ended;
    without pages, the RT flow warms up and runs for the scenario's duration.
+   A bandwidth trace plays from each load's start in episodes (the same pattern for every
+   scheduler's load; the first rate before), from the start in continuous runs, and from
+   the end of the warm-up in runs without pages.
 4. Everything is written to scratch space in the guest's memory (9p writes are slow) and
    copied into the results folder at the end, with `events.json`: the timeline of the run
    (CLOCK_MONOTONIC ns, the clock of rtflow's logs) that results.py reads.
@@ -84,6 +87,11 @@ def log(message: str) -> None:
 
 # --------------------------------------------------------------------------- processes
 
+def _drain(source, target) -> None:
+    with target:
+        shutil.copyfileobj(source, target)
+
+
 class Processes:
     """The run's background programs, each with its stderr in scratch/logs/<name>.err."""
 
@@ -106,16 +114,16 @@ class Processes:
         first = proc.stderr.readline()
         rest = open(self.logs / f"{name}.err", "w")
         rest.write(first)
-        threading.Thread(target=shutil.copyfileobj, args=(proc.stderr, rest), daemon=True).start()
+        threading.Thread(target=_drain, args=(proc.stderr, rest), daemon=True).start()
         if text not in first:
             raise RuntimeError(f"{name} did not start: {first.strip() or 'no output'}")
 
-    def stop(self, name: str, timeout: float = 5.0, sig=signal.SIGTERM) -> int | None:
+    def stop(self, name: str, timeout: float = 5.0) -> int | None:
         proc = self.running.pop(name, None)
         if proc is None:
             return None
         if proc.poll() is None:
-            proc.send_signal(sig)
+            proc.send_signal(signal.SIGTERM)
         try:
             return proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -346,13 +354,40 @@ class StatsSampler(threading.Thread):
         self.join(timeout=5)
 
 
-def follow_trace_forever(trace: Path, scale: float, offset_s: float, scratch: Path) -> None:
-    """Set the bottleneck's rate from the trace, from `offset_s` on, over and over."""
-    points = [(t, bps) for t, bps in topology.read_trace(trace) if t >= offset_s]
-    trimmed = scratch / "trace.log"
-    trimmed.write_text("".join(f"{t - offset_s:.3f} {bps / 1e6:.6f}\n" for t, bps in points))
-    while True:
-        topology.follow_trace(trimmed, scale=scale)
+class TracePlayer:
+    """The bottleneck's rate from a bandwidth trace (from `offset_s` on, times `scale`),
+    played from a chosen moment, over and over, until stopped; when it is not playing the
+    link runs at the trace's first rate. Episodes start it with each page load, so every
+    scheduler's load meets the same bandwidth pattern whatever its warm-up took."""
+
+    def __init__(self, trace: dict, scratch: Path):
+        points = [(t, bps) for t, bps in topology.read_trace(Path(trace["path"])) if t >= trace["offset_s"]]
+        self.path = scratch / "trace.log"
+        self.path.write_text("".join(f"{t - points[0][0]:.3f} {bps / 1e6:.6f}\n" for t, bps in points))
+        self.scale = trace["scale"]
+        self.first_bps = max(points[0][1] * self.scale, topology.MIN_RATE_BPS)
+        self.halt: threading.Event | None = None
+        self.thread: threading.Thread | None = None
+
+    def play(self) -> int:
+        self.stop()
+        self.halt = threading.Event()
+        self.thread = threading.Thread(target=self._loop, args=(self.halt,), daemon=True)
+        started = now_ns()
+        self.thread.start()
+        return started
+
+    def _loop(self, halt: threading.Event) -> None:
+        while not halt.is_set():
+            topology.follow_trace(self.path, scale=self.scale, stop=halt)
+
+    def stop(self) -> None:
+        if self.thread is None:
+            return
+        self.halt.set()
+        self.thread.join(timeout=10)
+        self.thread = None
+        topology.set_rate(f"{self.first_bps:.0f}bit")
 
 
 def start_bulk(spec: dict, procs: Processes, scratch: Path, t0_ns: int,
@@ -414,7 +449,7 @@ def tail(session: RtSession, since_ns: int, settle_s: float) -> dict:
     return {"window_end_ns": now_ns(), "calm": calm}
 
 
-def run_episodes(spec: dict, procs: Processes, scratch: Path) -> tuple[list, list]:
+def run_episodes(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None) -> tuple[list, list]:
     sessions, pages = [], []
     previous_start = 0
     for number, page in enumerate(spec["pages"]):
@@ -423,17 +458,23 @@ def run_episodes(spec: dict, procs: Processes, scratch: Path) -> tuple[list, lis
         sessions.append(session)
         warm = session.warm_up(spec["warmup"])
         wait_until(lambda: False, previous_start + int(spec["web"]["interval_s"] * 1e9))
+        trace_start = trace.play() if trace else None
         load = load_page(spec, page, number, scratch)
         previous_start = load["started_ns"]
-        load.update(warm, session=number, **tail(session, load["ended_ns"], spec["web"]["settle_s"]))
+        load.update(warm, session=number, trace_start_ns=trace_start,
+                    **tail(session, load["ended_ns"], spec["web"]["settle_s"]))
         pages.append(load)
+        if trace:
+            trace.stop()
         time.sleep(DRAIN_S)
         session.stop()
         time.sleep(IDLE_S)
     return sessions, pages
 
 
-def run_continuous(spec: dict, procs: Processes, scratch: Path) -> tuple[list, list]:
+def run_continuous(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None) -> tuple[list, list]:
+    if trace:
+        trace.play()
     session = RtSession(0, spec["rt"], procs, scratch)
     session.start()
     warm = session.warm_up(spec["warmup"])
@@ -462,11 +503,11 @@ def run_continuous(spec: dict, procs: Processes, scratch: Path) -> tuple[list, l
     return [session], pages
 
 
-def run_timed(spec: dict, procs: Processes, scratch: Path) -> tuple[list, dict]:
+def run_timed(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None) -> tuple[list, dict]:
     session = RtSession(0, spec["rt"], procs, scratch)
     session.start()
     warm = session.warm_up(spec["warmup"])
-    measured_from = now_ns()
+    measured_from = trace.play() if trace else now_ns()
     time.sleep(spec["duration_s"])
     measured = {"from_ns": measured_from, "to_ns": now_ns(), **warm}
     time.sleep(DRAIN_S)
@@ -516,10 +557,7 @@ def run(spec: dict, results: Path) -> dict:
                                             topology.BOTTLENECK[1]], capture_output=True, text=True).stdout
         sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"])
         sampler.start()
-        if spec["trace"]:
-            threading.Thread(target=follow_trace_forever, daemon=True,
-                             args=(Path(spec["trace"]["path"]), spec["trace"]["scale"],
-                                   spec["trace"]["offset_s"], scratch)).start()
+        trace = TracePlayer(spec["trace"], scratch) if spec["trace"] else None
         if spec["pages"]:
             procs.start("web-server", in_ns(topology.SERVER, [spec["binaries"]["web_server"], "--hosts",
                                                               spec["hosts"], "--cca", spec["web"]["cca"]]),
@@ -530,11 +568,13 @@ def run(spec: dict, results: Path) -> dict:
         events["bulk_started_ns"] = {}
         timers = start_bulk(spec, procs, scratch, events["t0_ns"], events["bulk_started_ns"])
         if not spec["pages"]:
-            sessions, events["measured"] = run_timed(spec, procs, scratch)
+            sessions, events["measured"] = run_timed(spec, procs, scratch, trace)
         elif spec["mode"] == "episodes":
-            sessions, events["pages"] = run_episodes(spec, procs, scratch)
+            sessions, events["pages"] = run_episodes(spec, procs, scratch, trace)
         else:
-            sessions, events["pages"] = run_continuous(spec, procs, scratch)
+            sessions, events["pages"] = run_continuous(spec, procs, scratch, trace)
+        if trace:
+            trace.stop()
         events["sessions"] = [s.record() for s in sessions]
         for timer in timers:
             timer.cancel()

@@ -360,6 +360,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
                on_run: Callable[[Task, RunData | None, str | None], None] | None = None) -> MatrixReport:
     """Run what is still to do; stop after `max_failures` failed runs in a row."""
     check_built(scenario)
+    cells(scenario, schedulers, controllers)  # unknown names are refused before anything is written
     report = MatrixReport()
     with Database(db_path) as db:
         tasks = plan(scenario, db, schedulers=schedulers, controllers=controllers, resume=resume,

@@ -104,22 +104,28 @@ def summary_command(
     targets: bool = typer.Option(False, help="Also check the issue's targets for confucius."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
 ):
-    """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI."""
+    """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI
+    (one table per scenario)."""
     results = _pages(db, scenario)
     order = [n for value in schedulers or [] for n in value.split(",")]
     if order:
         results = [r for r in results if r.scheduler in order]
-    rows = summary.ordered(summary.summarize(results, baseline), order)
-    print_summary(rows, f"{scenario or 'all scenarios'}: page loads (means per load; p99 over all frames)",
-                  baseline)
+    by_scenario: dict[str, list[data.PageResult]] = {}
+    for r in results:
+        by_scenario.setdefault(r.scenario, []).append(r)
+    written = []
     with _open(db) as database:
-        counted = data.counts(database, scenario)
-    console.print(f"runs {counted['runs']}, page measurements {counted['pages']} (invalid ones are not counted: "
-                  f"failed loads, or the VM did not get the CPU)")
-    if targets:
-        print_targets(rows)
+        for name, mine in sorted(by_scenario.items()):
+            rows = summary.ordered(summary.summarize(mine, baseline), order)
+            print_summary(rows, f"{name}: page loads (means per load; p99 over all frames)", baseline)
+            counted = data.counts(database, name)
+            console.print(f"runs {counted['runs']}, page measurements {counted['pages']} (invalid ones are not "
+                          f"counted: failed loads, or the VM did not get the CPU)")
+            if targets:
+                print_targets(rows)
+            written += [{"scenario": name, **asdict(r)} for r in rows]
     if json_out:
-        json_out.write_text(json.dumps([asdict(r) for r in rows], indent=1, default=str) + "\n")
+        json_out.write_text(json.dumps(written, indent=1, default=str) + "\n")
 
 
 @app.command("timeline")

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: MIT
+"""`confucius lab run/matrix/plan` and `confucius report` refuse bad input with a message and
+change nothing (the commands that boot VMs are exercised in test_lab_sanity_vm.py)."""
+
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from confucius.lab.cli import app as lab_app
+from confucius.report.cli import app as report_app
+
+runner = CliRunner()
+REPO = Path(__file__).resolve().parents[2]
+
+
+def text(result) -> str:
+    return " ".join(result.output.split())
+
+
+def test_plan_lists_the_runs_of_a_scenario():
+    result = runner.invoke(lab_app, ["plan", str(REPO / "scenarios" / "demo.toml")])
+    assert result.exit_code == 0, result.output
+    assert "demo: 4 runs, 4 measurements" in text(result)
+
+
+def test_a_malformed_scenario_is_refused_before_anything_runs(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text('name = "bad"\n[link]\nrate = "fast"\n')
+    db = tmp_path / "lab.sqlite"
+    for command in ("run", "matrix", "plan"):
+        result = runner.invoke(lab_app, [command, str(bad), "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert f"{bad}: link.rate: cannot read rate 'fast'" in text(result)
+    assert not db.exists()
+
+
+def test_unknown_schedulers_on_the_command_line_are_refused(tmp_path):
+    result = runner.invoke(lab_app, ["run", str(REPO / "scenarios" / "demo.toml"), "-s", "pfifo,sfq",
+                                     "--db", str(tmp_path / "lab.sqlite")])
+    assert result.exit_code == 2
+    assert "scheduler sfq not in the scenario" in text(result)
+    assert not (tmp_path / "lab.sqlite").exists()
+
+
+def test_reports_without_a_database_say_what_to_run(tmp_path):
+    result = runner.invoke(report_app, ["summary", "--db", str(tmp_path / "none.sqlite")])
+    assert result.exit_code == 2
+    assert "no results database" in text(result) and "confucius lab run" in text(result)
+    assert not (tmp_path / "none.sqlite").exists()
