@@ -30,6 +30,13 @@ test: $(C_TESTS)
 clean:
 	rm -rf $(BUILD)
 
-# Until the laboratory lands: the motivating example through the core (seed 000 Fig. 4(b) vs 4(d)).
-demo: $(VENV_STAMP) $(CORE_BUILD)/share_trace
-	$(VENV)/bin/confucius core demo --out results/core-demo/shares.png
+# The motivating example in the lab (scenarios/demo.toml): a GCC video flow at a 20 Mbit/s
+# bottleneck with 40 ms RTT meets an amazon-like page load, under pfifo, fq_codel, cake and
+# confucius, each in its own boot of Debian's kernel. Prints the comparison table and
+# writes the frame-delay timeline (seed 000 Fig. 2). `confucius core demo` shows the core alone.
+DEMO := results/demo
+demo: $(VENV_STAMP) $(TOOLS_STAMP) $(KMOD) $(TC_PLUGIN) lab
+	rm -rf $(DEMO)/demo.sqlite* $(DEMO)/runs
+	$(VENV)/bin/confucius lab run scenarios/demo.toml --db $(DEMO)/demo.sqlite --results $(DEMO)/runs
+	$(VENV)/bin/confucius report summary --db $(DEMO)/demo.sqlite -s pfifo,fq_codel,cake,confucius
+	$(VENV)/bin/confucius report timeline --db $(DEMO)/demo.sqlite --out $(DEMO)/timeline.png

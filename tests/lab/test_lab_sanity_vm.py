@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: MIT
+"""The lab's own sanity, measured in Debian's kernel under qemu.
+
+- Every scheduler of the table installs as `tc` is told (and its rate can be changed, as a
+  bandwidth trace does), and the topology keeps a flow's packets in order.
+- Through the whole pipeline (scenario, runner, VM, guest, database, report): a GCC flow
+  alone on 20 Mbit/s with 40 ms RTT reaches >= 80 % of the bottleneck with frames delayed
+  <= 80 ms (99th percentile), and under pfifo the amazon-like page load makes it stall.
+"""
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from confucius.lab import runner, scenario as sc, schedulers as sched, vm
+from confucius.lab.db import Database
+from confucius.report import data, metrics
+
+pytestmark = pytest.mark.vm
+
+INSTALL_SCRIPT = f"""#!{sys.executable}
+import json, os, subprocess, sys
+from confucius.lab import topology as t
+
+setups = json.loads(sys.argv[1])
+found = {{}}
+def tc(*argv):
+    return subprocess.run(["tc", "-n", t.ROUTER, *argv], capture_output=True, text=True)
+for name, s in setups.items():
+    entry = found[name] = {{}}
+    try:
+        t.Topology(qdisc=s["qdisc"], rate=s["rate"], rtt="40ms").up()
+        done = subprocess.run(["tc", "-n", t.ROUTER, "-batch", "-"], input="".join(l + "\\n" for l in s["lines"]),
+                              capture_output=True, text=True)
+        entry["lines_error"] = done.stderr.strip() if done.returncode else None
+        entry["qdiscs"] = [q["kind"] for q in json.loads(tc("-j", "qdisc", "show", "dev", "rtr-cli").stdout)]
+        entry["filters"] = tc("filter", "show", "dev", "rtr-cli", "parent", "10:").stdout.count("flowid")
+        t.set_rate("7mbit")
+        entry["after_rate"] = tc("qdisc", "show", "dev", "rtr-cli").stdout + tc("class", "show", "dev", "rtr-cli").stdout
+    except Exception as err:
+        entry["error"] = str(err)
+
+# Order: a UDP flow beside a TCP flow through pfifo, counted by iperf3's receiver.
+t.Topology(qdisc="pfifo limit 1000", rate="20mbit", rtt="40ms").up()
+def ns(n, *a): return ["ip", "netns", "exec", n, *a]
+for port in ("5201", "5202"):
+    subprocess.run(ns(t.SERVER, "iperf3", "-s", "-D", "-1", "-p", port))
+import time; time.sleep(0.5)
+bulk = subprocess.Popen(ns(t.CLIENT, "iperf3", "-c", t.SERVER_ADDRESS, "-p", "5202", "-R", "-t", "10"),
+                        stdout=subprocess.DEVNULL)
+udp = subprocess.run(ns(t.CLIENT, "iperf3", "-c", t.SERVER_ADDRESS, "-p", "5201", "-R", "-u", "-b", "6M", "-l",
+                        "1200", "-t", "8", "-J"), capture_output=True, text=True).stdout
+bulk.wait()
+found["udp_order"] = json.loads(udp)["end"]["streams"][0]["udp"]
+json.dump(found, open(os.path.join(os.environ["RESULTS"], "install.json"), "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    setups = {name: sched.tc_setup(name, rate_bps=20e6, buffer_packets=500, rt_ports=[5000])
+              for name in sched.SCHEDULERS}
+    results = tmp_path_factory.mktemp("install")
+    vm.run(INSTALL_SCRIPT, results_dir=results, timeout=400,
+           args=[json.dumps({n: {"qdisc": s.qdisc, "rate": s.rate, "lines": list(s.lines)}
+                             for n, s in setups.items()})]).check()
+    return json.loads((results / "install.json").read_text())
+
+
+@pytest.mark.parametrize("name", list(sched.SCHEDULERS))
+def test_every_scheduler_installs(installed, name):
+    entry = installed[name]
+    s = sched.SCHEDULERS[name]
+    assert "error" not in entry, entry.get("error")
+    assert entry["lines_error"] is None
+    assert s.kind in entry["qdiscs"]
+    if s.shapes_itself:
+        assert entry["qdiscs"][0] == s.kind and "bandwidth 7Mbit" in entry["after_rate"]
+    else:
+        assert entry["qdiscs"][0] == "htb" and "rate 7Mbit" in entry["after_rate"]
+    if s.rt_weight is not None:
+        assert entry["qdiscs"].count("pfifo") == 2 and entry["filters"] == 2
+
+
+def test_a_flow_s_packets_stay_in_order(installed):
+    udp = installed["udp_order"]
+    print(f"UDP beside TCP: {udp['packets']} datagrams, {udp['out_of_order']} out of order, "
+          f"{udp['lost_packets']} lost")
+    assert udp["packets"] > 4000
+    assert udp["out_of_order"] == 0
+
+
+SANITY = """
+name = "sanity"
+description = "GCC alone, then the amazon-like page under pfifo"
+[link]
+rate = "20mbit"
+rtt = "40ms"
+buffer = 1000
+[schedulers]
+names = ["pfifo"]
+[rt]
+controllers = ["gcc"]
+start_rate = "5mbit"
+[warmup]
+min = "15s"
+max = "45s"
+[web]
+pages = ["amazon"]
+settle = "15s"
+"""
+ALONE_S = 5.0
+
+
+@pytest.fixture(scope="module")
+def sanity(tmp_path_factory):
+    base = tmp_path_factory.mktemp("sanity")
+    path = base / "sanity.toml"
+    path.write_text(SANITY)
+    scenario = sc.load(path)
+    report = runner.run_matrix(scenario, db_path=base / "lab.sqlite", results_root=base / "runs",
+                               resume=False, attempts=1, max_failures=1, progress=False)
+    assert report.failed == 0
+    with Database(base / "lab.sqlite") as db:
+        [result] = data.page_results(db, "sanity")
+        alone = data.frames_of_page(db, result, ALONE_S)
+        alone = [f for f in alone if f.capture_ns < result.load_start_ns]
+        acked = db.query("SELECT AVG(acked_bps) FROM rt_rates r JOIN flows f ON f.id = r.flow_id "
+                         "WHERE f.run_id = ? AND r.time_ns BETWEEN ? AND ?",
+                         (result.run_id, result.load_start_ns - int(ALONE_S * 1e9), result.load_start_ns))[0][0]
+    return result, alone, acked
+
+
+def test_gcc_alone_fills_the_link_with_low_delay(sanity):
+    result, alone, acked_bps = sanity
+    delays = metrics.delivered_delays(alone)
+    p99 = metrics.nearest_rank(delays, 99)
+    print(f"GCC alone (last {ALONE_S:g} s before the load): {acked_bps / 1e6:.2f} Mbit/s acknowledged, "
+          f"frame delay p50 {metrics.nearest_rank(delays, 50):.0f} ms, p99 {p99:.0f} ms, "
+          f"{metrics.lost_share(alone):.1%} frames lost; warmed up converged={result.converged}")
+    assert len(alone) >= ALONE_S * 60 * 0.95
+    assert acked_bps >= 0.8 * 20e6
+    assert p99 <= 80.0 and metrics.lost_share(alone) == 0.0
+
+
+def test_a_page_load_under_pfifo_makes_the_gcc_flow_stall(sanity):
+    result, _, _ = sanity
+    print(f"amazon under pfifo: stall {result.stall_s:.2f} s, max frame delay {result.max_delay_ms:.0f} ms, "
+          f"PLT {result.plt_s:.2f} s")
+    assert result.plt_s is not None
+    assert result.stall_s > 0 and result.max_delay_ms > metrics.STALL_THRESHOLD_S * 1e3
