@@ -401,10 +401,12 @@ def _valid_units(data: RunData) -> int:
 
 
 class _progress:
-    """A rich progress bar over page measurements (or runs), or nothing."""
+    """A rich progress bar over page measurements (or runs); without one (output to a file,
+    or --echo), a line per run."""
 
     def __init__(self, enabled: bool, total: int):
         self.enabled, self.total = enabled, total
+        self.done, self.text, self.started = 0, "", time.monotonic()
 
     def __enter__(self):
         if self.enabled:
@@ -417,6 +419,7 @@ class _progress:
         return self
 
     def describe(self, text: str) -> None:
+        self.text = text
         if self.enabled:
             self.bar.update(self.task, description=text)
 
@@ -427,8 +430,12 @@ class _progress:
             print(text, file=sys.stderr)
 
     def advance(self, units: int) -> None:
+        self.done += units
         if self.enabled:
             self.bar.advance(self.task, units)
+        else:
+            minutes = (time.monotonic() - self.started) / 60
+            print(f"[{self.done}/{self.total} after {minutes:.0f} min] {self.text}", file=sys.stderr, flush=True)
 
     def __exit__(self, *exc) -> None:
         if self.enabled:
