@@ -150,6 +150,7 @@ struct cfc_sched {
 	u32 qlen;		/* packets queued */
 	u32 backlog;		/* bytes queued */
 	u32 mem;		/* truesize queued */
+	u64 next_event_ns;	/* no forgetting, tick or reclassification is due before */
 	u64 next_tick_ns;	/* next reweight, while there are new flows */
 	u64 next_reclassify_ns;
 	u64 last_reclassify_ns;

@@ -268,6 +268,21 @@ static const char *check_idle_order(const struct cfc_sched *s)
 	return NULL;
 }
 
+/* cfc_advance skips work until next_event_ns: nothing may be due before it. */
+static const char *check_next_event(const struct cfc_sched *s)
+{
+	u64 due = ~0ull;
+
+	if (s->idle.next != &s->idle)
+		due = CFC_CONTAINER_OF(s->idle.next, struct cfc_flow, sched)->idle_since +
+		      s->cfg.interval_ns;
+	if (s->nnew && s->next_tick_ns < due)
+		due = s->next_tick_ns;
+	if (s->cfg.mode == CFC_MODE_CLASS && s->next_reclassify_ns < due)
+		due = s->next_reclassify_ns;
+	return s->next_event_ns <= due ? NULL : "an event falls due before next_event_ns";
+}
+
 const char *ts_check(const struct tsched *ts)
 {
 	const struct cfc_sched *s = &ts->s;
@@ -303,5 +318,8 @@ const char *ts_check(const struct tsched *ts)
 		return "over limit after an operation";
 	if (ts->order_errors)
 		return "a flow's packets left out of order";
+	err = check_next_event(s);
+	if (err)
+		return err;
 	return check_idle_order(s);
 }
