@@ -258,6 +258,8 @@ class RtSession:
             if flow["mode"] != "fixed":
                 options.update(start_rate=self.spec["start_rate"], min_rate=self.spec["min_rate"],
                                max_rate=self.spec["max_rate"])
+            if flow["mode"] != "tcp":
+                options["retransmit_window"] = self.spec["retransmit_window"]
             self.procs.start(f"rt-send-s{self.index}-f{number}",
                              in_ns(topology.SERVER, rtflow.send_command(f"{topology.CLIENT_ADDRESS}:{port}",
                                                                         mode=flow["mode"], **options)))

@@ -104,6 +104,7 @@ class RtSettings:
     start_rate_bps: float
     min_rate_bps: float
     port: int
+    retransmit_s: float             # UDP modes: resend a lost packet of a frame younger than this
 
 
 @dataclass(frozen=True)
@@ -431,7 +432,8 @@ def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ..
         raise t.error("controllers", "a controller (or set of them) is listed twice")
     settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=t.rate("max_rate", "100mbit"),
                           start_rate_bps=t.rate("start_rate", "1mbit"), min_rate_bps=t.rate("min_rate", "100kbit"),
-                          port=t.integer("port", 5000, 1024, 65000))
+                          port=t.integer("port", 5000, 1024, 65000),
+                          retransmit_s=t.time("retransmit", 0, positive=False))
     if not settings.min_rate_bps <= settings.start_rate_bps <= settings.max_rate_bps:
         raise t.error("start_rate", "needs min_rate <= start_rate <= max_rate")
     t.done()

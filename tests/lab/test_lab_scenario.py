@@ -31,6 +31,7 @@ confucius-500ms = { base = "confucius", options = "interval 500ms" }
 controllers = ["gcc", "tcp-bbr", ["gcc", "copa"], "fixed-8mbit"]
 fps = 30
 max_rate = "15mbit"
+retransmit = "200ms"
 
 [warmup]
 min = "4s"
@@ -73,7 +74,7 @@ def test_a_complete_scenario_is_read_as_written(tmp_path):
     assert s.scheduler("confucius-500ms") == sc.SchedulerChoice("confucius-500ms", "confucius", "interval 500ms")
     assert ["+".join(f.label for f in flows) for flows in s.rt_sets] == \
         ["gcc", "tcp-bbr", "gcc+copa", "fixed-8mbit"]
-    assert s.rt.fps == 30 and s.rt.max_rate_bps == 15e6 and s.rt.port == 5000
+    assert s.rt.fps == 30 and s.rt.max_rate_bps == 15e6 and s.rt.port == 5000 and s.rt.retransmit_s == 0.2
     assert s.warmup == sc.Warmup(min_s=4, max_s=30, hold_s=2, tolerance=0.2)
     assert [r.key for r in s.web.pages] == ["amazon", "p0002", "p0000", "p0001",
                                             "flows-5-size-15360", "flows-10-size-15360"]
@@ -87,7 +88,7 @@ def test_defaults_fill_what_is_left_out(tmp_path):
     s = sc.load(write(tmp_path, 'name = "d"\nduration = "30s"\n[link]\nrate = "10mbit"\n'
                                 '[schedulers]\nnames = ["fq_codel"]\n[rt]\ncontrollers = ["copa"]\n'))
     assert s.link.buffer_packets == 1000 and s.link.rtt_s == pytest.approx(0.04) and s.link.shaper == "own"
-    assert s.rt.fps == 60 and s.web is None and s.bulk == () and s.probes is None
+    assert s.rt.fps == 60 and s.rt.retransmit_s == 0 and s.web is None and s.bulk == () and s.probes is None
     assert s.warmup.tolerance == 0.1
 
 
