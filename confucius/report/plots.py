@@ -40,6 +40,16 @@ def _save(fig, out: Path) -> Path:
     return out
 
 
+def _plain_numbers():
+    from matplotlib.ticker import FuncFormatter
+    return FuncFormatter(lambda value, _: f"{value:g}")
+
+
+def _no_labels():
+    from matplotlib.ticker import NullFormatter
+    return NullFormatter()
+
+
 def _colour(scheduler_base: str) -> str:
     """Confucius red, label-based schedulers green, the others blue (as seed 000 Fig. 10)."""
     if SCHEDULERS[scheduler_base].kind == "confucius":
@@ -110,6 +120,7 @@ def tradeoff(results: list[PageResult], out: Path) -> Path:
         if len(front) > 1:
             ax.plot(*zip(*front), linestyle="--", color="tab:blue", linewidth=1)
         ax.set_title(f"RT flow: {controller}")
+        ax.set_ylim(bottom=0)
         ax.set_xlabel("mean page load time (s)")
         ax.set_ylabel("mean stall duration per load (ms)")
         ax.grid(alpha=0.3)
@@ -121,7 +132,8 @@ def tradeoff(results: list[PageResult], out: Path) -> Path:
 def _cdf(ax, values: list[float], label: str) -> None:
     values = sorted(v for v in values if v is not None and not math.isnan(v))
     if values:
-        ax.step(values, [(i + 1) / len(values) for i in range(len(values))], where="post", label=label)
+        ax.step([values[0], *values], [0.0, *((i + 1) / len(values) for i in range(len(values)))],
+                where="post", label=label)
 
 
 def cdfs(results: list[PageResult], controller: str, out: Path) -> Path:
@@ -144,6 +156,8 @@ def cdfs(results: list[PageResult], controller: str, out: Path) -> Path:
     for ax in (axes[2], axes[3]):
         ax.axvline(THRESHOLD_MS, color="black", linestyle="--", linewidth=0.8)
     axes[3].set_xscale("log")
+    axes[3].xaxis.set_major_formatter(_plain_numbers())
+    axes[3].xaxis.set_minor_formatter(_no_labels())
     axes[0].legend(fontsize=8)
     fig.suptitle(f"RT flow: {controller}")
     return _save(fig, out)
