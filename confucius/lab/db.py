@@ -19,11 +19,14 @@ wall clock. Rates in bit/s, delays in ms.
 from __future__ import annotations
 
 import json
+import math
 import sqlite3
 from pathlib import Path
 from typing import Iterable
 
-SCHEMA_VERSION = 1
+from confucius.report import metrics
+
+SCHEMA_VERSION = 2
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -84,6 +87,9 @@ CREATE TABLE IF NOT EXISTS pages (
     objects_total INTEGER, objects_done INTEGER, connections INTEGER, bytes INTEGER,
     peak_active INTEGER,
     warmup_s REAL, converged INTEGER, calm INTEGER, rt_target_bps REAL,
+    -- RT metrics over the window [load_start_ns, window_end_ns) (confucius/report/metrics.py)
+    stall_s REAL, max_delay_ms REAL, p99_delay_ms REAL, lost_share REAL, rt_goodput_bps REAL,
+    jfi REAL,
     sender_max_gap_ms REAL NOT NULL, valid INTEGER NOT NULL, invalid_reason TEXT);
 CREATE INDEX IF NOT EXISTS pages_unit ON pages (unit_key);
 CREATE INDEX IF NOT EXISTS pages_run ON pages (run_id);
@@ -235,7 +241,8 @@ def _store_data(db: Database, run_id: int, data) -> None:
                         ((flow_id, r.time_ns, r.target_bps, r.pacing_bps, r.sent_bps, r.acked_bps, r.srtt_ms,
                           r.loss, r.in_flight_bytes, r.queue_bytes, r.cwnd_bytes) for r in flow.rates))
     for page in data.pages:
-        _store_page(db, run_id, page)
+        session = next(s for s in data.sessions if s.index == page.session)
+        _store_page(db, run_id, page, [flow.frames for flow in session.flows])
     for bulk in data.bulk:
         flow_id = db._insert("flows", {
             "run_id": run_id, "kind": "bulk", "label": bulk.cca, "number": bulk.number,
@@ -257,13 +264,23 @@ def _at(start_ns: int | None, seconds: float | None) -> int | None:
     return None if start_ns is None or seconds is None else start_ns + round(seconds * 1e9)
 
 
-def _store_page(db: Database, run_id: int, page) -> None:
+def _connection_spans(load, start_ns: int | None) -> dict[int, tuple[int | None, int | None]]:
+    """Each connection's open and last byte on the run's clock."""
+    last_byte: dict[int, float] = {}
+    for o in load.objects:
+        if o.connection is not None and o.last_byte is not None:
+            last_byte[o.connection] = max(o.last_byte, last_byte.get(o.connection, 0.0))
+    return {c.id: (_at(start_ns, c.opened), _at(start_ns, last_byte.get(c.id))) for c in load.connections}
+
+
+def _store_page(db: Database, run_id: int, page, rt_frames: list) -> None:
     load = page.load
     first = page.first_request_ns
     last_byte = [o.last_byte for o in load.objects if o.last_byte is not None] if load else []
     plt = (page.load_start_ns + round(max(last_byte) * 1e9) - first) / 1e9 if load and load.ok and first else None
     targets = [t for t in page.rt_target_bps if t is not None]
-    page_id = db._insert("pages", {
+    spans = _connection_spans(load, page.load_start_ns) if load else {}
+    row = {
         "run_id": run_id, "number": page.number, "unit_key": page.unit_key, "page_key": page.key,
         "page_id": page.page_id, "session": page.session, "started_ns": page.started_ns,
         "load_start_ns": page.load_start_ns, "first_request_ns": first, "window_end_ns": page.window_end_ns,
@@ -278,22 +295,29 @@ def _store_page(db: Database, run_id: int, page) -> None:
         "calm": None if page.calm is None else int(page.calm),
         "rt_target_bps": sum(targets) if targets else None,
         "sender_max_gap_ms": page.sender_max_gap_ms, "valid": int(page.valid),
-        "invalid_reason": page.invalid_reason})
+        "invalid_reason": page.invalid_reason}
+    if page.load_start_ns is not None:
+        m = metrics.load_metrics(rt_frames, page.load_start_ns, page.window_end_ns)
+        row.update(stall_s=_finite(m.stall_s), max_delay_ms=_finite(m.max_delay_ms),
+                   p99_delay_ms=_finite(m.p99_delay_ms), lost_share=_finite(m.lost_share),
+                   rt_goodput_bps=_finite(m.rt_bps))
+        if first is not None:
+            connections = [(c.bytes, *spans[c.id]) for c in load.connections if None not in spans[c.id]]
+            row["jfi"] = _finite(metrics.load_jfi(connections, rt_frames, first, plt))
+    page_id = db._insert("pages", row)
     if load is None:
         return
     db._insert_many("objects", ("page_id", "object_id", "domain", "size", "parent", "depth", "status", "connection",
                                 "ready_s", "request_s", "first_byte_s", "last_byte_s", "received", "error"),
                     ((page_id, o.id, o.domain, o.size, o.parent, o.depth, o.status, o.connection, o.ready, o.request,
                       o.first_byte, o.last_byte, o.received, o.error) for o in load.objects))
-    last_byte = {}
-    for o in load.objects:
-        if o.connection is not None and o.last_byte is not None:
-            last_byte[o.connection] = max(o.last_byte, last_byte.get(o.connection, 0.0))
     for c in load.connections:
         db._insert("flows", {
             "run_id": run_id, "kind": "web", "label": c.domain, "number": c.id, "page_id": page_id,
-            "port": c.local_port,
-            "started_ns": _at(page.load_start_ns, c.opened),
-            "ended_ns": _at(page.load_start_ns, last_byte.get(c.id)), "bytes": c.bytes,
+            "port": c.local_port, "started_ns": spans[c.id][0], "ended_ns": spans[c.id][1], "bytes": c.bytes,
             "details": _dump({"server": c.server, "established_s": c.established, "objects": c.objects,
                               "error": c.error})})
+
+
+def _finite(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else value

@@ -89,17 +89,10 @@ def _rt_flows(db: Database, run_id: int, session: int) -> list[int]:
 
 
 def _page_jfi(db: Database, row, rt_frames: list[list[rtflow.Frame]]) -> float:
-    """Throughput while active of the page's connections and of the RT flow(s) over the
-    load: a fair scheduler gives flows that are active together equal rates."""
-    rates = []
-    for c in db.query("SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web'",
-                      (row["id"],)):
-        if c["ended_ns"] is not None and c["ended_ns"] > c["started_ns"] and c["bytes"]:
-            rates.append(c["bytes"] * 8 / ((c["ended_ns"] - c["started_ns"]) / 1e9))
-    start = row["first_request_ns"] or row["load_start_ns"]
-    end = start + round((row["plt_s"] or 0) * 1e9)
-    rates += [metrics.goodput_bps(f, start, end) for f in rt_frames if end > start]
-    return metrics.jfi(rates)
+    connections = [(c["bytes"], c["started_ns"], c["ended_ns"]) for c in db.query(
+        "SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web' AND ended_ns IS NOT NULL",
+        (row["id"],))]
+    return metrics.load_jfi(connections, rt_frames, row["first_request_ns"] or row["load_start_ns"], row["plt_s"])
 
 
 def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
@@ -112,19 +105,16 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
     for row in db.query(sql + " ORDER BY p.id", params):
         start, end = row["load_start_ns"], row["window_end_ns"]
         per_flow = [frames(db, f, start, end) for f in _rt_flows(db, row["run_id"], row["session"])]
-        window = [f for flow in per_flow for f in flow]
-        delays = metrics.delivered_delays(window)
+        m = metrics.load_metrics(per_flow, start, end)
         results.append(PageResult(
             page_row=row["id"], run_id=row["run_id"], scenario=row["scenario"], scheduler=row["scheduler"],
             scheduler_base=row["scheduler_base"], controller=row["controller"], repetition=row["repetition"],
             page_key=row["page_key"], page_id=row["page_id"], session=row["session"], plt_s=row["plt_s"],
             load_start_ns=start,
             window_end_ns=end, converged=None if row["converged"] is None else bool(row["converged"]),
-            stall_s=sum(metrics.stall_seconds(f) for f in per_flow),
-            max_delay_ms=max(delays) if delays else math.nan,
-            p99_delay_ms=metrics.nearest_rank(delays, 99), lost_share=metrics.lost_share(window),
-            rt_bps=sum(metrics.goodput_bps(f, start, end) for f in per_flow),
-            rt_target_bps=row["rt_target_bps"], jfi=_page_jfi(db, row, per_flow), delays_ms=delays))
+            stall_s=m.stall_s, max_delay_ms=m.max_delay_ms, p99_delay_ms=m.p99_delay_ms,
+            lost_share=m.lost_share, rt_bps=m.rt_bps, rt_target_bps=row["rt_target_bps"],
+            jfi=_page_jfi(db, row, per_flow), delays_ms=m.delays_ms))
     return results
 
 

@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Iterable, Sequence
 
 from confucius import rtflow
@@ -93,3 +94,37 @@ def degradation(plt_s: dict, baseline_s: dict) -> tuple[float, float, int]:
     diffs = [plt_s[k] - baseline_s[k] for k in keys]
     base = sum(baseline_s[k] for k in keys)
     return sum(diffs) / len(diffs), sum(diffs) / base if base else math.nan, len(keys)
+
+
+@dataclass(frozen=True)
+class LoadMetrics:
+    """A page load's RT metrics over its window (all RT flows of the session together)."""
+    stall_s: float
+    max_delay_ms: float
+    p99_delay_ms: float
+    lost_share: float
+    rt_bps: float
+    delays_ms: list[float]
+
+
+def load_metrics(per_flow: Sequence[Sequence[rtflow.Frame]], start_ns: int, end_ns: int) -> LoadMetrics:
+    """The RT metrics of the window [start_ns, end_ns), from each RT flow's frames."""
+    flows = [in_window(f, start_ns, end_ns) for f in per_flow]
+    every = [f for flow in flows for f in flow]
+    delays = delivered_delays(every)
+    return LoadMetrics(stall_s=sum(stall_seconds(f) for f in flows),
+                       max_delay_ms=max(delays) if delays else math.nan,
+                       p99_delay_ms=nearest_rank(delays, 99), lost_share=lost_share(every),
+                       rt_bps=sum(goodput_bps(f, start_ns, end_ns) for f in flows), delays_ms=delays)
+
+
+def load_jfi(connections: Iterable[tuple[int, int, int]], per_flow: Sequence[Sequence[rtflow.Frame]],
+             first_request_ns: int, plt_s: float | None) -> float:
+    """JFI of the page's connections' throughputs while active — (bytes, opened_ns,
+    last_byte_ns) — and of the RT flows' over the load: a fair scheduler gives flows
+    that are active together equal rates."""
+    rates = [b * 8 / ((end - start) / 1e9) for b, start, end in connections if b and end > start]
+    end = first_request_ns + round((plt_s or 0) * 1e9)
+    if end > first_request_ns:
+        rates += [goodput_bps(f, first_request_ns, end) for f in per_flow]
+    return jfi(rates)

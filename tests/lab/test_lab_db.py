@@ -163,6 +163,10 @@ def test_store_and_read_back_with_metrics(tmp_path):
     assert r.stall_s == pytest.approx(5 / 60, rel=1e-6)
     assert r.max_delay_ms == 250.0 and r.lost_share == pytest.approx(1 / 478)
     assert r.p99_delay_ms == 30.0  # 4 of 477 delivered frames are late: under 1 %
+    # The same metrics are stored with the page, for SQL readers of the database.
+    assert (page["stall_s"], page["max_delay_ms"], page["p99_delay_ms"], page["lost_share"]) == \
+        pytest.approx((r.stall_s, r.max_delay_ms, r.p99_delay_ms, r.lost_share))
+    assert page["jfi"] == pytest.approx(r.jfi) and 0 < r.jfi <= 1
 
 
 def test_a_database_of_another_kind_is_refused(tmp_path):
