@@ -8,6 +8,15 @@ pub mod page;
 pub mod server;
 pub mod sock;
 
+/// The value of the option just parsed, as text (both tools take UTF-8 arguments only).
+pub fn option_text(parser: &mut lexopt::Parser) -> Result<String, String> {
+    parser
+        .value()
+        .map_err(|e| e.to_string())?
+        .into_string()
+        .map_err(|_| "argument is not UTF-8".to_string())
+}
+
 /// Parses a non-negative duration such as `30s`, `500ms` or `2.5` (seconds) for the options.
 pub fn parse_duration(text: &str) -> Result<std::time::Duration, String> {
     let (number, scale) = if let Some(n) = text.strip_suffix("ms") {

@@ -28,32 +28,26 @@ fn parse_args() -> Result<Args, String> {
     let (mut page, mut hosts, mut out, mut cca) = (None, None, None, None);
     let (mut port, mut max_per_domain, mut timeout) = (80u16, 6usize, Duration::from_secs(60));
     let mut parser = lexopt::Parser::from_env();
-    let text = |p: &mut lexopt::Parser| -> Result<String, String> {
-        p.value()
-            .map_err(|e| e.to_string())?
-            .into_string()
-            .map_err(|_| "argument is not UTF-8".to_string())
-    };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
-            Long("page") => page = Some(text(&mut parser)?),
-            Long("hosts") => hosts = Some(text(&mut parser)?),
-            Long("out") => out = Some(text(&mut parser)?),
-            Long("cca") => cca = Some(text(&mut parser)?),
+            Long("page") => page = Some(web::option_text(&mut parser)?),
+            Long("hosts") => hosts = Some(web::option_text(&mut parser)?),
+            Long("out") => out = Some(web::option_text(&mut parser)?),
+            Long("cca") => cca = Some(web::option_text(&mut parser)?),
             Long("port") => {
-                port = text(&mut parser)?
+                port = web::option_text(&mut parser)?
                     .parse()
                     .map_err(|_| "--port takes a number 1-65535")?
             }
             Long("max-per-domain") => {
-                max_per_domain = text(&mut parser)?
+                max_per_domain = web::option_text(&mut parser)?
                     .parse()
                     .map_err(|_| "--max-per-domain takes a number")?;
                 if max_per_domain == 0 {
                     return Err("--max-per-domain must be at least 1".into());
                 }
             }
-            Long("timeout") => timeout = web::parse_duration(&text(&mut parser)?)?,
+            Long("timeout") => timeout = web::parse_duration(&web::option_text(&mut parser)?)?,
             Long("help") | Short('h') => {
                 println!("{USAGE}");
                 std::process::exit(0);

@@ -17,17 +17,11 @@ fn parse_args() -> Result<server::Config, String> {
     let mut ips: Vec<IpAddr> = Vec::new();
     let (mut port, mut cca) = (80u16, None);
     let mut parser = lexopt::Parser::from_env();
-    let text = |p: &mut lexopt::Parser| -> Result<String, String> {
-        p.value()
-            .map_err(|e| e.to_string())?
-            .into_string()
-            .map_err(|_| "argument is not UTF-8".to_string())
-    };
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
-            Long("hosts") => ips.extend(Hosts::read(&text(&mut parser)?)?.addresses()),
+            Long("hosts") => ips.extend(Hosts::read(&web::option_text(&mut parser)?)?.addresses()),
             Long("listen") => {
-                let value = text(&mut parser)?;
+                let value = web::option_text(&mut parser)?;
                 ips.push(
                     value
                         .parse()
@@ -35,11 +29,11 @@ fn parse_args() -> Result<server::Config, String> {
                 );
             }
             Long("port") => {
-                port = text(&mut parser)?
+                port = web::option_text(&mut parser)?
                     .parse()
                     .map_err(|_| "--port takes a number 1-65535")?
             }
-            Long("cca") => cca = Some(text(&mut parser)?),
+            Long("cca") => cca = Some(web::option_text(&mut parser)?),
             Long("help") | Short('h') => {
                 println!("{USAGE}");
                 std::process::exit(0);
