@@ -68,6 +68,7 @@ class PageResult:
     rt_bps: float = math.nan
     rt_target_bps: float | None = None
     jfi: float = math.nan
+    sender_backlog_ms: float = math.nan
     delays_ms: list[float] = field(default_factory=list, repr=False)
 
     @property
@@ -95,6 +96,13 @@ def _page_jfi(db: Database, row, rt_frames: list[list[rtflow.Frame]]) -> float:
     return metrics.load_jfi(connections, rt_frames, row["first_request_ns"] or row["load_start_ns"], row["plt_s"])
 
 
+def _sender_backlog_ms(db: Database, flows: list[int], start_ns: int, end_ns: int) -> float:
+    samples = [(r["target_bps"], r["queue_bytes"]) for f in flows for r in db.query(
+        "SELECT target_bps, queue_bytes FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ?",
+        (f, start_ns, end_ns))]
+    return metrics.sender_backlog_ms(samples)
+
+
 def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
     """Every valid page measurement (of one scenario, or all), with its metrics."""
     sql, params = _PAGES_SQL, []
@@ -104,7 +112,8 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
     results = []
     for row in db.query(sql + " ORDER BY p.id", params):
         start, end = row["load_start_ns"], row["window_end_ns"]
-        per_flow = [frames(db, f, start, end) for f in _rt_flows(db, row["run_id"], row["session"])]
+        rt_flows = _rt_flows(db, row["run_id"], row["session"])
+        per_flow = [frames(db, f, start, end) for f in rt_flows]
         m = metrics.load_metrics(per_flow, start, end)
         results.append(PageResult(
             page_row=row["id"], run_id=row["run_id"], scenario=row["scenario"], scheduler=row["scheduler"],
@@ -114,7 +123,8 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
             window_end_ns=end, converged=None if row["converged"] is None else bool(row["converged"]),
             stall_s=m.stall_s, max_delay_ms=m.max_delay_ms, p99_delay_ms=m.p99_delay_ms,
             lost_share=m.lost_share, rt_bps=m.rt_bps, rt_target_bps=row["rt_target_bps"],
-            jfi=_page_jfi(db, row, per_flow), delays_ms=m.delays_ms))
+            jfi=_page_jfi(db, row, per_flow), sender_backlog_ms=_sender_backlog_ms(db, rt_flows, start, end),
+            delays_ms=m.delays_ms))
     return results
 
 

@@ -9,7 +9,10 @@
 - RT throughput: payload bytes of the frames that arrived whole, over the window;
 - PLT: first request to the last byte of the page; degradation = PLT under a scheduler −
   PLT under FQ for the same page (same controller and repetition);
-- JFI: Jain's index (Σx)² / (n Σx²) of per-flow throughputs.
+- JFI: Jain's index (Σx)² / (n Σx²) of per-flow throughputs;
+- sender backlog: the most media the RT sender held back (pacer or application queue),
+  in ms at its target rate. A paced UDP sender (GCC, pacing at 2.5x its target) holds
+  next to nothing unless it did not get the CPU; its frame delays then measure the host.
 """
 
 from __future__ import annotations
@@ -62,6 +65,12 @@ def goodput_bps(frames: Iterable[rtflow.Frame], start_ns: int, end_ns: int) -> f
         return math.nan
     delivered = sum(f.size_bytes or 0 for f in in_window(frames, start_ns, end_ns) if f.complete)
     return delivered * 8 / ((end_ns - start_ns) / 1e9)
+
+
+def sender_backlog_ms(samples: Iterable[tuple[float, float | None]]) -> float:
+    """Largest backlog over (target bit/s, queued bytes) samples, in ms at the target."""
+    held = [queued * 8 / target * 1e3 for target, queued in samples if queued is not None and target > 0]
+    return max(held) if held else math.nan
 
 
 def jfi(throughputs: Sequence[float]) -> float:

@@ -30,6 +30,7 @@ class SummaryRow:
     long_plt_share: float     # share of loads with PLT > 2 s (or failed)
     jfi: float                # mean JFI over loads
     converged_share: float    # loads whose RT flow had converged before
+    sender_backlog_ms: float  # mean over loads of the RT sender's largest backlog
 
 
 def summarize(results: list[PageResult], baseline: str = BASELINE) -> list[SummaryRow]:
@@ -53,7 +54,8 @@ def summarize(results: list[PageResult], baseline: str = BASELINE) -> list[Summa
             degradation_s=degradation_s, degradation=degradation, paired=paired,
             long_plt_share=metrics.share(r.plt_s is None or r.plt_s > metrics.LONG_PLT_S for r in loads),
             jfi=metrics.mean(r.jfi for r in loads),
-            converged_share=metrics.share(bool(r.converged) for r in loads)))
+            converged_share=metrics.share(bool(r.converged) for r in loads),
+            sender_backlog_ms=metrics.mean(r.sender_backlog_ms for r in loads)))
     return rows
 
 

@@ -55,6 +55,12 @@ def test_goodput_counts_whole_frames_captured_in_the_window():
     assert math.isnan(metrics.goodput_bps(frames, 5, 5))
 
 
+def test_sender_backlog_in_ms_at_the_target_rate():
+    # 25 000 bytes held at 10 Mbit/s is 20 ms; samples without a queue or a target are skipped.
+    assert metrics.sender_backlog_ms([(10e6, 12_500), (10e6, 25_000), (5e6, None), (0.0, 9_999)]) == 20.0
+    assert math.isnan(metrics.sender_backlog_ms([(10e6, None)]))
+
+
 def test_jain_fairness_index():
     assert metrics.jfi([5.0, 5.0, 5.0]) == pytest.approx(1.0)
     assert metrics.jfi([1.0, 0.0]) == pytest.approx(0.5)
