@@ -270,11 +270,15 @@ def _run_dir(root: Path, scenario: Scenario, task: Task) -> Path:
     stamp = time.strftime("%Y%m%d-%H%M%S")
     name = f"{stamp}-{task.cell.scheduler.name}-{task.cell.controller}-r{task.cell.repetition}-c{task.chunk}"
     path = root / scenario.name / name.replace(":", "_").replace("/", "_")
+    path.parent.mkdir(parents=True, exist_ok=True)
     suffix = 1
-    while path.exists():
-        path = path.with_name(f"{path.name.split('~')[0]}~{suffix}")
-        suffix += 1
-    return path
+    while True:
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            path = path.with_name(f"{path.name.split('~')[0]}~{suffix}")
+            suffix += 1
 
 
 def _run_row(scenario: Scenario, task: Task, spec: dict, directory: Path, versions: dict) -> dict:

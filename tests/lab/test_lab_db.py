@@ -224,3 +224,11 @@ def test_missing_built_parts_are_named_with_their_make_target(tmp_path, scenario
     monkeypatch.setattr(runner.rtflow, "BINARY", tmp_path / "no-rtflow")
     with pytest.raises(runner.RunnerError, match=r"no-rtflow \(build it with `make tools`\)"):
         runner.check_built(scenario)
+
+
+def test_every_run_gets_a_folder_of_its_own_pages_or_not(tmp_path, scenario):
+    timed = sc.parse('duration = "30s"\n' + SCENARIO.split("[web]")[0], scenario.path)
+    task = runner.plan(timed, None)[0]
+    assert not task.pages
+    first, second = (runner._run_dir(tmp_path / "runs", timed, task) for _ in range(2))
+    assert first.is_dir() and second.is_dir() and first != second
