@@ -69,6 +69,7 @@ DRAIN_S = 0.5
 # after one reweight interval, 250 ms by default).
 IDLE_S = 1.0
 IRTT_PORT = 2112
+IRTT_WRITE_S = 120.0          # longest wait for irtt to write its results when stopped
 IPERF_BASE_PORT = 5201
 RT_DURATION = "86400s"  # stopped by a signal long before
 
@@ -426,6 +427,12 @@ def start_probes(spec: dict, procs: Processes, scratch: Path) -> None:
         "-o", scratch / "irtt.json", f"{topology.SERVER_ADDRESS}:{IRTT_PORT}"]))
 
 
+def stop_probes(procs: Processes) -> None:
+    """irtt writes its JSON when stopped: thousands of round trips take it many seconds
+    under TCG, longer than the default wait before a kill (which left an empty file)."""
+    procs.stop("irtt-client", timeout=IRTT_WRITE_S)
+
+
 # --------------------------------------------------------------------------- page loads
 
 def load_page(spec: dict, page: dict, number: int, scratch: Path) -> dict:
@@ -577,6 +584,8 @@ def run(spec: dict, results: Path) -> dict:
             sessions, events["pages"] = run_continuous(spec, procs, scratch, trace)
         if trace:
             trace.stop()
+        if spec["probes"]:
+            stop_probes(procs)
         events["sessions"] = [s.record() for s in sessions]
         for timer in timers:
             timer.cancel()
