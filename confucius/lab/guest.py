@@ -69,7 +69,7 @@ DRAIN_S = 0.5
 # after one reweight interval, 250 ms by default).
 IDLE_S = 1.0
 IRTT_PORT = 2112
-IRTT_WRITE_S = 120.0          # longest wait for irtt to write its results when stopped
+WRITE_RESULTS_S = 120.0       # longest wait for irtt or iperf3 to write its results when stopped
 IPERF_BASE_PORT = 5201
 RT_DURATION = "86400s"  # stopped by a signal long before
 
@@ -118,6 +118,11 @@ class Processes:
         threading.Thread(target=_drain, args=(proc.stderr, rest), daemon=True).start()
         if text not in first:
             raise RuntimeError(f"{name} did not start: {first.strip() or 'no output'}")
+
+    def signal(self, name: str, number: int) -> None:
+        proc = self.running.get(name)
+        if proc is not None and proc.poll() is None:
+            proc.send_signal(number)
 
     def stop(self, name: str, timeout: float = 5.0) -> int | None:
         proc = self.running.pop(name, None)
@@ -427,10 +432,17 @@ def start_probes(spec: dict, procs: Processes, scratch: Path) -> None:
         "-o", scratch / "irtt.json", f"{topology.SERVER_ADDRESS}:{IRTT_PORT}"]))
 
 
-def stop_probes(procs: Processes) -> None:
-    """irtt writes its JSON when stopped: thousands of round trips take it many seconds
-    under TCG, longer than the default wait before a kill (which left an empty file)."""
-    procs.stop("irtt-client", timeout=IRTT_WRITE_S)
+def stop_writers(spec: dict, procs: Processes) -> None:
+    """irtt and iperf3 write their JSON when stopped: thousands of round trips or intervals
+    take them many seconds under TCG, longer than the default wait before a kill (which
+    left empty files)."""
+    names = [f"bulk-{number}" for number in range(len(spec["bulk"]))]
+    if spec["probes"]:
+        names.append("irtt-client")
+    for name in names:
+        procs.signal(name, signal.SIGTERM)
+    for name in names:
+        procs.stop(name, timeout=WRITE_RESULTS_S)
 
 
 # --------------------------------------------------------------------------- page loads
@@ -584,11 +596,10 @@ def run(spec: dict, results: Path) -> dict:
             sessions, events["pages"] = run_continuous(spec, procs, scratch, trace)
         if trace:
             trace.stop()
-        if spec["probes"]:
-            stop_probes(procs)
-        events["sessions"] = [s.record() for s in sessions]
         for timer in timers:
             timer.cancel()
+        stop_writers(spec, procs)
+        events["sessions"] = [s.record() for s in sessions]
         events["end_ns"] = now_ns()
         sampler.stop()
         events["stats_samples"] = sampler.samples

@@ -33,7 +33,7 @@ from confucius import rtflow
 from . import schedulers as sched
 from . import vm, workload
 from .db import Database
-from .guest import IDLE_S, IRTT_WRITE_S, SPEC_FORMAT
+from .guest import IDLE_S, WRITE_RESULTS_S, SPEC_FORMAT
 from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
 from .topology import ROUTER, Topology
 from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice
@@ -259,12 +259,12 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
 def vm_timeout(scenario: Scenario, task: Task) -> float:
     """Every wait in the guest has a cap; the VM gets their sum, with room for the boot."""
     w = scenario.warmup
-    probes = IRTT_WRITE_S if scenario.probes else 0.0
+    writers = WRITE_RESULTS_S if scenario.probes or scenario.bulk else 0.0
     if scenario.web is None:
-        return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + probes
+        return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + writers
     web = scenario.web
     per_page = w.max_s + web.interval_s + web.timeout_s + web.settle_s + IDLE_S + 30
-    return BOOT_ALLOWANCE_S + per_page * len(task.pages) + probes
+    return BOOT_ALLOWANCE_S + per_page * len(task.pages) + writers
 
 
 def _run_dir(root: Path, scenario: Scenario, task: Task) -> Path:

@@ -178,14 +178,16 @@ def four_cca_command(
     out: Path = typer.Option(..., help="PNG file to write."),
     db: Path = _DB, scenario: str = typer.Option(..., help="The four-CCA scenario's name."),
     detail: str = typer.Option("confucius-class", help="Scheduler whose flows and classes are drawn."),
+    disturbed: bool = typer.Option(False, help="Also use completed runs whose RT sender paused (marked)."),
 ):
     """Four flows with four CCAs: per scheduler JFI and RT delays; classes over time (§7.4)."""
     from . import metrics, plots
 
     with _open(db) as database:
-        runs = data.timed_runs(database, scenario)
+        runs = data.timed_runs(database, scenario, disturbed)
     if not runs:
-        _fail(f"no valid runs of scenario {scenario} in {db}")
+        _fail(f"no {'completed' if disturbed else 'valid'} runs of scenario {scenario} in {db}"
+              f"{'' if disturbed else ' (--disturbed also takes runs whose RT sender paused)'}")
     table = Table(title=f"{scenario}: four flows, four CCAs (measured span after warm-up)")
     for column in ("scheduler", "flows", "throughput (Mbit/s)", "JFI", "RT delay p50 / p99 (ms)"):
         table.add_column(column)
@@ -193,7 +195,8 @@ def four_cca_command(
         rates = run.throughputs_bps()
         delays = {label: metrics.delivered_delays(f for f in frames if run.start_ns <= f.capture_ns < run.end_ns)
                   for label, frames in run.rt.items()}
-        table.add_row(run.scheduler, ", ".join(rates), ", ".join(f"{v / 1e6:.1f}" for v in rates.values()),
+        name = run.scheduler if run.valid else f"{run.scheduler} (disturbed: {run.sender_max_gap_ms:.0f} ms pause)"
+        table.add_row(name, ", ".join(rates), ", ".join(f"{v / 1e6:.1f}" for v in rates.values()),
                       summary.fmt(metrics.jfi(list(rates.values())), "{:.2f}"),
                       "; ".join(f"{label} {_ms(metrics.nearest_rank(d, 50))} / {_ms(metrics.nearest_rank(d, 99))}"
                                 for label, d in delays.items()))

@@ -162,6 +162,8 @@ class TimedRun:
     rt: dict[str, list[rtflow.Frame]]              # label -> frames over the whole run
     bulk: dict[str, list[tuple[int, float]]]       # CCA -> (time, bit/s) samples
     classes: list[tuple[int, list[int]]]           # confucius: (time, flows per class)
+    sender_max_gap_ms: float | None = None         # the RT senders' longest pause
+    valid: bool = True
 
     def throughputs_bps(self) -> dict[str, float]:
         """Each flow's mean throughput over the measured span."""
@@ -181,10 +183,13 @@ def _classes(db: Database, run_id: int) -> list[tuple[int, list[int]]]:
     return found
 
 
-def timed_runs(db: Database, scenario: str) -> list[TimedRun]:
-    runs = db.query("SELECT r.* FROM runs r JOIN scenarios s ON s.id = r.scenario_id WHERE s.name=? AND "
-                    "r.valid=1 AND r.id IN (SELECT MAX(id) FROM runs WHERE valid=1 GROUP BY cell_key) "
-                    "ORDER BY r.id", (scenario,))
+def timed_runs(db: Database, scenario: str, disturbed: bool = False) -> list[TimedRun]:
+    """The latest valid run of each cell; with `disturbed`, also runs that completed but
+    whose RT sender paused (for measures a pause does not touch, e.g. classes over time)."""
+    usable = "status = 'ok'" if disturbed else "valid = 1"
+    runs = db.query(f"SELECT r.* FROM runs r JOIN scenarios s ON s.id = r.scenario_id WHERE s.name=? AND "
+                    f"r.{usable} AND r.id IN (SELECT MAX(id) FROM runs WHERE {usable} GROUP BY cell_key) "
+                    f"ORDER BY r.id", (scenario,))
     found = []
     for run in runs:
         rt = {}
@@ -197,5 +202,6 @@ def timed_runs(db: Database, scenario: str) -> list[TimedRun]:
                                 db.query("SELECT time_ns, bps FROM flow_samples WHERE flow_id=? ORDER BY time_ns",
                                          (f["id"],))]
         found.append(TimedRun(run["id"], run["scheduler"], run["controller"], run["measure_from_ns"],
-                              run["measure_to_ns"], rt, bulk, _classes(db, run["id"])))
+                              run["measure_to_ns"], rt, bulk, _classes(db, run["id"]),
+                              run["sender_max_gap_ms"], bool(run["valid"])))
     return found
