@@ -104,6 +104,8 @@ def summary_command(
     schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
     targets: bool = typer.Option(False, help="Also check the issue's targets for confucius."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
+    max_held: Optional[float] = typer.Option(None, help="Leave out loads whose paced RT sender (gcc) held "
+                                                        "more than this many ms of media: it lacked the CPU."),
 ):
     """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI
     (one table per scenario)."""
@@ -111,6 +113,11 @@ def summary_command(
     order = [n for value in schedulers or [] for n in value.split(",")]
     if order:
         results = [r for r in results if r.scheduler in order]
+    if max_held is not None:
+        kept = [r for r in results if not summary.starved(r, max_held)]
+        console.print(f"left out {len(results) - len(kept)} of {len(results)} loads whose paced RT sender held "
+                      f"more than {max_held:g} ms of media")
+        results = kept
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:
         by_scenario.setdefault(r.scenario, []).append(r)

@@ -10,6 +10,15 @@ from . import metrics
 from .data import PageResult
 
 BASELINE = "fq"  # PLT degradation is measured against fair queueing without AQM (the seeds' FQ)
+# RT controllers whose sender paces at a multiple of its target, so that media held in it
+# means the sender lacked the CPU (Copa's window and TCP's socket hold media by design).
+PACED_CONTROLLERS = frozenset({"gcc", "fixed"})
+
+
+def starved(result: PageResult, max_held_ms: float) -> bool:
+    """A load whose paced RT sender held more than `max_held_ms` of media."""
+    paced = all(c in PACED_CONTROLLERS for c in result.controller.split("+"))
+    return paced and result.sender_backlog_ms > max_held_ms
 
 
 @dataclass

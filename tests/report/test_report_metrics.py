@@ -61,6 +61,13 @@ def test_sender_backlog_in_ms_at_the_target_rate():
     assert math.isnan(metrics.sender_backlog_ms([(10e6, None)]))
 
 
+def test_a_paced_sender_holding_media_marks_the_load_starved():
+    gcc, copa = result("fq", "p1", 0.0, 1.0), result("fq", "p1", 0.0, 1.0, controller="copa")
+    gcc.sender_backlog_ms = copa.sender_backlog_ms = 400.0
+    assert summary.starved(gcc, 250.0) and not summary.starved(gcc, 500.0)
+    assert not summary.starved(copa, 250.0)  # Copa's window holds media by design
+
+
 def test_jain_fairness_index():
     assert metrics.jfi([5.0, 5.0, 5.0]) == pytest.approx(1.0)
     assert metrics.jfi([1.0, 0.0]) == pytest.approx(0.5)
