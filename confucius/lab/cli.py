@@ -238,20 +238,26 @@ def _run_scenario(path: Path, trace, schedulers, controllers, db: Optional[Path]
         raise typer.Exit(1)
 
 
-_SCHEDULERS_HELP = "Only these schedulers (repeatable or comma-separated)."
-_CONTROLLERS_HELP = "Only these RT controllers, e.g. gcc, tcp-bbr, gcc+copa (repeatable or comma-separated)."
-_TRACE_HELP = "Bandwidth trace ('time_s Mbps') to use instead of the scenario's link rate or trace."
+# The options the scenario commands share (typer reads a parameter's default as its option).
+_SCENARIO = typer.Argument(..., help="Scenario file (TOML).")
+_SCHEDULERS = typer.Option(None, "--schedulers", "-s", help="Only these schedulers (repeatable or comma-separated).")
+_CONTROLLERS = typer.Option(None, "--controllers", "-c",
+                            help="Only these RT controllers, e.g. gcc, tcp-bbr, gcc+copa (repeatable or comma-separated).")
+_TRACE = typer.Option(None, help="Bandwidth trace ('time_s Mbps') to use instead of the scenario's link rate or trace.")
+_RUN_DB = typer.Option(None, help="Results database [default: results/lab/lab.sqlite].")
+_RESULTS = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs].")
+_ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
 
 
 @app.command("run")
 def run_scenario_command(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML)."),
-    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help=_SCHEDULERS_HELP),
-    controllers: Optional[List[str]] = typer.Option(None, "--controllers", "-c", help=_CONTROLLERS_HELP),
-    trace: Optional[Path] = typer.Option(None, help=_TRACE_HELP),
-    db: Optional[Path] = typer.Option(None, help="Results database [default: results/lab/lab.sqlite]."),
-    results: Optional[Path] = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs]."),
-    echo: bool = typer.Option(False, help="Print the VM consoles instead of a progress bar."),
+    scenario: Path = _SCENARIO,
+    schedulers: Optional[List[str]] = _SCHEDULERS,
+    controllers: Optional[List[str]] = _CONTROLLERS,
+    trace: Optional[Path] = _TRACE,
+    db: Optional[Path] = _RUN_DB,
+    results: Optional[Path] = _RESULTS,
+    echo: bool = _ECHO,
 ):
     """Run SCENARIO for each scheduler (one VM boot per run), measuring everything afresh."""
     _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=False, attempts=1,
@@ -260,15 +266,15 @@ def run_scenario_command(
 
 @app.command("matrix")
 def matrix_command(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML)."),
-    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help=_SCHEDULERS_HELP),
-    controllers: Optional[List[str]] = typer.Option(None, "--controllers", "-c", help=_CONTROLLERS_HELP),
-    trace: Optional[Path] = typer.Option(None, help=_TRACE_HELP),
-    db: Optional[Path] = typer.Option(None, help="Results database [default: results/lab/lab.sqlite]."),
-    results: Optional[Path] = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs]."),
+    scenario: Path = _SCENARIO,
+    schedulers: Optional[List[str]] = _SCHEDULERS,
+    controllers: Optional[List[str]] = _CONTROLLERS,
+    trace: Optional[Path] = _TRACE,
+    db: Optional[Path] = _RUN_DB,
+    results: Optional[Path] = _RESULTS,
     attempts: int = typer.Option(3, min=1, help="Tries per measurement (disturbed or failed ones are redone)."),
     max_failures: int = typer.Option(3, min=1, help="Stop after this many failed runs in a row."),
-    echo: bool = typer.Option(False, help="Print the VM consoles instead of a progress bar."),
+    echo: bool = _ECHO,
 ):
     """Run SCENARIO's whole matrix, resuming: measurements already in the database are skipped."""
     _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=True, attempts=attempts,
@@ -277,10 +283,10 @@ def matrix_command(
 
 @app.command("plan")
 def plan_command(
-    scenario: Path = typer.Argument(..., help="Scenario file (TOML)."),
-    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help=_SCHEDULERS_HELP),
-    controllers: Optional[List[str]] = typer.Option(None, "--controllers", "-c", help=_CONTROLLERS_HELP),
-    trace: Optional[Path] = typer.Option(None, help=_TRACE_HELP),
+    scenario: Path = _SCENARIO,
+    schedulers: Optional[List[str]] = _SCHEDULERS,
+    controllers: Optional[List[str]] = _CONTROLLERS,
+    trace: Optional[Path] = _TRACE,
     db: Optional[Path] = typer.Option(None, help="Results database to resume from."),
 ):
     """Check SCENARIO and show the runs a matrix would do (with --db: what is left)."""
