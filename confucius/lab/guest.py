@@ -439,10 +439,11 @@ def stop_writers(spec: dict, procs: Processes) -> None:
     names = [f"bulk-{number}" for number in range(len(spec["bulk"]))]
     if spec["probes"]:
         names.append("irtt-client")
+    names = [name for name in names if name in procs.running]
     for name in names:
         procs.signal(name, signal.SIGTERM)
-    for name in names:
-        procs.stop(name, timeout=WRITE_RESULTS_S)
+    for name in names:  # one signal only: a second one makes irtt quit without writing
+        procs.wait(name, timeout=WRITE_RESULTS_S)
 
 
 # --------------------------------------------------------------------------- page loads
