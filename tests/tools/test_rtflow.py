@@ -270,9 +270,15 @@ def test_every_mode_streams_through_the_bottleneck(rtflow_binary, bottleneck, tm
     frames, rates = flow.frames(), flow.rates()
     if mode.startswith("tcp-"):
         assert f"tcp ({options['cca']})" in send_err
-    assert len(frames) >= 300
+    # 6 s at 60 fps is 360 frames; those still in the sender's pacer at the end never reach
+    # the receiver's log. Copa on this path (no propagation delay) reads CPU scheduling
+    # jitter as queueing delay: with the host's cores busy its window collapses to a few
+    # packets and its pacer holds up to 1-2 s of media (241-346 of 360 frames logged in
+    # such runs, 355-359 on a quiet host). Streaming, not loss-free, is what this test is
+    # about; a sender that stops sends far fewer.
+    assert len(frames) >= (300 if mode != "copa" else 180)
     # Copa is window-bound at a 32 KB tbf burst and loses frames: 6 % measured on a quiet
-    # host, 11-27 % during the test suite. Streaming, not loss-free, is what this test is about.
+    # host, 11-27 % during the test suite.
     assert sum(f.complete for f in frames) >= 0.6 * len(frames)
     late = _seconds_from_start(rates, rates[0].time_ns, 3, 6)
     delivered = statistics.mean(r.acked_bps for r in late if r.acked_bps is not None)
