@@ -241,7 +241,7 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
                                                   "offset_s": link.trace_offset_s},
         "rt": {"flows": flows, "fps": rt.fps, "start_rate": f"{rt.start_rate_bps:.0f}bit",
                "min_rate": f"{rt.min_rate_bps:.0f}bit", "max_rate": f"{rt.max_rate_bps:.0f}bit",
-               "retransmit_window": f"{rt.retransmit_s * 1e3:g}ms"},
+               "retransmit_window": f"{rt.retransmit_s * 1e3:g}ms", "cpu": rt.cpu},
         "warmup": scenario.warmup.__dict__,
         "web": None if web is None else {"cca": web.cca, "max_per_domain": web.max_per_domain,
                                          "timeout_s": web.timeout_s, "interval_s": web.interval_s,

@@ -53,6 +53,8 @@ from . import schedulers as sched
 
 MTU_BYTES = sched.MTU_BYTES
 RT_MODES = ("gcc", "copa", "tcp", "fixed")
+# How the RT flow's two ends get the guest's CPU (guest.py says why "realtime" is the default).
+RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
 BUILTIN_CCAS = ("cubic", "reno")
 NAMED_PAGE = re.compile(r"^(amazon|p\d{4}|flows-(\d+)-size-(\d+))$")
@@ -105,6 +107,7 @@ class RtSettings:
     min_rate_bps: float
     port: int
     retransmit_s: float             # UDP modes: resend a lost packet of a frame younger than this
+    cpu: str                        # "realtime": the RT ends run SCHED_FIFO in the guest; "shared"
 
 
 @dataclass(frozen=True)
@@ -433,7 +436,8 @@ def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ..
     settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=t.rate("max_rate", "100mbit"),
                           start_rate_bps=t.rate("start_rate", "1mbit"), min_rate_bps=t.rate("min_rate", "100kbit"),
                           port=t.integer("port", 5000, 1024, 65000),
-                          retransmit_s=t.time("retransmit", 0, positive=False))
+                          retransmit_s=t.time("retransmit", 0, positive=False),
+                          cpu=t.choice("cpu", "realtime", RT_CPU_CHOICES))
     if not settings.min_rate_bps <= settings.start_rate_bps <= settings.max_rate_bps:
         raise t.error("start_rate", "needs min_rate <= start_rate <= max_rate")
     t.done()

@@ -89,6 +89,7 @@ def test_defaults_fill_what_is_left_out(tmp_path):
                                 '[schedulers]\nnames = ["fq_codel"]\n[rt]\ncontrollers = ["copa"]\n'))
     assert s.link.buffer_packets == 1000 and s.link.rtt_s == pytest.approx(0.04) and s.link.shaper == "own"
     assert s.rt.fps == 60 and s.rt.retransmit_s == 0 and s.web is None and s.bulk == () and s.probes is None
+    assert s.rt.cpu == "realtime"
     assert s.warmup.tolerance == 0.1
 
 
@@ -123,6 +124,7 @@ MISTAKES = [
     (('"tcp-bbr"', '"quic"'), ["rt.controllers", "unknown controller 'quic'", "tcp-<cca>"]),
     (('"tcp-bbr"', '"gcc"'), ["rt.controllers", "listed twice"]),
     (('fps = 30', 'fps = 30.5'), ["rt.fps", "whole number"]),
+    (('fps = 30', 'fps = 30\ncpu = "high"'), ["rt.cpu", "realtime, shared", "'high'"]),
     (('max_rate = "15mbit"', 'max_rate = "15mbit"\nstart_rate = "20mbit"'), ["start_rate", "min_rate <= start_rate"]),
     (('min = "4s"', 'min = "40s"'), ["warmup.max", "at least min"]),
     (('tolerance = 0.2', 'tolerance = 2'), ["warmup.tolerance", "between"]),
