@@ -106,6 +106,8 @@ def summary_command(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
     max_held: Optional[float] = typer.Option(None, help="Leave out loads whose paced RT sender (gcc) held "
                                                         "more than this many ms of media: it lacked the CPU."),
+    common: bool = typer.Option(False, help="Only pages measured under every scheduler shown (same pages in "
+                                            "every row of a controller)."),
 ):
     """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI
     (one table per scenario)."""
@@ -117,6 +119,11 @@ def summary_command(
         kept = [r for r in results if not summary.starved(r, max_held)]
         console.print(f"left out {len(results) - len(kept)} of {len(results)} loads whose paced RT sender held "
                       f"more than {max_held:g} ms of media")
+        results = kept
+    if common:
+        kept = summary.common_loads(results)
+        console.print(f"left out {len(results) - len(kept)} of {len(results)} loads of pages that not every "
+                      f"scheduler met")
         results = kept
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:

@@ -21,6 +21,18 @@ def starved(result: PageResult, max_held_ms: float) -> bool:
     return paced and result.sender_backlog_ms > max_held_ms
 
 
+def common_loads(results: list[PageResult]) -> list[PageResult]:
+    """The loads of pages measured under every scheduler of their scenario (same controller
+    and repetition), so that each controller's rows cover the same pages: a resumed matrix
+    stopped mid-chunk has pages that only some schedulers met."""
+    schedulers: dict[str, set[str]] = {}
+    measured: dict[tuple, set[str]] = {}
+    for r in results:
+        schedulers.setdefault(r.scenario, set()).add(r.scheduler)
+        measured.setdefault(r.pair_key, set()).add(r.scheduler)
+    return [r for r in results if measured[r.pair_key] == schedulers[r.scenario]]
+
+
 @dataclass
 class SummaryRow:
     scheduler: str

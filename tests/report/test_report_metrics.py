@@ -114,3 +114,14 @@ def test_summary_rows_by_hand():
     assert c.long_plt_share == pytest.approx(2 / 3)  # 2.5 s and the failed load
     assert rows["fq"].degradation == 0.0 and rows["fq"].stall_share == 0.5
     assert [r.scheduler for r in summary.ordered(list(rows.values()), ["fq", "confucius"])] == ["fq", "confucius"]
+
+
+def test_common_loads_keep_the_pages_every_scheduler_met():
+    results = [result("fq", "p1", 0.0, 1.0), result("fq", "p2", 0.0, 1.0), result("fq", "p3", 0.0, 1.0),
+               result("confucius", "p1", 0.0, 1.0), result("confucius", "p2", 0.0, 1.0),
+               result("fq", "p3", 0.0, 1.0, controller="copa"), result("confucius", "p3", 0.0, 1.0, controller="copa")]
+    kept = summary.common_loads(results)
+    assert sorted((r.controller, r.scheduler, r.page_key) for r in kept) == [
+        ("copa", "confucius", "p3"), ("copa", "fq", "p3"),
+        ("gcc", "confucius", "p1"), ("gcc", "confucius", "p2"), ("gcc", "fq", "p1"), ("gcc", "fq", "p2")]
+    assert summary.common_loads([]) == []
