@@ -26,6 +26,8 @@ console = Console(width=None if Console().is_terminal else 170)
 
 _DB = typer.Option(DEFAULT_DB, "--db", help="Results database.")
 _SCENARIO = typer.Option(None, "--scenario", help="Only this scenario (by name) [default: all].")
+_COMMON = typer.Option(False, "--common", help="Only pages measured under every scheduler shown (the same "
+                                               "pages for each controller).")
 
 
 def _fail(message: str) -> None:
@@ -38,6 +40,14 @@ def _open(db: Path):
         return data.open_db(db)
     except (ReportError, DatabaseError) as err:
         _fail(str(err))
+
+
+def _common(results: list[data.PageResult], common: bool) -> list[data.PageResult]:
+    if not common:
+        return results
+    kept = summary.common_loads(results)
+    console.print(f"left out {len(results) - len(kept)} of {len(results)} loads of pages that not every scheduler met")
+    return kept
 
 
 def _pages(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
@@ -106,8 +116,7 @@ def summary_command(
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
     max_held: Optional[float] = typer.Option(None, help="Leave out loads whose paced RT sender (gcc) held "
                                                         "more than this many ms of media: it lacked the CPU."),
-    common: bool = typer.Option(False, help="Only pages measured under every scheduler shown (same pages in "
-                                            "every row of a controller)."),
+    common: bool = _COMMON,
 ):
     """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI
     (one table per scenario)."""
@@ -120,11 +129,7 @@ def summary_command(
         console.print(f"left out {len(results) - len(kept)} of {len(results)} loads whose paced RT sender held "
                       f"more than {max_held:g} ms of media")
         results = kept
-    if common:
-        kept = summary.common_loads(results)
-        console.print(f"left out {len(results) - len(kept)} of {len(results)} loads of pages that not every "
-                      f"scheduler met")
-        results = kept
+    results = _common(results, common)
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:
         by_scenario.setdefault(r.scenario, []).append(r)
@@ -174,12 +179,12 @@ def timeline_command(
 @app.command("plots")
 def plots_command(
     out: Path = typer.Option(..., help="Folder for the PNG files."),
-    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO, common: bool = _COMMON,
 ):
     """Trade-off (Fig. 10), CDFs (Fig. 12) and, for sweep pages, the sweeps (Fig. 14/15)."""
     from . import plots
 
-    results = _pages(db, scenario)
+    results = _common(_pages(db, scenario), common)
     made = [plots.tradeoff(results, out / "tradeoff.png")]
     made += [plots.cdfs(results, c, out / f"cdfs-{c}.png") for c in sorted({r.controller for r in results})]
     made += plots.sweeps(results, out)

@@ -64,12 +64,12 @@ def report(start_ns: int) -> dict:
             "objects": [obj(0, 0, 200_000, 600_000), obj(1, 1, 300_000, 1_100_000)]}
 
 
-def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0) -> Path:
+def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = "flows-2-size-1000") -> Path:
     """A run folder as the guest leaves it; the sender's log has one gap of `gap_ms`."""
     (folder / "rt").mkdir(parents=True)
     (folder / "pages").mkdir()
     spec = {"format": "confucius-lab-run/1", "warmup": {"hold_s": 3.0}, "bulk": [{"cca": "cubic"}],
-            "pages": [{"id": "flows-2-size-1000", "key": "flows-2-size-1000", "unit_key": unit_key}]}
+            "pages": [{"id": "flows-2-size-1000", "key": page_key, "unit_key": unit_key}]}
     (folder / "spec.json").write_text(json.dumps(spec))
     # 600 frames from 2 s before the load: frames 200-203 late, 300 lost.
     write_csv(folder / "rt" / "s0-f0-frames.csv", rtflow.FRAME_COLUMNS, frame_rows(600, set(range(200, 204)), {300}))
@@ -181,7 +181,7 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
 
 
 def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0) -> None:
-    run = read_run(make_run(folder, task.pages[0][1], gap_ms))
+    run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
@@ -232,3 +232,22 @@ def test_every_run_gets_a_folder_of_its_own_pages_or_not(tmp_path, scenario):
     assert not task.pages
     first, second = (runner._run_dir(tmp_path / "runs", timed, task) for _ in range(2))
     assert first.is_dir() and second.is_dir() and first != second
+
+
+def test_report_summary_common_compares_the_pages_every_scheduler_met(tmp_path, scenario):
+    from typer.testing import CliRunner
+    from confucius.report.cli import app as report_app
+
+    path = tmp_path / "lab.sqlite"
+    with Database(path) as db:
+        tasks = runner.plan(scenario, db)  # pfifo and fq on page 2, then on page 3
+        for n, task in enumerate(tasks[:3]):  # stopped before fq met page 3
+            _store(db, scenario, task, tmp_path / f"r{n}")
+    loads = {}
+    for flag in ([], ["--common"]):
+        out = tmp_path / f"rows{len(flag)}.json"
+        result = CliRunner().invoke(report_app, ["summary", "--db", str(path), "--json", str(out), *flag])
+        assert result.exit_code == 0, result.output
+        loads[bool(flag)] = {row["scheduler"]: row["loads"] for row in json.loads(out.read_text())}
+    assert loads == {False: {"pfifo": 2, "fq": 1}, True: {"pfifo": 1, "fq": 1}}
+    assert "left out 1 of 3 loads" in " ".join(result.output.split())
