@@ -42,12 +42,16 @@ def _open(db: Path):
         _fail(str(err))
 
 
+def _left_out(results: list[data.PageResult], kept: list[data.PageResult], why: str) -> list[data.PageResult]:
+    """`kept`, after saying how many of `results` it leaves out and why."""
+    console.print(f"left out {len(results) - len(kept)} of {len(results)} loads {why}")
+    return kept
+
+
 def _common(results: list[data.PageResult], common: bool) -> list[data.PageResult]:
     if not common:
         return results
-    kept = summary.common_loads(results)
-    console.print(f"left out {len(results) - len(kept)} of {len(results)} loads of pages that not every scheduler met")
-    return kept
+    return _left_out(results, summary.common_loads(results), "of pages that not every scheduler met")
 
 
 def _pages(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
@@ -125,10 +129,8 @@ def summary_command(
     if order:
         results = [r for r in results if r.scheduler in order]
     if max_held is not None:
-        kept = [r for r in results if not summary.starved(r, max_held)]
-        console.print(f"left out {len(results) - len(kept)} of {len(results)} loads whose paced RT sender held "
-                      f"more than {max_held:g} ms of media")
-        results = kept
+        results = _left_out(results, [r for r in results if not summary.starved(r, max_held)],
+                            f"whose paced RT sender held more than {max_held:g} ms of media")
     results = _common(results, common)
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:
