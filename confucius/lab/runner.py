@@ -11,7 +11,8 @@ measured ones. A run loads up to `pages_per_run` pending pages of one cell in on
 `matrix` resumes: units with a valid result are skipped, invalid ones (disturbed, failed
 load) are tried again up to `attempts` times in all. `run` measures everything afresh.
 Runs are ordered page chunk first, then controller, then scheduler, so that a change in
-the host's load over hours touches every scheduler alike.
+the host's load over hours touches every scheduler alike; chunks are cut from the whole
+page list, so resuming keeps each page in its chunk.
 """
 
 from __future__ import annotations
@@ -162,12 +163,18 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
                 tasks.append(Task(cell, key))
             continue
         units = [(ref, unit_key(key, scenario, ref)) for ref in scenario.web.pages]
+        todo = set(u for _, u in units)
         if db is not None and resume:
-            valid = db.valid_units(u for _, u in units)
-            tried = db.attempts(u for _, u in units)
-            units = [(ref, u) for ref, u in units if u not in valid and tried.get(u, 0) < attempts]
+            valid = db.valid_units(todo)
+            tried = db.attempts(todo)
+            todo = {u for u in todo if u not in valid and tried.get(u, 0) < attempts}
+        # Chunks are cut from the whole page list, so that a resumed matrix keeps every page
+        # in its chunk: all cells then reach the same pages at the same time.
         size = scenario.web.pages_per_run
-        tasks += [Task(cell, key, units[i:i + size], chunk=i // size) for i in range(0, len(units), size)]
+        for chunk, start in enumerate(range(0, len(units), size)):
+            left = [(ref, u) for ref, u in units[start:start + size] if u in todo]
+            if left:
+                tasks.append(Task(cell, key, left, chunk=chunk))
     order = {c.name: n for n, c in enumerate(scenario.schedulers)}
     return sorted(tasks, key=lambda t: (t.cell.repetition, t.chunk, t.cell.controller,
                                         order[t.cell.scheduler.name]))

@@ -201,6 +201,8 @@ def test_the_matrix_resumes_where_it_stopped(tmp_path, scenario):
         _store(db, scenario, first[1], tmp_path / "b", gap_ms=DISTURBED_GAP_MS + 100)
         second = runner.plan(scenario, db)
         assert sorted(t.pages[0][1] for t in second) == sorted(t.pages[0][1] for t in first[1:])
+        # Pages keep their chunk when resumed: pfifo's second page waits for fq's first.
+        assert [(t.cell.scheduler.name, t.chunk) for t in second] == [("fq", 0), ("pfifo", 1), ("fq", 1)]
         # The disturbed measurement is retried until it has been tried `attempts` times.
         assert len(runner.plan(scenario, db, attempts=1)) == 2
         assert len(runner.plan(scenario, db, resume=False)) == 4
