@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import math
 from dataclasses import asdict
 from pathlib import Path
 from typing import List, Optional
@@ -89,25 +88,18 @@ def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str) -> 
                   f"backlog per load (ms at its target; for GCC, large means the sender lacked CPU).")
 
 
-def print_targets(rows: list[summary.SummaryRow]) -> None:
-    """The issue's targets, per controller, from the rows (what is measured, met or not)."""
-    by = {(r.scheduler, r.controller): r for r in rows}
-    for controller in sorted({r.controller for r in rows}):
-        mine = by.get(("confucius", controller))
-        if mine is None:
-            continue
-        lines = []
-        for other, bound in (("fq_codel", 0.4), ("cake", 0.5)):
-            theirs = by.get((other, controller))
-            if theirs and theirs.stall_s > 0:
-                ratio = mine.stall_s / theirs.stall_s
-                lines.append(f"stall vs {other}: {ratio:.2f}× (target ≤ {bound}) "
-                             f"{'met' if ratio <= bound else 'missed'}")
-        lines.append(f"loads with a stall: {mine.stall_share:.1%} (target ≤ 15%) "
-                     f"{'met' if mine.stall_share <= 0.15 else 'missed'}")
-        if not math.isnan(mine.degradation):
-            lines.append(f"PLT degradation vs {summary.BASELINE}: {mine.degradation:+.1%} (target ≤ 10%) "
-                         f"{'met' if mine.degradation <= 0.10 else 'missed'}")
+def _target_value(value: float, unit: str) -> str:
+    return {"×": f"{value:.2f}×", "%": f"{value:.1%}", "±%": f"{value:+.1%}"}[unit]
+
+
+def print_targets(checks: list[summary.TargetCheck]) -> None:
+    """The issue's targets for confucius, per controller: measured, 95 % interval over pages,
+    met or not."""
+    for controller in sorted({c.controller for c in checks}):
+        lines = [f"{c.name}: {_target_value(c.value, c.unit)} "
+                 f"(95% CI {_target_value(c.low, c.unit)}–{_target_value(c.high, c.unit)}; "
+                 f"target ≤ {_target_value(c.bound, c.unit)}) {'met' if c.met else 'missed'}"
+                 for c in checks if c.controller == controller]
         console.print(f"[bold]confucius, RT {controller}[/bold]: " + "; ".join(lines))
 
 
@@ -144,7 +136,7 @@ def summary_command(
             console.print(f"runs {counted['runs']}, page measurements {counted['pages']} (invalid ones are not "
                           f"counted: failed loads, or the VM did not get the CPU)")
             if targets:
-                print_targets(rows)
+                print_targets(summary.target_checks(mine, baseline))
             written += [{"scenario": name, **asdict(r)} for r in rows]
     if json_out:
         json_out.write_text(json.dumps(written, indent=1, default=str) + "\n")

@@ -21,6 +21,9 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
+import numpy as np
+from scipy.stats import binomtest
+
 from confucius import rtflow
 
 STALL_THRESHOLD_S = rtflow.STALL_THRESHOLD_S
@@ -103,6 +106,30 @@ def degradation(plt_s: dict, baseline_s: dict) -> tuple[float, float, int]:
     diffs = [plt_s[k] - baseline_s[k] for k in keys]
     base = sum(baseline_s[k] for k in keys)
     return sum(diffs) / len(diffs), sum(diffs) / base if base else math.nan, len(keys)
+
+
+def ratio_interval(pairs: Sequence[tuple[float, float]], confidence: float = 0.95,
+                   resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of Σa / Σb over paired (a, b), resampling the pairs
+    (pages): how far two schedulers' ratio could move with another sample of pages.
+    Seeded, so that a report is reproducible."""
+    if len(pairs) < 2:
+        return math.nan, math.nan
+    values = np.asarray(pairs, dtype=float)
+    picks = np.random.default_rng(seed).integers(0, len(values), size=(resamples, len(values)))
+    numerator, denominator = values[picks, 0].sum(axis=1), values[picks, 1].sum(axis=1)
+    ratios = numerator[denominator > 0] / denominator[denominator > 0]
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def share_interval(flags: Sequence[bool], confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of the share of true flags."""
+    if not flags:
+        return math.nan, math.nan
+    interval = binomtest(sum(flags), len(flags)).proportion_ci(confidence, method="wilson")
+    return float(interval.low), float(interval.high)
 
 
 @dataclass(frozen=True)

@@ -80,6 +80,62 @@ def summarize(results: list[PageResult], baseline: str = BASELINE) -> list[Summa
     return rows
 
 
+# The issue's targets for confucius: stall duration against fq_codel's and CAKE's, share of
+# loads with a stall, PLT degradation against FQ.
+STALL_RATIO_TARGETS = (("fq_codel", 0.4), ("cake", 0.5))
+STALL_SHARE_TARGET = 0.15
+DEGRADATION_TARGET = 0.10
+
+
+@dataclass
+class TargetCheck:
+    """One target for one controller: the measured value, its 95 % interval over pages
+    (paired bootstrap for ratios, Wilson for the share) and the bound."""
+    controller: str
+    name: str
+    value: float
+    low: float
+    high: float
+    bound: float
+    unit: str                 # "×" a ratio, "%" a share, "±%" a relative change
+
+    @property
+    def met(self) -> bool:
+        return self.value <= self.bound
+
+
+def _paired(mine: dict, theirs: dict, attribute: str) -> list[tuple[float, float]]:
+    values = [(getattr(mine[k], attribute), getattr(theirs[k], attribute)) for k in mine if k in theirs]
+    return [(a, b) for a, b in values if a is not None and b is not None]
+
+
+def target_checks(results: list[PageResult], baseline: str = BASELINE) -> list[TargetCheck]:
+    """The issue's targets for confucius, per controller, over the pages each pair of
+    schedulers both measured."""
+    loads: dict[tuple[str, str], dict[tuple, PageResult]] = {}
+    for r in results:
+        loads.setdefault((r.scheduler, r.controller), {})[r.pair_key] = r
+    checks = []
+    for controller in sorted({c for s, c in loads if s == "confucius"}):
+        mine = loads["confucius", controller]
+        for other, bound in STALL_RATIO_TARGETS:
+            pairs = _paired(mine, loads.get((other, controller), {}), "stall_s")
+            if sum(b for _, b in pairs) > 0:
+                checks.append(TargetCheck(controller, f"stall vs {other}",
+                                          sum(a for a, _ in pairs) / sum(b for _, b in pairs),
+                                          *metrics.ratio_interval(pairs), bound, "×"))
+        stalled = [r.stall_s > 0 for r in mine.values()]
+        checks.append(TargetCheck(controller, "loads with a stall", metrics.share(stalled),
+                                  *metrics.share_interval(stalled), STALL_SHARE_TARGET, "%"))
+        pairs = _paired(mine, loads.get((baseline, controller), {}), "plt_s")
+        if pairs:
+            low, high = metrics.ratio_interval(pairs)
+            checks.append(TargetCheck(controller, f"PLT degradation vs {baseline}",
+                                      sum(a for a, _ in pairs) / sum(b for _, b in pairs) - 1,
+                                      low - 1, high - 1, DEGRADATION_TARGET, "±%"))
+    return checks
+
+
 def ordered(rows: list[SummaryRow], schedulers: list[str] | None = None) -> list[SummaryRow]:
     """By controller, then in the given scheduler order (else by name)."""
     rank = {name: n for n, name in enumerate(schedulers or [])}

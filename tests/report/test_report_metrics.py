@@ -125,3 +125,49 @@ def test_common_loads_keep_the_pages_every_scheduler_met():
         ("copa", "confucius", "p3"), ("copa", "fq", "p3"),
         ("gcc", "confucius", "p1"), ("gcc", "confucius", "p2"), ("gcc", "fq", "p1"), ("gcc", "fq", "p2")]
     assert summary.common_loads([]) == []
+
+
+def test_ratio_interval_resamples_pages():
+    assert metrics.ratio_interval([(2.0, 1.0), (4.0, 2.0), (6.0, 3.0)]) == (2.0, 2.0)  # every page 2:1
+    assert all(math.isnan(v) for v in metrics.ratio_interval([(1.0, 1.0)]))
+    pairs = [(0.1, 1.0), (2.0, 1.0), (0.0, 0.5), (1.0, 0.2), (0.3, 0.9), (0.0, 0.0)]
+    low, high = metrics.ratio_interval(pairs)
+    assert low < sum(a for a, _ in pairs) / sum(b for _, b in pairs) < high
+    assert metrics.ratio_interval(pairs) == (low, high)  # seeded: the same report twice
+
+
+def test_share_interval_is_wilsons():
+    assert metrics.share_interval([False] * 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
+    assert metrics.share_interval([True] * 5 + [False] * 5) == pytest.approx((0.23659, 0.76341), abs=1e-5)
+    assert all(math.isnan(v) for v in metrics.share_interval([]))
+
+
+def target_results() -> list[PageResult]:
+    return [result("fq_codel", "p1", 1.0, 2.0), result("fq_codel", "p2", 1.0, 2.0),
+            result("cake", "p1", 0.5, 2.0), result("cake", "p2", 0.5, 2.0),
+            result("fq", "p1", 1.0, 2.0), result("fq", "p2", 1.0, 2.0),
+            result("confucius", "p1", 0.2, 2.1), result("confucius", "p2", 0.4, 2.1),
+            result("confucius", "p3", 0.0, None)]  # met by confucius only: in the share, not the pairs
+
+
+def test_target_checks_pair_the_pages_by_hand():
+    results = target_results()
+    checks = {c.name: c for c in summary.target_checks(results)}
+    assert list(checks) == ["stall vs fq_codel", "stall vs cake", "loads with a stall", "PLT degradation vs fq"]
+    assert (checks["stall vs fq_codel"].value, checks["stall vs fq_codel"].met) == (pytest.approx(0.3), True)
+    assert (checks["stall vs cake"].value, checks["stall vs cake"].met) == (pytest.approx(0.6), False)
+    assert (checks["loads with a stall"].value, checks["loads with a stall"].met) == (pytest.approx(2 / 3), False)
+    assert (checks["PLT degradation vs fq"].value, checks["PLT degradation vs fq"].met) == (pytest.approx(0.05), True)
+    for check in checks.values():
+        assert check.low <= check.value <= check.high and check.controller == "gcc"
+    assert summary.target_checks([r for r in results if r.scheduler != "confucius"]) == []
+
+
+def test_targets_are_printed_with_their_interval_and_verdict():
+    from confucius.report import cli
+    with cli.console.capture() as captured:
+        cli.print_targets(summary.target_checks(target_results()))
+    text = " ".join(captured.get().split())
+    assert text.startswith("confucius, RT gcc: stall vs fq_codel: 0.30× (95% CI 0.")
+    assert "target ≤ 0.40×) met" in text and "loads with a stall: 66.7% (95% CI" in text
+    assert "PLT degradation vs fq: +5.0% (95% CI +5.0%–+5.0%; target ≤ +10.0%) met" in text
