@@ -25,6 +25,11 @@ console = Console(width=None if Console().is_terminal else 170)
 
 _DB = typer.Option(DEFAULT_DB, "--db", help="Results database.")
 _SCENARIO = typer.Option(None, "--scenario", help="Only this scenario (by name) [default: all].")
+_MIN_START = typer.Option(None, "--min-start", min=0.0, max=1.0,
+                          help="Leave out loads whose RT flow went into the page load below this "
+                               "fraction of the link rate (its warm-up settled low).")
+_MAX_HELD = typer.Option(None, "--max-held", help="Leave out loads whose paced RT sender (gcc) held more "
+                                                  "than this many ms of media: it lacked the CPU.")
 _COMMON = typer.Option(False, "--common", help="Only pages measured under every scheduler shown (the same "
                                                "pages for each controller).")
 
@@ -47,10 +52,19 @@ def _left_out(results: list[data.PageResult], kept: list[data.PageResult], why: 
     return kept
 
 
-def _common(results: list[data.PageResult], common: bool) -> list[data.PageResult]:
-    if not common:
-        return results
-    return _left_out(results, summary.common_loads(results), "of pages that not every scheduler met")
+def _filtered(results: list[data.PageResult], max_held: Optional[float], min_start: Optional[float],
+              common: bool) -> list[data.PageResult]:
+    """The loads the options keep, saying what each filter left out; `common` last, so that
+    every scheduler keeps the same pages."""
+    if max_held is not None:
+        results = _left_out(results, [r for r in results if not summary.starved(r, max_held)],
+                            f"whose paced RT sender held more than {max_held:g} ms of media")
+    if min_start is not None:
+        results = _left_out(results, [r for r in results if not summary.started_low(r, min_start)],
+                            f"whose RT flow started below {min_start:g} of the link rate")
+    if common:
+        results = _left_out(results, summary.common_loads(results), "of pages that not every scheduler met")
+    return results
 
 
 def _pages(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
@@ -110,9 +124,7 @@ def summary_command(
     schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
     targets: bool = typer.Option(False, help="Also check the issue's targets for confucius."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
-    max_held: Optional[float] = typer.Option(None, help="Leave out loads whose paced RT sender (gcc) held "
-                                                        "more than this many ms of media: it lacked the CPU."),
-    common: bool = _COMMON,
+    max_held: Optional[float] = _MAX_HELD, min_start: Optional[float] = _MIN_START, common: bool = _COMMON,
 ):
     """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI
     (one table per scenario)."""
@@ -120,10 +132,7 @@ def summary_command(
     order = [n for value in schedulers or [] for n in value.split(",")]
     if order:
         results = [r for r in results if r.scheduler in order]
-    if max_held is not None:
-        results = _left_out(results, [r for r in results if not summary.starved(r, max_held)],
-                            f"whose paced RT sender held more than {max_held:g} ms of media")
-    results = _common(results, common)
+    results = _filtered(results, max_held, min_start, common)
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:
         by_scenario.setdefault(r.scenario, []).append(r)
@@ -173,12 +182,13 @@ def timeline_command(
 @app.command("plots")
 def plots_command(
     out: Path = typer.Option(..., help="Folder for the PNG files."),
-    db: Path = _DB, scenario: Optional[str] = _SCENARIO, common: bool = _COMMON,
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    max_held: Optional[float] = _MAX_HELD, min_start: Optional[float] = _MIN_START, common: bool = _COMMON,
 ):
     """Trade-off (Fig. 10), CDFs (Fig. 12) and, for sweep pages, the sweeps (Fig. 14/15)."""
     from . import plots
 
-    results = _common(_pages(db, scenario), common)
+    results = _filtered(_pages(db, scenario), max_held, min_start, common)
     made = [plots.tradeoff(results, out / "tradeoff.png")]
     made += [plots.cdfs(results, c, out / f"cdfs-{c}.png") for c in sorted({r.controller for r in results})]
     made += plots.sweeps(results, out)

@@ -66,7 +66,8 @@ class PageResult:
     p99_delay_ms: float = math.nan
     lost_share: float = math.nan
     rt_bps: float = math.nan
-    rt_target_bps: float | None = None
+    rt_target_bps: float | None = None   # the RT flow's target over the warm-up's last seconds
+    link_bps: float | None = None        # constant link rate (None with a trace)
     jfi: float = math.nan
     sender_backlog_ms: float = math.nan
     delays_ms: list[float] = field(default_factory=list, repr=False)
@@ -78,7 +79,7 @@ class PageResult:
 
 
 _PAGES_SQL = """
-SELECT p.*, r.scheduler, r.scheduler_base, r.controller, r.repetition, s.name AS scenario
+SELECT p.*, r.scheduler, r.scheduler_base, r.controller, r.repetition, r.link_rate_bps, s.name AS scenario
 FROM pages p JOIN runs r ON r.id = p.run_id JOIN scenarios s ON s.id = r.scenario_id
 WHERE p.id IN (SELECT MAX(id) FROM pages WHERE valid = 1 GROUP BY unit_key)
 """
@@ -123,6 +124,7 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
             window_end_ns=end, converged=None if row["converged"] is None else bool(row["converged"]),
             stall_s=m.stall_s, max_delay_ms=m.max_delay_ms, p99_delay_ms=m.p99_delay_ms,
             lost_share=m.lost_share, rt_bps=m.rt_bps, rt_target_bps=row["rt_target_bps"],
+            link_bps=row["link_rate_bps"],
             jfi=_page_jfi(db, row, per_flow), sender_backlog_ms=_sender_backlog_ms(db, rt_flows, start, end),
             delays_ms=m.delays_ms))
     return results

@@ -21,6 +21,14 @@ def starved(result: PageResult, max_held_ms: float) -> bool:
     return paced and result.sender_backlog_ms > max_held_ms
 
 
+def started_low(result: PageResult, min_start: float) -> bool:
+    """A load whose RT flow went into it below `min_start` × the link rate: its warm-up
+    settled low (under TCG, Copa can settle at 1–2 Mbit/s of 20), so a stall in it is not
+    all the page load's doing. Loads on a trace (no constant rate) are never low."""
+    return (result.link_bps is not None and result.rt_target_bps is not None
+            and result.rt_target_bps < min_start * result.link_bps)
+
+
 def common_loads(results: list[PageResult]) -> list[PageResult]:
     """The loads of pages measured under every scheduler of their scenario (same controller
     and repetition), so that each controller's rows cover the same pages: a resumed matrix

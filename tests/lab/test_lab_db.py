@@ -64,8 +64,10 @@ def report(start_ns: int) -> dict:
             "objects": [obj(0, 0, 200_000, 600_000), obj(1, 1, 300_000, 1_100_000)]}
 
 
-def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = "flows-2-size-1000") -> Path:
-    """A run folder as the guest leaves it; the sender's log has one gap of `gap_ms`."""
+def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = "flows-2-size-1000",
+             start_bps: float = 16e6) -> Path:
+    """A run folder as the guest leaves it; the sender's log has one gap of `gap_ms`, its
+    target over the warm-up's last seconds is `start_bps`."""
     (folder / "rt").mkdir(parents=True)
     (folder / "pages").mkdir()
     spec = {"format": "confucius-lab-run/1", "warmup": {"hold_s": 3.0}, "bulk": [{"cca": "cubic"}],
@@ -98,7 +100,7 @@ def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = 
                                        "rates": "rt/s0-f0-rate.csv"}]}],
               "pages": [{"number": 0, "id": "flows-2-size-1000", "started_ns": LOAD_START - 300_000_000,
                          "ended_ns": LOAD_START + 1_200_000_000, "exit": 0, "stderr": "", "report": "pages/0.json",
-                         "warmup_s": 7.5, "converged": True, "rt_target_bps": [16e6], "session": 0,
+                         "warmup_s": 7.5, "converged": True, "rt_target_bps": [start_bps], "session": 0,
                          "window_end_ns": LOAD_START + 8_000_000_000 - 2 * FRAME_NS + 1, "calm": True}]}
     (folder / "events.json").write_text(json.dumps(events))
     return folder
@@ -180,13 +182,13 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
         Database(tmp_path / "text.sqlite")
 
 
-def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0) -> None:
-    run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key))
+def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6) -> None:
+    run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
                        "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
-                       "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
+                       "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
                        "results_dir": str(folder), "spec": "{}"}, run)
 
 
@@ -243,13 +245,18 @@ def test_report_summary_common_compares_the_pages_every_scheduler_met(tmp_path, 
     path = tmp_path / "lab.sqlite"
     with Database(path) as db:
         tasks = runner.plan(scenario, db)  # pfifo and fq on page 2, then on page 3
-        for n, task in enumerate(tasks[:3]):  # stopped before fq met page 3
-            _store(db, scenario, task, tmp_path / f"r{n}")
-    loads = {}
-    for flag in ([], ["--common"]):
-        out = tmp_path / f"rows{len(flag)}.json"
-        result = CliRunner().invoke(report_app, ["summary", "--db", str(path), "--json", str(out), *flag])
+        for n, task in enumerate(tasks[:3]):  # stopped before fq met page 3, where pfifo's RT flow started low
+            _store(db, scenario, task, tmp_path / f"r{n}", start_bps=4e6 if n == 2 else 16e6)
+    loads, said = {}, {}
+    for flags in ([], ["--common"], ["--min-start", "0.5"], ["--min-start", "0.5", "--common"]):
+        out = tmp_path / "rows.json"
+        result = CliRunner().invoke(report_app, ["summary", "--db", str(path), "--json", str(out), *flags])
         assert result.exit_code == 0, result.output
-        loads[bool(flag)] = {row["scheduler"]: row["loads"] for row in json.loads(out.read_text())}
-    assert loads == {False: {"pfifo": 2, "fq": 1}, True: {"pfifo": 1, "fq": 1}}
-    assert "left out 1 of 3 loads" in " ".join(result.output.split())
+        loads[" ".join(flags)] = {row["scheduler"]: row["loads"] for row in json.loads(out.read_text())}
+        said[" ".join(flags)] = " ".join(result.output.split())
+    assert loads == {"": {"pfifo": 2, "fq": 1}, "--common": {"pfifo": 1, "fq": 1},
+                     "--min-start 0.5": {"pfifo": 1, "fq": 1}, "--min-start 0.5 --common": {"pfifo": 1, "fq": 1}}
+    assert "left out 1 of 3 loads of pages that not every scheduler met" in said["--common"]
+    assert "left out 1 of 3 loads whose RT flow started below 0.5 of the link rate" in said["--min-start 0.5"]
+    bad = CliRunner().invoke(report_app, ["summary", "--db", str(path), "--min-start", "2"])
+    assert bad.exit_code != 0 and "min-start" in bad.output

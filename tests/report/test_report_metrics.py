@@ -2,6 +2,7 @@
 """The report's metrics on hand-made frames and page loads, against values worked out by hand."""
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -171,3 +172,11 @@ def test_targets_are_printed_with_their_interval_and_verdict():
     assert text.startswith("confucius, RT gcc: stall vs fq_codel: 0.30× (95% CI 0.")
     assert "target ≤ 0.40×) met" in text and "loads with a stall: 66.7% (95% CI" in text
     assert "PLT degradation vs fq: +5.0% (95% CI +5.0%–+5.0%; target ≤ +10.0%) met" in text
+
+
+def test_a_load_started_low_when_its_rt_flow_was_below_the_share_of_the_link():
+    load = result("confucius", "p1", 0.0, 1.0)
+    load.link_bps = 20e6
+    assert [summary.started_low(replace(load, rt_target_bps=bps), 0.5) for bps in (9.9e6, 10e6, None)] == [
+        True, False, False]
+    assert not summary.started_low(replace(load, rt_target_bps=1e6, link_bps=None), 0.5)  # a trace: unknown
