@@ -103,7 +103,7 @@ def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str) -> 
 
 
 def _target_value(value: float, unit: str) -> str:
-    return {"×": f"{value:.2f}×", "%": f"{value:.1%}", "±%": f"{value:+.1%}"}[unit]
+    return {"×": "{:.2f}×", "%": "{:.1%}", "±%": "{:+.1%}"}[unit].format(value)
 
 
 def print_targets(checks: list[summary.TargetCheck]) -> None:

@@ -108,6 +108,12 @@ def degradation(plt_s: dict, baseline_s: dict) -> tuple[float, float, int]:
     return sum(diffs) / len(diffs), sum(diffs) / base if base else math.nan, len(keys)
 
 
+def ratio_of_sums(pairs: Sequence[tuple[float, float]]) -> float:
+    """Σa / Σb over paired (a, b): two schedulers' totals over the same pages (NaN when Σb is 0)."""
+    denominator = sum(b for _, b in pairs)
+    return sum(a for a, _ in pairs) / denominator if denominator else math.nan
+
+
 def ratio_interval(pairs: Sequence[tuple[float, float]], confidence: float = 0.95,
                    resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of Σa / Σb over paired (a, b), resampling the pairs

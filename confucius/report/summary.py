@@ -128,18 +128,18 @@ def target_checks(results: list[PageResult], baseline: str = BASELINE) -> list[T
         mine = loads["confucius", controller]
         for other, bound in STALL_RATIO_TARGETS:
             pairs = _paired(mine, loads.get((other, controller), {}), "stall_s")
-            if sum(b for _, b in pairs) > 0:
-                checks.append(TargetCheck(controller, f"stall vs {other}",
-                                          sum(a for a, _ in pairs) / sum(b for _, b in pairs),
+            ratio = metrics.ratio_of_sums(pairs)
+            if not math.isnan(ratio):
+                checks.append(TargetCheck(controller, f"stall vs {other}", ratio,
                                           *metrics.ratio_interval(pairs), bound, "×"))
         stalled = [r.stall_s > 0 for r in mine.values()]
         checks.append(TargetCheck(controller, "loads with a stall", metrics.share(stalled),
                                   *metrics.share_interval(stalled), STALL_SHARE_TARGET, "%"))
         pairs = _paired(mine, loads.get((baseline, controller), {}), "plt_s")
-        if pairs:
+        ratio = metrics.ratio_of_sums(pairs)
+        if not math.isnan(ratio):
             low, high = metrics.ratio_interval(pairs)
-            checks.append(TargetCheck(controller, f"PLT degradation vs {baseline}",
-                                      sum(a for a, _ in pairs) / sum(b for _, b in pairs) - 1,
+            checks.append(TargetCheck(controller, f"PLT degradation vs {baseline}", ratio - 1,
                                       low - 1, high - 1, DEGRADATION_TARGET, "±%"))
     return checks
 
