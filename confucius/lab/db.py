@@ -48,7 +48,7 @@ CREATE TABLE IF NOT EXISTS runs (
     started_unix REAL NOT NULL, duration_s REAL, boot_s REAL, results_dir TEXT NOT NULL,
     git_commit TEXT, git_dirty INTEGER, guest_kernel TEXT,
     versions TEXT,                     -- JSON: tools, binaries' digests, qemu, iproute2 ...
-    host_load TEXT,                    -- JSON: host load average before and after
+    host_load TEXT,                    -- JSON: load average before and after, CPU steal share
     spec TEXT NOT NULL,                -- JSON: everything the guest was told
     measure_from_ns INTEGER, measure_to_ns INTEGER, warmup_s REAL, converged INTEGER,
     sender_max_gap_ms REAL, valid INTEGER);

@@ -313,6 +313,29 @@ def _measured(data: RunData) -> dict:
             "valid": int(gap <= DISTURBED_GAP_MS)}
 
 
+@dataclass(frozen=True)
+class HostSample:
+    """The host's load average and CPU time (jiffies) at one moment."""
+    load: tuple[float, float, float]
+    steal: int
+    total: int
+
+    @classmethod
+    def now(cls) -> "HostSample":
+        # /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice;
+        # guest time is already counted in user, so the total is the first eight.
+        ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
+        return cls(os.getloadavg(), ticks[7], sum(ticks))
+
+
+def host_load(before: HostSample, after: HostSample) -> dict:
+    """What the host did during a run. The load average misses a host that is itself a VM
+    starved by its hypervisor; `steal` is the share of CPU time taken from it meanwhile."""
+    elapsed = after.total - before.total
+    return {"before": list(before.load), "after": list(after.load),
+            "steal": (after.steal - before.steal) / elapsed if elapsed > 0 else 0.0}
+
+
 def _failure(result: vm.VMResult, directory: Path) -> str | None:
     """Why the run failed (with the end of the guest's log), or None."""
     try:
@@ -333,7 +356,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     spec = build_spec(scenario, task, inputs)
     (directory / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
     row = _run_row(scenario, task, spec, directory, versions)
-    started, load_before = time.time(), os.getloadavg()
+    started, host_before = time.time(), HostSample.now()
     data, error = None, None
     try:
         result = vm.run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
@@ -348,7 +371,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     except (vm.LabError, ResultsError) as err:
         error = error or str(err)
     row.update(started_unix=started, duration_s=time.time() - started,
-               host_load=json.dumps({"before": load_before, "after": os.getloadavg()}),
+               host_load=json.dumps(host_load(host_before, HostSample.now())),
                status="ok" if error is None else "failed", error=error)
     if data is not None:
         row.update(_measured(data))

@@ -230,7 +230,7 @@ def four_cca_command(
 @app.command("runs")
 def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
                  last: int = typer.Option(30, help="How many of the latest runs.")):
-    """The runs in the database: status, valid page loads, duration, host load, error."""
+    """The runs in the database: status, valid page loads, duration, host load and steal, error."""
     with _open(db) as database:
         where, params = ("WHERE s.name = ?", [scenario]) if scenario else ("", [])
         rows = database.query(
@@ -240,11 +240,12 @@ def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
             f"FROM runs r JOIN scenarios s ON s.id = r.scenario_id {where} ORDER BY r.id DESC LIMIT ?",
             [*params, last])
     table = Table(title=f"runs in {db}")
-    for column in ("id", "scenario", "scheduler", "RT", "rep", "status", "valid pages", "s", "host load", "error"):
+    for column in ("id", "scenario", "scheduler", "RT", "rep", "status", "valid pages", "s", "host load", "steal", "error"):
         table.add_column(column)
     for r in reversed(rows):
         load = json.loads(r["host_load"]) if r["host_load"] else {}
         table.add_row(str(r["id"]), r["name"], r["scheduler"], r["controller"], str(r["repetition"]), r["status"],
                       f"{r['valid']}/{r['pages']}", f"{r['duration_s'] or 0:.0f}",
-                      " → ".join(f"{v[0]:.1f}" for v in load.values()), (r["error"] or "").split("\n")[0][:60])
+                      " → ".join(f"{load[k][0]:.1f}" for k in ("before", "after") if k in load),
+                      f"{load['steal']:.0%}" if "steal" in load else "", (r["error"] or "").split("\n")[0][:60])
     console.print(table)

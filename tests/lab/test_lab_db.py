@@ -182,14 +182,16 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
         Database(tmp_path / "text.sqlite")
 
 
-def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6) -> None:
+def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6,
+           host_load: dict | None = None) -> None:
     run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
                        "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
                        "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
-                       "results_dir": str(folder), "spec": "{}"}, run)
+                       "results_dir": str(folder), "spec": "{}",
+                       "host_load": json.dumps(host_load) if host_load else None}, run)
 
 
 def test_the_matrix_resumes_where_it_stopped(tmp_path, scenario):
@@ -260,3 +262,23 @@ def test_report_summary_common_compares_the_pages_every_scheduler_met(tmp_path, 
     assert "left out 1 of 3 loads whose RT flow started below 0.5 of the link rate" in said["--min-start 0.5"]
     bad = CliRunner().invoke(report_app, ["summary", "--db", str(path), "--min-start", "2"])
     assert bad.exit_code != 0 and "min-start" in bad.output
+
+
+def test_a_run_records_the_cpu_time_the_host_lost_to_its_own_hypervisor(tmp_path, scenario):
+    from typer.testing import CliRunner
+    from confucius.report.cli import app as report_app
+
+    before = runner.HostSample((0.5, 0.4, 0.3), steal=100, total=1000)
+    after = runner.HostSample((1.5, 0.9, 0.5), steal=350, total=2000)
+    record = runner.host_load(before, after)
+    assert record == {"before": [0.5, 0.4, 0.3], "after": [1.5, 0.9, 0.5], "steal": 0.25}
+    assert runner.host_load(after, after)["steal"] == 0.0
+    here = runner.HostSample.now()
+    assert 0 <= here.steal <= here.total and here.total > 0
+    path = tmp_path / "lab.sqlite"
+    with Database(path) as db:
+        _store(db, scenario, runner.plan(scenario, db)[0], tmp_path / "r0", host_load=record)
+    result = CliRunner().invoke(report_app, ["runs", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    row = " ".join(result.output.split())
+    assert "0.5 → 1.5" in row and "25%" in row
