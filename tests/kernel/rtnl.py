@@ -192,19 +192,24 @@ def qdisc_stats(ifindex: int, kind: str, rtnl: Rtnl | None = None) -> dict | Non
             "drops": drops, "overlimits": overlimits, "app": stats.get(TCA_STATS_APP, b"")}
 
 
-# struct tc_confucius_xstats, kernel/include/uapi/linux/pkt_sched_confucius.h
-XSTATS = struct.Struct("=IIQQQIIII8I8I8IQQ")
-XSTATS_FIELDS = ("new_flows", "old_flows", "new_weight", "ticks", "moves", "max_sojourn_us",
-                 "memory_used", "classes", "pad")
+# struct tc_confucius_xstats of type TC_CONFUCIUS_XSTATS_QDISC, kernel/include/uapi/linux/pkt_sched_confucius.h
+XSTATS_QDISC = 0
+XSTATS = struct.Struct("=II" "IIQQQQIIII8I8I8I" "QQQQQQII")
+XSTATS_FIELDS = ("type", "pad0", "new_flows", "old_flows", "new_weight", "ticks", "holds", "moves",
+                 "max_sojourn_us", "memory_used", "classes", "pad")
+SNAPSHOT_FIELDS = ("enqueued_packets", "enqueued_bytes", "sent_packets", "sent_bytes",
+                   "dropped_packets", "dropped_bytes", "backlog_packets", "backlog_bytes")
 
 
 def confucius_xstats(app: bytes) -> dict:
     values = XSTATS.unpack_from(app)
-    named = dict(zip(XSTATS_FIELDS, values[:9]))
-    named["class_flows"] = list(values[9:17])
-    named["class_packets"] = list(values[17:25])
-    named["class_bytes"] = list(values[25:33])
-    named["enqueued_packets"], named["enqueued_bytes"] = values[33:35]
+    named = dict(zip(XSTATS_FIELDS, values[:12]))
+    if named["type"] != XSTATS_QDISC:
+        raise ValueError(f"xstats of type {named['type']}, not the qdisc's")
+    named["class_flows"] = list(values[12:20])
+    named["class_packets"] = list(values[20:28])
+    named["class_bytes"] = list(values[28:36])
+    named.update(zip(SNAPSHOT_FIELDS, values[36:]))
     return named
 
 
