@@ -105,7 +105,7 @@ void cfc_config_default(struct cfc_config *cfg)
 const char *cfc_config_check(const struct cfc_config *cfg)
 {
 	if (cfg->flows < CFC_FLOWS_MIN || cfg->flows > CFC_FLOWS_MAX)
-		return "flows must be between 1 and 65536";
+		return "flows must be between 1 and 32768";
 	if (cfg->limit < CFC_LIMIT_MIN || cfg->limit > CFC_LIMIT_MAX)
 		return "limit must be between 1 and 1048576 packets";
 	if (cfg->memlimit < CFC_MEMLIMIT_MIN || cfg->memlimit > CFC_MEMLIMIT_MAX)
@@ -1199,4 +1199,20 @@ int cfc_flow_class(const struct cfc_sched *s, u32 bucket)
 	if (f->state == CFC_FLOW_FREE)
 		return -1;
 	return f->state == CFC_FLOW_NEW ? 0 : f->queue;
+}
+
+int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st)
+{
+	const struct cfc_flow *f = &s->flows[bucket];
+
+	if (f->state == CFC_FLOW_FREE)
+		return 0;
+	st->state = f->state;
+	st->queue = f->queue;
+	st->weight = cfc_flow_weight(s, bucket);
+	st->qlen = f->qlen;
+	st->backlog = f->backlog;
+	st->deficit = f->deficit;
+	st->sojourn_ns = f->head ? (u64)(ticks_of(now) - f->head->stamp) << CFC_TICK_SHIFT : 0;
+	return 1;
 }

@@ -26,7 +26,7 @@
 
 /* Configuration bounds, shared with the kernel's netlink policy. */
 #define CFC_FLOWS_MIN		1u
-#define CFC_FLOWS_MAX		65536u
+#define CFC_FLOWS_MAX		32768u		/* flow classes are 0x8000 + bucket */
 #define CFC_LIMIT_MIN		1u
 #define CFC_LIMIT_MAX		(1u << 20)
 #define CFC_MEMLIMIT_MIN	(64u * 1024)
@@ -196,6 +196,16 @@ struct cfc_stats {
 	u32 class_backlog[CFC_MAX_CLASSES];
 };
 
+/* One remembered flow, for per-flow dumps (`tc -s class show`). */
+struct cfc_flow_stats {
+	u8 state;		/* enum cfc_flow_state: new or old */
+	u8 queue;		/* 0 = Q_new, else its class 1..K */
+	u32 weight;		/* CFC_W_ONE units */
+	u32 qlen, backlog;	/* packets, bytes */
+	s32 deficit;		/* bytes, DRR inside its queue */
+	u64 sojourn_ns;		/* how long its head packet has waited; 0 when empty */
+};
+
 /* What happened to the packet the host enqueued. */
 enum cfc_verdict {
 	CFC_ENQ_OK,
@@ -250,5 +260,7 @@ u32 cfc_bucket(const struct cfc_sched *s, u32 hash);
 u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket);
 /* Class (1..K) of an old flow, 0 for a new flow, -1 for a free bucket. */
 int cfc_flow_class(const struct cfc_sched *s, u32 bucket);
+/* The state of the flow in `bucket` at `now`; 0 for a free bucket (then *st is untouched). */
+int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st);
 
 #endif /* CONFUCIUS_H */

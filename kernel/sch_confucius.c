@@ -21,6 +21,7 @@
 #include <net/pkt_sched.h>
 #include <net/pkt_cls.h>
 #include <net/sch_generic.h>
+#include <net/flow_dissector.h>
 
 #include "pkt_sched_confucius.h"
 #include "confucius.c"
@@ -582,28 +583,103 @@ static int confucius_dump_class(struct Qdisc *sch, unsigned long cl,
 	return 0;
 }
 
+static bool is_flow_class(unsigned long cl)
+{
+	return cl >= TC_CONFUCIUS_FLOW_MINOR;
+}
+
+/* The ports of the flow's head packet, so that a dump tells which flow it is. */
+static void head_ports(struct cfc_flow *f, struct tc_confucius_fl_stats *st)
+{
+	struct flow_keys keys;
+
+	if (!f->head || !skb_flow_dissect_flow_keys(node_skb(f->head), &keys, 0))
+		return;
+	st->sport = ntohs(keys.ports.src);
+	st->dport = ntohs(keys.ports.dst);
+	st->ip_proto = keys.basic.ip_proto;
+}
+
+/* Under the qdisc's lock. False when the flow has been forgotten meanwhile. */
+static bool fill_flow_stats(struct confucius_sched_data *q, u32 bucket,
+			    struct tc_confucius_fl_stats *st)
+{
+	u64 now = ktime_get_ns();
+	struct cfc_flow_stats fs;
+
+	cfc_advance(&q->core, now);
+	if (!cfc_flow_stats(&q->core, bucket, now, &fs))
+		return false;
+	st->bucket = bucket;
+	st->state = fs.state == CFC_FLOW_NEW ? TC_CONFUCIUS_FLOW_NEW : TC_CONFUCIUS_FLOW_OLD;
+	st->class_id = fs.queue;
+	st->weight = fs.weight;
+	st->packets = fs.qlen;
+	st->bytes = fs.backlog;
+	st->deficit = fs.deficit;
+	st->sojourn_us = (u32)min_t(u64, div_u64(fs.sojourn_ns, NSEC_PER_USEC), U32_MAX);
+	head_ports(&q->core.flows[bucket], st);
+	return true;
+}
+
+static void fill_class_stats(const struct confucius_sched_data *q, unsigned long cl,
+			     struct tc_confucius_cl_stats *st)
+{
+	const struct cfc_queue *queue = &q->core.queues[cl];
+
+	st->flows = queue->nflows;
+	st->packets = queue->qlen;
+	st->bytes = queue->backlog;
+}
+
 static int confucius_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 				      struct gnet_dump *d)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
-	const struct cfc_queue *queue = &q->core.queues[cl];
-	struct tc_confucius_xstats st = { .type = TC_CONFUCIUS_XSTATS_CLASS };
-	struct gnet_stats_queue qs;
+	struct tc_confucius_xstats st = { 0 };
+	struct gnet_stats_queue qs = { 0 };
 
 	sch_tree_lock(sch);	/* as in confucius_dump_stats */
-	st.class_stats.flows = queue->nflows;
-	st.class_stats.packets = queue->qlen;
-	st.class_stats.bytes = queue->backlog;
+	if (is_flow_class(cl)) {
+		st.type = TC_CONFUCIUS_XSTATS_FLOW;
+		if (fill_flow_stats(q, cl - TC_CONFUCIUS_FLOW_MINOR, &st.flow_stats)) {
+			qs.qlen = st.flow_stats.packets;
+			qs.backlog = st.flow_stats.bytes;
+		}
+	} else {
+		st.type = TC_CONFUCIUS_XSTATS_CLASS;
+		fill_class_stats(q, cl, &st.class_stats);
+		qs.qlen = st.class_stats.packets;
+		qs.backlog = st.class_stats.bytes;
+	}
 	sch_tree_unlock(sch);
 
-	qs = (struct gnet_stats_queue){ .qlen = st.class_stats.packets,
-					.backlog = st.class_stats.bytes };
 	if (gnet_stats_copy_queue(d, NULL, &qs, qs.qlen) < 0)
 		return -1;
 	return gnet_stats_copy_app(d, &st, sizeof(st));
 }
 
-/* Classes 1..K (the old flows' groups) are listed for `tc class show`. */
+/* One class for the walker; false once it says stop. */
+static bool walk_one(struct Qdisc *sch, struct qdisc_walker *arg, unsigned long cl)
+{
+	if (arg->count < arg->skip) {
+		arg->count++;
+		return true;
+	}
+	if (arg->fn(sch, cl, arg) < 0) {
+		arg->stop = 1;
+		return false;
+	}
+	arg->count++;
+	return true;
+}
+
+/*
+ * `tc class show` lists the classes 1..K (the old flows' groups), then every
+ * remembered flow as TC_CONFUCIUS_FLOW_MINOR + its bucket, as fq_codel lists its
+ * flows. A flow's state is read racily here, as fq_codel does; its statistics are
+ * then taken under the lock.
+ */
 static void confucius_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
@@ -611,17 +687,13 @@ static void confucius_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 
 	if (arg->stop)
 		return;
-	for (i = 1; i <= classes_in_use(q); i++) {
-		if (arg->count < arg->skip) {
-			arg->count++;
-			continue;
-		}
-		if (arg->fn(sch, i, arg) < 0) {
-			arg->stop = 1;
-			break;
-		}
-		arg->count++;
-	}
+	for (i = 1; i <= classes_in_use(q); i++)
+		if (!walk_one(sch, arg, i))
+			return;
+	for (i = 0; i < q->core.cfg.flows; i++)
+		if (READ_ONCE(q->core.flows[i].state) != CFC_FLOW_FREE &&
+		    !walk_one(sch, arg, TC_CONFUCIUS_FLOW_MINOR + i))
+			return;
 }
 
 static const struct Qdisc_class_ops confucius_class_ops = {
@@ -654,6 +726,7 @@ static struct Qdisc_ops confucius_qdisc_ops __read_mostly = {
 static int __init confucius_module_init(void)
 {
 	BUILD_BUG_ON(sizeof(struct cfc_pkt) > QDISC_CB_PRIV_LEN);
+	BUILD_BUG_ON(CFC_FLOWS_MAX > 0x10000 - TC_CONFUCIUS_FLOW_MINOR);
 	BUILD_BUG_ON((int)TC_CONFUCIUS_PACE_FIXED != (int)CFC_PACE_FIXED ||
 		     (int)TC_CONFUCIUS_PACE_ADAPTIVE != (int)CFC_PACE_ADAPTIVE);
 	return register_qdisc(&confucius_qdisc_ops);

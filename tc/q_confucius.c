@@ -629,6 +629,26 @@ static void print_cl_xstats(const struct tc_confucius_cl_stats *st)
 	print_uint(PRINT_ANY, "flows", " flows %u", st->flows);
 }
 
+static void print_fl_xstats(const struct tc_confucius_fl_stats *st)
+{
+	char b[SPRINT_BSIZE];
+
+	print_uint(PRINT_ANY, "bucket", " bucket %u", st->bucket);
+	print_string(PRINT_ANY, "state", " %s",
+		     st->state == TC_CONFUCIUS_FLOW_NEW ? "new" :
+		     st->state == TC_CONFUCIUS_FLOW_OLD ? "old" : "forgotten");
+	print_uint(PRINT_ANY, "class", " class %u", st->class_id);
+	print_float(PRINT_ANY, "weight", " weight %g", (double)st->weight / CFC_W_ONE);
+	print_int(PRINT_ANY, "deficit", " deficit %d", st->deficit);
+	print_string(PRINT_FP, NULL, " sojourn %s", sprint_time(st->sojourn_us, b));
+	print_uint(PRINT_JSON, "sojourn", NULL, st->sojourn_us);
+	if (!st->ip_proto)
+		return;
+	print_uint(PRINT_ANY, "sport", " ports %u", st->sport);
+	print_uint(PRINT_ANY, "dport", ">%u", st->dport);
+	print_uint(PRINT_ANY, "ip_proto", " proto %u", st->ip_proto);
+}
+
 /*
  * Statistics are a struct tc_confucius_xstats whose type names the member that
  * follows (a newer kernel may append fields to it, an older one send fewer).
@@ -651,6 +671,9 @@ static int confucius_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr 
 		return 0;
 	case TC_CONFUCIUS_XSTATS_CLASS:
 		print_cl_xstats(&st.class_stats);
+		return 0;
+	case TC_CONFUCIUS_XSTATS_FLOW:
+		print_fl_xstats(&st.flow_stats);
 		return 0;
 	}
 	return -1;

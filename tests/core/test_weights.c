@@ -210,6 +210,34 @@ static void paused_old_flow_keeps_its_age(void **state)
 	ts_free(ts);
 }
 
+/* What a per-flow dump reads: state, class, weight S/|N|, backlog and head-of-line sojourn. */
+static void flow_stats_tell_each_flow(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 4);
+	struct cfc_flow_stats fs;
+
+	(void)state;
+	arrive(ts, 0, 1);
+	arrive(ts, 1, 3);
+	ts_enqueue(ts, 1, PKT);
+	ts->now += 5 * MS;
+	assert_int_equal(cfc_flow_stats(&ts->s, ts_bucket(ts, 0), ts->now, &fs), 1);
+	assert_int_equal(fs.state, CFC_FLOW_OLD);
+	assert_int_equal(fs.queue, 1);
+	assert_int_equal(fs.weight, CFC_W_ONE);
+	assert_int_equal(fs.qlen, 1);
+	assert_int_equal(fs.backlog, PKT);
+	assert_true(fs.sojourn_ns >= 5 * MS - 1024 && fs.sojourn_ns <= 5 * MS + 1024);
+	assert_int_equal(cfc_flow_stats(&ts->s, ts_bucket(ts, 1), ts->now, &fs), 1);
+	assert_int_equal(fs.state, CFC_FLOW_NEW);
+	assert_int_equal(fs.queue, 0);
+	assert_int_equal(fs.weight, CFC_W_ONE / 3);
+	assert_int_equal(fs.qlen, 2);
+	assert_int_equal(cfc_flow_stats(&ts->s, 100, ts->now, &fs), 0);	/* flows 0-3 use buckets 0-3 */
+	ts_free(ts);
+}
+
 int run_weight_tests(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -218,6 +246,7 @@ int run_weight_tests(void)
 		cmocka_unit_test(spread_arrivals),
 		cmocka_unit_test(completion_of_new_flows),
 		cmocka_unit_test(paused_old_flow_keeps_its_age),
+		cmocka_unit_test(flow_stats_tell_each_flow),
 	};
 
 	return cmocka_run_group_tests_name("weights (Alg. 1-3)", tests, NULL, NULL);

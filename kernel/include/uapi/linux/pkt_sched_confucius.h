@@ -43,10 +43,17 @@ enum tc_confucius_pace {
 
 #define TC_CONFUCIUS_MAX_CLASSES 8
 
+/*
+ * Classes: 1..K are the old flows' classes (filters pick them in mode external);
+ * every remembered flow is listed too, as class TC_CONFUCIUS_FLOW_MINOR + bucket.
+ */
+#define TC_CONFUCIUS_FLOW_MINOR 0x8000
+
 /* TCA_STATS_APP: struct tc_confucius_xstats, whose type says which member it carries. */
 enum {
 	TC_CONFUCIUS_XSTATS_QDISC,	/* `tc -s qdisc show` */
 	TC_CONFUCIUS_XSTATS_CLASS,	/* `tc -s class show`: a class of old flows */
+	TC_CONFUCIUS_XSTATS_FLOW,	/* `tc -s class show`: one flow */
 };
 
 struct tc_confucius_qd_stats {
@@ -85,12 +92,32 @@ struct tc_confucius_cl_stats {
 	__u32 pad;
 };
 
+enum tc_confucius_flow_state {
+	TC_CONFUCIUS_FLOW_NEW = 1,	/* weight S/|N|, growing */
+	TC_CONFUCIUS_FLOW_OLD,		/* weight 1, in a class */
+};
+
+struct tc_confucius_fl_stats {
+	__u32 bucket;
+	__u32 state;		/* enum tc_confucius_flow_state */
+	__u32 class_id;		/* 0 while new, else its class 1..K */
+	__u32 weight;		/* in 1/65536 */
+	__u32 packets;		/* queued */
+	__u32 bytes;
+	__s32 deficit;		/* bytes, round robin inside its class */
+	__u32 sojourn_us;	/* how long its head packet has waited; 0 when empty */
+	__u16 sport, dport;	/* ports of its head packet (0 when empty or none) */
+	__u8 ip_proto;
+	__u8 pad[3];
+};
+
 struct tc_confucius_xstats {
 	__u32 type;		/* TC_CONFUCIUS_XSTATS_* */
 	__u32 pad;
 	union {
 		struct tc_confucius_qd_stats qdisc_stats;
 		struct tc_confucius_cl_stats class_stats;
+		struct tc_confucius_fl_stats flow_stats;
 	};
 };
 
