@@ -227,6 +227,31 @@ def four_cca_command(
     console.print(f"wrote {plots.four_cca(runs, out, detail)}")
 
 
+@app.command("steps")
+def steps_command(db: Path = _DB, scenario: str = typer.Option("steps", help="The step scenario's name.")):
+    """How each RT controller follows a fall of capacity: time to its first rate decrease,
+    time until its queueing delay is back under 50 ms, largest frame delay."""
+    from . import steps
+
+    with _open(db) as database:
+        try:
+            rows = steps.step_rows(database, scenario)
+        except ReportError as err:
+            _fail(str(err))
+    if not rows:
+        _fail(f"no valid runs of scenario {scenario} with a fall of capacity in {db}")
+    table = Table(title=f"{scenario}: response to a fall of capacity (times from the step)")
+    for column in ("scheduler", "controller", "step (Mbit/s)", "first decrease (ms)",
+                   "delay < 50 ms after (s)", "peak delay (ms)"):
+        table.add_column(column)
+    for row in rows:
+        r = row.response
+        table.add_row(row.scheduler, row.controller, f"{row.step.from_bps / 1e6:g} -> {row.step.to_bps / 1e6:g}",
+                      summary.fmt(r.first_decrease_s * 1e3, "{:.0f}"), summary.fmt(r.settled_s, "{:.2f}"),
+                      _ms(r.peak_delay_ms))
+    console.print(table)
+
+
 @app.command("runs")
 def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
                  last: int = typer.Option(30, help="How many of the latest runs.")):

@@ -97,6 +97,12 @@ def _page_jfi(db: Database, row, rt_frames: list[list[rtflow.Frame]]) -> float:
     return metrics.load_jfi(connections, rt_frames, row["first_request_ns"] or row["load_start_ns"], row["plt_s"])
 
 
+def rates(db: Database, flow_id: int) -> list[rtflow.RateSample]:
+    """An RT flow's sender rate log, as stored."""
+    return [rtflow.RateSample(**{k: r[k] for k in r.keys() if k != "flow_id"})
+            for r in db.query("SELECT * FROM rt_rates WHERE flow_id=? ORDER BY time_ns", (flow_id,))]
+
+
 def _sender_backlog_ms(db: Database, flows: list[int], start_ns: int, end_ns: int) -> float:
     samples = [(r["target_bps"], r["queue_bytes"]) for f in flows for r in db.query(
         "SELECT target_bps, queue_bytes FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ?",
