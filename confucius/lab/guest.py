@@ -7,8 +7,9 @@ script. Here:
 
 1. the topology (topology.Topology) with the scheduler under test at the bottleneck, its
    classes and filters, one server address per Web domain;
-2. the long-lived parts: qdisc statistics sampled with one `tc -s -j -batch` process, the
-   Web server, irtt probes, iperf3 bulk flows;
+2. the long-lived parts: qdisc statistics sampled with one `tc -s -j -batch` process,
+   Confucius's flows sampled over netlink (fast around each page load), the Web server,
+   irtt probes, iperf3 bulk flows;
 3. the real-time flow(s) and the page loads, in one of two modes:
    - `episodes` (default): for each page a fresh RT flow warms up until it has converged,
      then the page loads, then the flow runs on until its frames have been on time for a
