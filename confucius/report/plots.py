@@ -85,6 +85,9 @@ def timeline(series: list[tuple[PageResult, list, RtView]], out: Path, title: st
         colours[result.scheduler] = _frame_delay_panel(axes[0], result, frames).get_color()
         for ax, panel in zip(axes[1:], panels):
             panel(ax, result, view, colours[result.scheduler])
+    # After every series: a limit set earlier stops the axis from following later series.
+    for ax, panel in zip(axes[1:], panels):
+        ax.set_ylim(*_PANEL_YLIM.get(panel, (None, None)))
     top = max([THRESHOLD_MS * 2] + [d for _, frames, _ in series for d in _delays(frames) if not math.isnan(d)])
     for result, frames, _ in series:
         lost = [_since(result, f.capture_ns) for f in frames if not f.complete]
@@ -120,7 +123,6 @@ def _frame_delay_panel(ax, result: PageResult, frames: list):
 def _target_panel(ax, result: PageResult, view: RtView, color: str) -> None:
     ax.plot([_since(result, t) for t, _ in view.targets], [bps / 1e6 for _, bps in view.targets],
             color=color, linewidth=1)
-    ax.set_ylim(bottom=0)
     ax.set_ylabel("sender's target\n(Mbit/s)", fontsize=8)
 
 
@@ -130,7 +132,6 @@ def _qdisc_line(ax, result: PageResult, view: RtView, color: str, value) -> None
 
 def _share_panel(ax, result: PageResult, view: RtView, color: str) -> None:
     _qdisc_line(ax, result, view, color, lambda q: q.weight_share)
-    ax.set_ylim(0, 1.05)
     ax.set_ylabel("RT weight share\n(of backlogged)", fontsize=8)
 
 
@@ -143,14 +144,16 @@ def _growth_panel(ax, result: PageResult, view: RtView, color: str) -> None:
 
 def _queue_panel(ax, result: PageResult, view: RtView, color: str) -> None:
     _qdisc_line(ax, result, view, color, lambda q: q.bytes / 1e3)
-    ax.set_ylim(bottom=0)
     ax.set_ylabel("RT queue\n(KB)", fontsize=8)
 
 
 def _sojourn_panel(ax, result: PageResult, view: RtView, color: str) -> None:
     _qdisc_line(ax, result, view, color, lambda q: q.sojourn_ms)
-    ax.set_ylim(bottom=0)
     ax.set_ylabel("RT head packet's\nwait (ms)", fontsize=8)
+
+
+# The lower panels' y limits (the queue's growth goes below zero).
+_PANEL_YLIM = {_target_panel: (0, None), _share_panel: (0, 1.05), _queue_panel: (0, None), _sojourn_panel: (0, None)}
 
 
 # --------------------------------------------------------------------------- Fig. 10
