@@ -160,7 +160,8 @@ def timeline_command(
     repetition: int = typer.Option(0, help="Which repetition."),
     before: float = typer.Option(3.0, help="Seconds shown before the load starts."),
 ):
-    """Frame delay around one page load, one line per scheduler (seed 000 Fig. 2)."""
+    """Frame delay around one page load, one line per scheduler (seed 000 Fig. 2), over the
+    RT flow's target rate and, for confucius, its weight share and queue in the qdisc."""
     from . import plots
 
     results = _pages(db, scenario)
@@ -170,10 +171,7 @@ def timeline_command(
     if not chosen:
         _fail(f"no valid load of page {page} with RT {controller} (repetition {repetition})")
     with _open(db) as database:
-        series = []
-        for r in chosen:
-            flows = data.frames_of_page(database, r, before)
-            series.append((r, flows))
+        series = [(r, data.frames_of_page(database, r, before), data.rt_view(database, r, before)) for r in chosen]
     path = plots.timeline(series, out, f"{page}, RT flow {controller}: frame delay around the page load",
                           before_s=before)
     console.print(f"wrote {path}")
