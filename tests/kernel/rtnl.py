@@ -10,10 +10,16 @@ from __future__ import annotations
 
 import socket
 import struct
+import sys
 from dataclasses import dataclass
+from pathlib import Path
 
-from confucius.lab.rtnl import (NLA_F_NESTED, NLM_F_DUMP, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, TCA_KIND,
-                                 TCA_STATS2, TCA_STATS_APP, TCA_STATS_QUEUE, attr, netns, parse_attrs)
+# Guest scripts run as `python3 -S` (no site-packages: they cost seconds over 9p under
+# emulation), so the package is found from the repository itself.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from confucius.lab.rtnl import (  # noqa: E402
+    NLA_F_NESTED, NLM_F_DUMP, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, TCA_KIND, TCA_STATS2, TCA_STATS_APP,
+    TCA_STATS_QUEUE, attr, netns, parse_attrs)
 
 RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
 NLM_F_ACK = 0x4
