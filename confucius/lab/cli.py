@@ -202,11 +202,11 @@ def topology_addresses(count: int = typer.Argument(..., help="How many domain ad
 
 # --------------------------------------------------------------------------- scenarios
 
-def _load_scenario(path: Path, trace: Optional[Path]):
+def _load_scenario(path: Path, trace: Optional[Path], engine: Optional[str] = None):
     from confucius.lab import scenario
 
     try:
-        return scenario.load(path, trace=trace)
+        return scenario.load(path, trace=trace, engine=engine)
     except scenario.ScenarioError as err:
         _fail(str(err))
 
@@ -218,11 +218,12 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
     return [name for value in values for name in value.split(",") if name]
 
 
-def _run_scenario(path: Path, trace, schedulers, controllers, db: Optional[Path], results: Optional[Path],
-                  resume: bool, attempts: int, max_failures: int, echo: bool) -> None:
+def _run_scenario(path: Path, trace, engine, schedulers, controllers, db: Optional[Path],
+                  results: Optional[Path], resume: bool, attempts: int, max_failures: int,
+                  echo: bool) -> None:
     from confucius.lab import runner, scenario as scenario_module
 
-    loaded = _load_scenario(path, trace)
+    loaded = _load_scenario(path, trace, engine)
     try:
         report = runner.run_matrix(loaded, db_path=db or runner.DEFAULT_DB,
                                    results_root=results or runner.DEFAULT_RESULTS,
@@ -244,6 +245,8 @@ _SCHEDULERS = typer.Option(None, "--schedulers", "-s", help="Only these schedule
 _CONTROLLERS = typer.Option(None, "--controllers", "-c",
                             help="Only these RT controllers, e.g. gcc, tcp-bbr, gcc+copa (repeatable or comma-separated).")
 _TRACE = typer.Option(None, help="Bandwidth trace ('time_s Mbps') to use instead of the scenario's link rate or trace.")
+_ENGINE = typer.Option(None, help="Engine instead of the scenario's: qemu (Debian's kernel, real time) "
+                                   "or uml (User-Mode Linux, virtual time).")
 _RUN_DB = typer.Option(None, help="Results database [default: results/lab/lab.sqlite].")
 _RESULTS = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs].")
 _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
@@ -255,12 +258,13 @@ def run_scenario_command(
     schedulers: Optional[List[str]] = _SCHEDULERS,
     controllers: Optional[List[str]] = _CONTROLLERS,
     trace: Optional[Path] = _TRACE,
+    engine: Optional[str] = _ENGINE,
     db: Optional[Path] = _RUN_DB,
     results: Optional[Path] = _RESULTS,
     echo: bool = _ECHO,
 ):
     """Run SCENARIO for each scheduler (one VM boot per run), measuring everything afresh."""
-    _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=False, attempts=1,
+    _run_scenario(scenario, trace, engine, schedulers, controllers, db, results, resume=False, attempts=1,
                   max_failures=1, echo=echo)
 
 
@@ -270,6 +274,7 @@ def matrix_command(
     schedulers: Optional[List[str]] = _SCHEDULERS,
     controllers: Optional[List[str]] = _CONTROLLERS,
     trace: Optional[Path] = _TRACE,
+    engine: Optional[str] = _ENGINE,
     db: Optional[Path] = _RUN_DB,
     results: Optional[Path] = _RESULTS,
     attempts: int = typer.Option(3, min=1, help="Tries per measurement (disturbed or failed ones are redone)."),
@@ -277,7 +282,7 @@ def matrix_command(
     echo: bool = _ECHO,
 ):
     """Run SCENARIO's whole matrix, resuming: measurements already in the database are skipped."""
-    _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=True, attempts=attempts,
+    _run_scenario(scenario, trace, engine, schedulers, controllers, db, results, resume=True, attempts=attempts,
                   max_failures=max_failures, echo=echo)
 
 
@@ -287,6 +292,7 @@ def plan_command(
     schedulers: Optional[List[str]] = _SCHEDULERS,
     controllers: Optional[List[str]] = _CONTROLLERS,
     trace: Optional[Path] = _TRACE,
+    engine: Optional[str] = _ENGINE,
     db: Optional[Path] = typer.Option(None, help="Results database to resume from."),
 ):
     """Check SCENARIO and show the runs a matrix would do (with --db: what is left)."""
@@ -296,7 +302,7 @@ def plan_command(
     from confucius.lab import runner
     from confucius.lab.db import Database, DatabaseError
 
-    loaded = _load_scenario(scenario, trace)
+    loaded = _load_scenario(scenario, trace, engine)
     try:
         database = Database(db) if db else None
     except DatabaseError as err:

@@ -26,7 +26,7 @@ from typing import Iterable
 
 from confucius.report import metrics
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,6 +47,8 @@ CREATE TABLE IF NOT EXISTS runs (
     error TEXT,
     started_unix REAL NOT NULL, duration_s REAL, boot_s REAL, results_dir TEXT NOT NULL,
     git_commit TEXT, git_dirty INTEGER, guest_kernel TEXT,
+    engine TEXT NOT NULL,              -- qemu | uml: what ran the guest kernel
+    time_mode TEXT NOT NULL,           -- the guest clock: real (qemu) or UML's time-travel mode
     versions TEXT,                     -- JSON: tools, binaries' digests, qemu, iproute2 ...
     host_load TEXT,                    -- JSON: load average before and after, CPU steal share
     spec TEXT NOT NULL,                -- JSON: everything the guest was told
