@@ -58,16 +58,27 @@ def run_command(
                                                 help="Kernel module to make loadable "
                                                 "(repeatable; default: build/kernel/*.ko)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the console as it runs."),
+    engine: str = typer.Option("qemu", help="qemu (Debian's kernel, real time) or uml (User-Mode Linux, "
+                                            "virtual time; modules default to build/kernel-uml/*.ko)."),
+    time_mode: Optional[str] = typer.Option(None, help="uml only: inf-cpu (the default) or basic."),
 ):
     """Boot the VM, run SCRIPT as root inside, exit with its exit status."""
-    from confucius.lab import vm
+    from confucius.lab import uml, vm
 
     if (script is None) == (command is None):
         _fail("give either a SCRIPT file or --command")
+    request = dict(args=args or [], results_dir=results or _default_results(), timeout=timeout,
+                   memory=memory, env=_env(env), modules=module, echo=not quiet)
     try:
-        result = vm.run(command if command is not None else script, args=args or [],
-                        results_dir=results or _default_results(), timeout=timeout, cpus=cpus,
-                        memory=memory, env=_env(env), modules=module, echo=not quiet)
+        if engine == "uml":
+            result = uml.run(command if command is not None else script, **request,
+                             time_mode=time_mode or uml.TIME_MODE)
+        elif engine != "qemu":
+            raise vm.LabError(f"unknown engine {engine!r}: qemu or uml")
+        elif time_mode is not None:
+            raise vm.LabError("--time-mode is for the uml engine (qemu's guest runs in real time)")
+        else:
+            result = vm.run(command if command is not None else script, **request, cpus=cpus)
     except vm.LabError as err:
         _fail(str(err))
     if quiet:
@@ -79,7 +90,8 @@ def run_command(
 
 def _summarise(result) -> None:
     boot = f"{result.boot_time:.1f} s" if result.boot_time is not None else "did not finish"
-    status = ("timed out" if result.timed_out else "died (no exit status)"
+    status = ("stalled (its clock stood still)" if result.stalled else
+              "timed out" if result.timed_out else "died (no exit status)"
               if result.returncode is None else f"exit {result.returncode}")
     typer.echo(f"lab: kernel {result.kernel or '?'}, boot {boot}, {status} after "
                f"{result.duration:.1f} s; results in {result.results_dir}", err=True)
