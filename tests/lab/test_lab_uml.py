@@ -6,6 +6,7 @@ stands still is ended with nothing left running."""
 import json
 import math
 import os
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -93,9 +94,7 @@ def test_the_bottleneck_keeps_its_rate_in_every_5ms_window(tmp_path, qdisc, own,
         pytest.skip("no sch_confucius.ko for UML: run `make kmod-uml`")
     args = ["--qdisc", qdisc.format(rate=rate), "--rate", rate, "--duration", "2s", "--period", "100ms",
             *(["--own"] if own else [])]
-    result = uml.run('exec python -m confucius.lab.fidelity "$@"', args=args, results_dir=tmp_path, timeout=120)
-    result.check()
-    report = json.loads(result.output.splitlines()[-1])
+    report = fidelity_report(tmp_path, *args)
     print(report)
     window_packets = report["rate_bps"] * fidelity.WINDOW_S / 8 / fidelity.WIRE_BYTES
     allowed_bps = (math.ceil(window_packets) + bucket_packets) * fidelity.WIRE_BYTES * 8 / fidelity.WINDOW_S
@@ -103,3 +102,27 @@ def test_the_bottleneck_keeps_its_rate_in_every_5ms_window(tmp_path, qdisc, own,
     assert report["max_window_bps"] <= allowed_bps
     # While the queue holds packets they leave one transmission time apart.
     assert report["median_gap_us"] == pytest.approx(report["expected_gap_us"], rel=0.01)
+
+
+def fidelity_report(tmp_path, *args: str) -> dict:
+    result = uml.run('exec python -m confucius.lab.fidelity "$@"', args=list(args), results_dir=tmp_path,
+                     timeout=120)
+    result.check()
+    return json.loads(result.output.splitlines()[-1])
+
+
+def test_two_cpu_hogs_on_the_host_change_nothing_the_guest_measures(tmp_path):
+    # Measured: with inf-cpu every figure of the fidelity check came out the same, to the
+    # packet, idle and beside two hogs (lab/README.md, "Time modes"); so no tolerance.
+    args = ("--qdisc", "pfifo limit 1000", "--rate", "20mbit", "--duration", "2s", "--period", "100ms")
+    idle = fidelity_report(tmp_path / "idle", *args)
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    try:
+        loaded = fidelity_report(tmp_path / "loaded", *args)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    print("idle:  ", idle)
+    print("loaded:", loaded)
+    assert loaded == idle
