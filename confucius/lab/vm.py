@@ -29,9 +29,9 @@ import tempfile
 from pathlib import Path
 from typing import Mapping, Sequence
 
+# TC_PLUGINS and VMResult are read through this module by the runner and tests.
 from .engine import (PROJECT_MODULES, REPO, TC_PLUGINS, Kernel, LabError, VMResult,  # noqa: F401
-                     check_request, job, machine_slot, module_name, project_modules,
-                     supervise, write_module_index)
+                     check_request, job, machine_slot, module_name, project_modules, supervise)
 
 BUILD_DIR = REPO / "build" / "lab"
 INIT_SCRIPT = REPO / "lab" / "initramfs" / "init"
