@@ -283,3 +283,4 @@ def test_a_run_records_the_cpu_time_the_host_lost_to_its_own_hypervisor(tmp_path
     assert result.exit_code == 0, result.output
     row = " ".join(result.output.split())
     assert "0.5 → 1.5" in row and "25%" in row
+    assert "qemu (real)" in row
