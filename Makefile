@@ -8,6 +8,8 @@ SHELL := /bin/bash
 include mk/common.mk
 include mk/deps.mk
 include mk/core.mk
+# Before kernel.mk, whose UML module needs the UML tree.
+-include mk/uml.mk
 -include mk/kernel.mk
 -include mk/tc.mk
 -include mk/lab.mk

@@ -58,16 +58,27 @@ def run_command(
                                                 help="Kernel module to make loadable "
                                                 "(repeatable; default: build/kernel/*.ko)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the console as it runs."),
+    engine: str = typer.Option("qemu", help="qemu (Debian's kernel, real time) or uml (User-Mode Linux, "
+                                            "virtual time; modules default to build/kernel-uml/*.ko)."),
+    time_mode: Optional[str] = typer.Option(None, help="uml only: inf-cpu (the default) or basic."),
 ):
     """Boot the VM, run SCRIPT as root inside, exit with its exit status."""
-    from confucius.lab import vm
+    from confucius.lab import uml, vm
 
     if (script is None) == (command is None):
         _fail("give either a SCRIPT file or --command")
+    request = dict(args=args or [], results_dir=results or _default_results(), timeout=timeout,
+                   memory=memory, env=_env(env), modules=module, echo=not quiet)
     try:
-        result = vm.run(command if command is not None else script, args=args or [],
-                        results_dir=results or _default_results(), timeout=timeout, cpus=cpus,
-                        memory=memory, env=_env(env), modules=module, echo=not quiet)
+        if engine == "uml":
+            result = uml.run(command if command is not None else script, **request,
+                             time_mode=time_mode or uml.TIME_MODE)
+        elif engine != "qemu":
+            raise vm.LabError(f"unknown engine {engine!r}: qemu or uml")
+        elif time_mode is not None:
+            raise vm.LabError("--time-mode is for the uml engine (qemu's guest runs in real time)")
+        else:
+            result = vm.run(command if command is not None else script, **request, cpus=cpus)
     except vm.LabError as err:
         _fail(str(err))
     if quiet:
@@ -79,7 +90,8 @@ def run_command(
 
 def _summarise(result) -> None:
     boot = f"{result.boot_time:.1f} s" if result.boot_time is not None else "did not finish"
-    status = ("timed out" if result.timed_out else "died (no exit status)"
+    status = ("stalled (its clock stood still)" if result.stalled else
+              "timed out" if result.timed_out else "died (no exit status)"
               if result.returncode is None else f"exit {result.returncode}")
     typer.echo(f"lab: kernel {result.kernel or '?'}, boot {boot}, {status} after "
                f"{result.duration:.1f} s; results in {result.results_dir}", err=True)
@@ -202,11 +214,11 @@ def topology_addresses(count: int = typer.Argument(..., help="How many domain ad
 
 # --------------------------------------------------------------------------- scenarios
 
-def _load_scenario(path: Path, trace: Optional[Path]):
+def _load_scenario(path: Path, trace: Optional[Path], engine: Optional[str] = None):
     from confucius.lab import scenario
 
     try:
-        return scenario.load(path, trace=trace)
+        return scenario.load(path, trace=trace, engine=engine)
     except scenario.ScenarioError as err:
         _fail(str(err))
 
@@ -218,11 +230,12 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
     return [name for value in values for name in value.split(",") if name]
 
 
-def _run_scenario(path: Path, trace, schedulers, controllers, db: Optional[Path], results: Optional[Path],
-                  resume: bool, attempts: int, max_failures: int, echo: bool) -> None:
+def _run_scenario(path: Path, trace, engine, schedulers, controllers, db: Optional[Path],
+                  results: Optional[Path], resume: bool, attempts: int, max_failures: int,
+                  echo: bool) -> None:
     from confucius.lab import runner, scenario as scenario_module
 
-    loaded = _load_scenario(path, trace)
+    loaded = _load_scenario(path, trace, engine)
     try:
         report = runner.run_matrix(loaded, db_path=db or runner.DEFAULT_DB,
                                    results_root=results or runner.DEFAULT_RESULTS,
@@ -244,6 +257,8 @@ _SCHEDULERS = typer.Option(None, "--schedulers", "-s", help="Only these schedule
 _CONTROLLERS = typer.Option(None, "--controllers", "-c",
                             help="Only these RT controllers, e.g. gcc, tcp-bbr, gcc+copa (repeatable or comma-separated).")
 _TRACE = typer.Option(None, help="Bandwidth trace ('time_s Mbps') to use instead of the scenario's link rate or trace.")
+_ENGINE = typer.Option(None, help="Engine instead of the scenario's: qemu (Debian's kernel, real time) "
+                                   "or uml (User-Mode Linux, virtual time).")
 _RUN_DB = typer.Option(None, help="Results database [default: results/lab/lab.sqlite].")
 _RESULTS = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs].")
 _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
@@ -255,12 +270,13 @@ def run_scenario_command(
     schedulers: Optional[List[str]] = _SCHEDULERS,
     controllers: Optional[List[str]] = _CONTROLLERS,
     trace: Optional[Path] = _TRACE,
+    engine: Optional[str] = _ENGINE,
     db: Optional[Path] = _RUN_DB,
     results: Optional[Path] = _RESULTS,
     echo: bool = _ECHO,
 ):
     """Run SCENARIO for each scheduler (one VM boot per run), measuring everything afresh."""
-    _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=False, attempts=1,
+    _run_scenario(scenario, trace, engine, schedulers, controllers, db, results, resume=False, attempts=1,
                   max_failures=1, echo=echo)
 
 
@@ -270,6 +286,7 @@ def matrix_command(
     schedulers: Optional[List[str]] = _SCHEDULERS,
     controllers: Optional[List[str]] = _CONTROLLERS,
     trace: Optional[Path] = _TRACE,
+    engine: Optional[str] = _ENGINE,
     db: Optional[Path] = _RUN_DB,
     results: Optional[Path] = _RESULTS,
     attempts: int = typer.Option(3, min=1, help="Tries per measurement (disturbed or failed ones are redone)."),
@@ -277,7 +294,7 @@ def matrix_command(
     echo: bool = _ECHO,
 ):
     """Run SCENARIO's whole matrix, resuming: measurements already in the database are skipped."""
-    _run_scenario(scenario, trace, schedulers, controllers, db, results, resume=True, attempts=attempts,
+    _run_scenario(scenario, trace, engine, schedulers, controllers, db, results, resume=True, attempts=attempts,
                   max_failures=max_failures, echo=echo)
 
 
@@ -287,6 +304,7 @@ def plan_command(
     schedulers: Optional[List[str]] = _SCHEDULERS,
     controllers: Optional[List[str]] = _CONTROLLERS,
     trace: Optional[Path] = _TRACE,
+    engine: Optional[str] = _ENGINE,
     db: Optional[Path] = typer.Option(None, help="Results database to resume from."),
 ):
     """Check SCENARIO and show the runs a matrix would do (with --db: what is left)."""
@@ -296,7 +314,7 @@ def plan_command(
     from confucius.lab import runner
     from confucius.lab.db import Database, DatabaseError
 
-    loaded = _load_scenario(scenario, trace)
+    loaded = _load_scenario(scenario, trace, engine)
     try:
         database = Database(db) if db else None
     except DatabaseError as err:

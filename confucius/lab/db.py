@@ -26,10 +26,13 @@ from typing import Iterable
 
 from confucius.report import metrics
 
-SCHEMA_VERSION = 3
-# Older versions whose tables this code still reads as they are: it adds the tables they
-# lack (3 added qdisc_flows) and marks them as the current version.
-UPGRADABLE_VERSIONS = {2}
+SCHEMA_VERSION = 4
+# Older versions this code still reads, once it has added what they lack: the tables
+# (3 added qdisc_flows) and the runs' engine columns (4), which every earlier run had
+# as below (only qemu in real time existed).
+UPGRADABLE_VERSIONS = {2, 3}
+ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
+                          ("time_mode", "TEXT NOT NULL DEFAULT 'real'"))}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,6 +53,8 @@ CREATE TABLE IF NOT EXISTS runs (
     error TEXT,
     started_unix REAL NOT NULL, duration_s REAL, boot_s REAL, results_dir TEXT NOT NULL,
     git_commit TEXT, git_dirty INTEGER, guest_kernel TEXT,
+    engine TEXT NOT NULL,              -- qemu | uml: what ran the guest kernel
+    time_mode TEXT NOT NULL,           -- the guest clock: real (qemu) or UML's time-travel mode
     versions TEXT,                     -- JSON: tools, binaries' digests, qemu, iproute2 ...
     host_load TEXT,                    -- JSON: load average before and after, CPU steal share
     spec TEXT NOT NULL,                -- JSON: everything the guest was told
@@ -150,8 +155,18 @@ class Database:
                 raise DatabaseError(f"{self.path} has schema version {row[0] if row else '?'}, "
                                     f"this code reads version {SCHEMA_VERSION}")
         with self.conn:
+            self._add_missing_columns(tables)
             self.conn.executescript(SCHEMA)
             self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _add_missing_columns(self, tables: set[str]) -> None:
+        for table, columns in ADDED_COLUMNS.items():
+            if table not in tables:
+                continue
+            have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            for name, declaration in columns:
+                if name not in have:
+                    self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
 
     def close(self) -> None:
         self.conn.close()

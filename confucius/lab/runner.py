@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 from confucius import rtflow
 
 from . import schedulers as sched
-from . import vm, workload
+from . import uml, vm, workload
 from .db import Database
 from .guest import IDLE_S, WRITE_RESULTS_S, SPEC_FORMAT
 from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
@@ -40,6 +40,8 @@ from .topology import ROUTER, Topology
 from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice
 
 REPO = vm.REPO
+# The lab's engines by name (engine.ENGINES): each has run(), PROJECT_MODULES, TIME_MODE.
+ENGINES = {"qemu": vm, "uml": uml}
 TOOLS = REPO / "build" / "cargo" / "release"
 DEFAULT_DB = REPO / "results" / "lab" / "lab.sqlite"
 DEFAULT_RESULTS = REPO / "results" / "lab" / "runs"
@@ -119,6 +121,7 @@ def _conditions(scenario: Scenario, cell: Cell) -> dict:
         "probes": None if scenario.probes is None else scenario.probes.__dict__,
         "duration_s": scenario.duration_s, "stats_interval_s": scenario.stats_interval_s,
         "repetition": cell.repetition,
+        "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE,
     }
 
 
@@ -188,7 +191,8 @@ def check_built(scenario: Scenario) -> None:
     if scenario.web is not None:
         needs += [(TOOLS / "web-client", "make tools"), (TOOLS / "web-server", "make tools")]
     if any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers):
-        needs += [(vm.PROJECT_MODULES / "sch_confucius.ko", "make kmod"),
+        kmod = "make kmod-uml" if scenario.engine == "uml" else "make kmod"
+        needs += [(ENGINES[scenario.engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
                   (vm.TC_PLUGINS / "q_confucius.so", "make tc")]
     missing = [f"{path} (build it with `{target}`)" for path, target in needs if not path.is_file()]
     if missing:
@@ -211,13 +215,14 @@ def _file_digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
 
 
-def provenance() -> dict:
+def provenance(engine: str = "qemu") -> dict:
     """What produced a run: the commit, whether the tree had changes, tools and binaries."""
     commit = _first_line(["git", "-C", str(REPO), "rev-parse", "HEAD"])
     status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
                             capture_output=True, text=True).stdout
     binaries = {"rtflow": rtflow.BINARY, "web-client": TOOLS / "web-client", "web-server": TOOLS / "web-server",
-                "sch_confucius.ko": vm.PROJECT_MODULES / "sch_confucius.ko",
+                "sch_confucius.ko": ENGINES[engine].PROJECT_MODULES / "sch_confucius.ko",
+                "uml": uml.KERNEL_BINARY,
                 "q_confucius.so": vm.TC_PLUGINS / "q_confucius.so"}
     return {
         "git_commit": commit, "git_dirty": bool(status.strip()), "git_changed": status.split("\n")[:50],
@@ -298,6 +303,7 @@ def _run_row(scenario: Scenario, task: Task, spec: dict, directory: Path, versio
         "mode": spec["mode"], "link_rate_bps": scenario.link.rate_bps,
         "trace": str(scenario.link.trace) if scenario.link.trace else None, "rtt_s": scenario.link.rtt_s,
         "buffer_packets": scenario.link.buffer_packets, "results_dir": str(directory),
+        "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE,
         "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
         "versions": json.dumps(versions, sort_keys=True), "spec": json.dumps(spec, sort_keys=True),
     }
@@ -359,7 +365,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     started, host_before = time.time(), HostSample.now()
     data, error = None, None
     try:
-        result = vm.run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
+        result = ENGINES[scenario.engine].run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
                         args=[directory / "spec.json"], results_dir=directory,
                         timeout=vm_timeout(scenario, task), echo=echo)
         row.update(boot_s=result.boot_time, guest_kernel=result.kernel)
@@ -404,7 +410,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
         if not tasks:
             return report
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
-        versions = provenance()
+        versions = provenance(scenario.engine)
         failures_in_row = 0
         with _progress(progress, sum(t.units for t in tasks)) as bar:
             for task in tasks:

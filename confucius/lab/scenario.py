@@ -6,6 +6,7 @@
 The format is described in lab/README.md ("Scenarios"); in short:
 
     name = "demo"                 # names the results; letters, digits, - and _
+    engine = "qemu"               # or "uml": User-Mode Linux in virtual time
     seed = 0                      # seed of the generated page corpus
     repetitions = 1
     duration = "60s"              # measured time after warm-up, for scenarios without pages
@@ -50,6 +51,7 @@ from typing import Any
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
 from . import schedulers as sched
+from .engine import ENGINES
 
 MTU_BYTES = sched.MTU_BYTES
 RT_MODES = ("gcc", "copa", "tcp", "fixed")
@@ -175,6 +177,7 @@ class Scenario:
     bulk: tuple[Bulk, ...]
     probes: Probes | None
     stats_interval_s: float
+    engine: str
     digest: str = field(default="", compare=False)
 
     def scheduler(self, name: str) -> SchedulerChoice:
@@ -555,14 +558,17 @@ def _read_probes(t: _Table | None) -> Probes | None:
     return probes
 
 
-def parse(text: str, path: Path, *, trace: Path | None = None) -> Scenario:
+def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | None = None) -> Scenario:
     """The scenario in `text` (read from `path`, which relative paths start from).
-    `trace` replaces the link's rate or trace with this trace file."""
+    `trace` replaces the link's rate or trace with this trace file; `engine` the
+    scenario's engine."""
     path = Path(path)
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"{path}: not valid TOML: {err}") from None
+    if engine is not None:
+        data["engine"] = engine
     top = _Table(data, "", path)
     name = top.string("name")
     if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
@@ -588,10 +594,11 @@ def parse(text: str, path: Path, *, trace: Path | None = None) -> Scenario:
         rt_sets=rt_sets, rt=rt, warmup=_read_warmup(top.table("warmup")), web=web,
         bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
         stats_interval_s=top.time("stats_interval", "200ms"),
+        engine=top.choice("engine", "qemu", ENGINES),
     )
     top.done()
     _check_labels(scenario)
-    return _with_digest(scenario, trace)
+    return _with_digest(scenario, trace, engine)
 
 
 def _check_labels(scenario: Scenario) -> None:
@@ -600,7 +607,7 @@ def _check_labels(scenario: Scenario) -> None:
         raise ScenarioError(f"{scenario.path}: schedulers: {', '.join(labelled)} need an RT flow to label")
 
 
-def _with_digest(scenario: Scenario, trace: Path | None) -> Scenario:
+def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None) -> Scenario:
     """The scenario's identity for resuming: its text, the trace's content and the page files'."""
     digest = hashlib.sha256(scenario.text.encode())
     for extra in [scenario.link.trace, *(r.file for r in (scenario.web.pages if scenario.web else ()))]:
@@ -608,15 +615,17 @@ def _with_digest(scenario: Scenario, trace: Path | None) -> Scenario:
             digest.update(extra.read_bytes())
     if trace is not None:
         digest.update(b"trace-override")
+    if engine is not None:
+        digest.update(f"engine-override:{engine}".encode())
     object.__setattr__(scenario, "digest", digest.hexdigest()[:16])
     return scenario
 
 
-def load(path, *, trace: Path | None = None) -> Scenario:
+def load(path, *, trace: Path | None = None, engine: str | None = None) -> Scenario:
     """Read and check the scenario file at `path`."""
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as err:
         raise ScenarioError(f"cannot read scenario {path}: {err.strerror or err}") from None
-    return parse(text, path, trace=trace)
+    return parse(text, path, trace=trace, engine=engine)

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Stage 2 of the lab VM, run as PID 1 in the host's root after switch_root; stage 1
-# (lab/initramfs/init) has mounted everything. confucius.lab.vm copies this file into the
-# run's control share (/run/lab/ctl) next to lab.env (the harness's settings), env.sh (the
+# Stage 2 of the lab VM, run as PID 1 in the host's root after stage 1 (lab/initramfs/init
+# under qemu, lab/uml/init under UML) has mounted everything. confucius.lab.engine copies
+# this file into the run's control share (/run/lab/ctl) next to lab.env (the harness's settings), env.sh (the
 # script's environment), args (the script's arguments, NUL-separated) and the script.
 #
 # It prints a "ready" marker, runs the script as root, saves the kernel log, prints the
@@ -17,8 +17,9 @@ marker() { printf '\n@@lab:%s:%s\n' "$LAB_NONCE" "$*"; }
 
 power_off() {
 	sync
-	# With qemu's -no-reboot a reboot ends the VM at once; no init system to wait for.
-	echo b >/proc/sysrq-trigger
+	# No init system to wait for: the engine's sysrq key ends the guest at once (qemu: b,
+	# a reset, which -no-reboot turns into an exit; UML: o, as it would boot again on b).
+	echo "$LAB_POWER_OFF" >/proc/sysrq-trigger
 	sleep 10
 }
 

@@ -42,6 +42,25 @@ def test_unknown_schedulers_on_the_command_line_are_refused(tmp_path):
     assert not (tmp_path / "lab.sqlite").exists()
 
 
+def test_an_unknown_engine_is_refused_before_anything_runs(tmp_path):
+    db = tmp_path / "lab.sqlite"
+    for command in ("run", "matrix", "plan"):
+        result = runner.invoke(lab_app, [command, str(REPO / "scenarios" / "demo.toml"), "--engine", "kvm",
+                                         "--db", str(db)])
+        assert result.exit_code == 2, result.output
+        assert "engine: must be one of qemu, uml, got 'kvm'" in text(result)
+    for options in (["--engine", "kvm"], ["--time-mode", "basic"]):
+        result = runner.invoke(lab_app, ["vm", "run", "-c", "true", "--results", str(tmp_path / "r"), *options])
+        assert result.exit_code == 2, result.output
+    assert not db.exists() and not (tmp_path / "r").exists()
+
+
+def test_the_plan_under_the_uml_engine_lists_the_same_runs():
+    result = runner.invoke(lab_app, ["plan", str(REPO / "scenarios" / "demo.toml"), "--engine", "uml"])
+    assert result.exit_code == 0, result.output
+    assert "demo: 4 runs, 4 measurements" in text(result)
+
+
 def test_reports_without_a_database_say_what_to_run(tmp_path):
     result = runner.invoke(report_app, ["summary", "--db", str(tmp_path / "none.sqlite")])
     assert result.exit_code == 2

@@ -147,7 +147,7 @@ def test_store_and_read_back_with_metrics(tmp_path):
         info = {"cell_key": "c1", "scheduler": "pfifo", "scheduler_base": "pfifo", "scheduler_options": "",
                 "tc_commands": "[]", "controller": "gcc", "rt_flows": "{}", "repetition": 0, "mode": "episodes",
                 "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
-                "results_dir": str(tmp_path / "run"), "spec": "{}"}
+                "results_dir": str(tmp_path / "run"), "spec": "{}", "engine": "uml", "time_mode": "inf-cpu"}
         db.store_run(scenario_id, info, run)
         assert db.query("SELECT COUNT(*) FROM frames")[0][0] == 600
         assert db.query("SELECT COUNT(*) FROM rt_rates")[0][0] == 280
@@ -159,6 +159,7 @@ def test_store_and_read_back_with_metrics(tmp_path):
         # PLT from the first request (100 ms) to the last byte (1.1 s).
         assert page["plt_s"] == pytest.approx(1.0) and page["plt_client_s"] == pytest.approx(1.1)
         assert (page["valid"], page["connections"], page["bytes"]) == (1, 2, 2000)
+        assert tuple(db.query("SELECT engine, time_mode FROM runs")[0]) == ("uml", "inf-cpu")
         results = data.page_results(db, "handmade")
     [r] = results
     # In the window (load start to its end, frames 120-597): 4 late frames and the lost one stall.
@@ -190,7 +191,7 @@ def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, sta
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
                        "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
                        "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
-                       "results_dir": str(folder), "spec": "{}",
+                       "results_dir": str(folder), "spec": "{}", "engine": "qemu", "time_mode": "real",
                        "host_load": json.dumps(host_load) if host_load else None}, run)
 
 
@@ -282,3 +283,4 @@ def test_a_run_records_the_cpu_time_the_host_lost_to_its_own_hypervisor(tmp_path
     assert result.exit_code == 0, result.output
     row = " ".join(result.output.split())
     assert "0.5 → 1.5" in row and "25%" in row
+    assert "qemu (real)" in row

@@ -105,7 +105,8 @@ def test_flow_samples_read_back_in_time_order_and_fill_their_table(tmp_path):
                                             "scheduler_options": "", "tc_commands": "[]", "controller": "gcc",
                                             "rt_flows": "{}", "repetition": 0, "mode": "episodes", "rtt_s": 0.04,
                                             "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
-                                            "results_dir": str(tmp_path / "run"), "spec": "{}"}, run)
+                                            "results_dir": str(tmp_path / "run"), "spec": "{}", "engine": "qemu",
+                                            "time_mode": "real"}, run)
         rows = db.query("SELECT * FROM qdisc_flows WHERE run_id=? ORDER BY time_ns, bucket", (run_id,))
     assert len(rows) == 200
     first_rt, first_web = rows[0], rows[1]
@@ -117,15 +118,19 @@ def test_flow_samples_read_back_in_time_order_and_fill_their_table(tmp_path):
                                                                                                   12_300)
 
 
-def test_a_version_2_database_gains_the_table_and_older_ones_are_refused(tmp_path):
+def test_a_version_2_database_gains_what_it_lacks_and_older_ones_are_refused(tmp_path):
     path = tmp_path / "lab.sqlite"
     Database(path).close()
     with sqlite3.connect(path) as conn:
         conn.execute("DROP TABLE qdisc_flows")
+        conn.execute("ALTER TABLE runs DROP COLUMN engine")
+        conn.execute("ALTER TABLE runs DROP COLUMN time_mode")
         conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
     with Database(path) as db:
         assert db.query("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(lab_db.SCHEMA_VERSION)
         assert db.query("SELECT COUNT(*) FROM qdisc_flows")[0][0] == 0
+        columns = {r["name"]: r["dflt_value"] for r in db.query("PRAGMA table_info(runs)")}
+        assert (columns["engine"], columns["time_mode"]) == ("'qemu'", "'real'")  # every earlier run's
     with sqlite3.connect(path) as conn:
         conn.execute("UPDATE meta SET value='1' WHERE key='schema_version'")
     with pytest.raises(DatabaseError, match="schema version 1"):

@@ -2,7 +2,8 @@
 """The lab's own sanity, measured in Debian's kernel under qemu.
 
 - Every scheduler of the table installs as `tc` is told (and its rate can be changed, as a
-  bandwidth trace does), and the topology keeps a flow's packets in order.
+  bandwidth trace does), and the topology keeps a flow's packets in order: under both
+  engines, qemu and uml.
 - Through the whole pipeline (scenario, runner, VM, guest, database, report): a GCC flow
   alone on 20 Mbit/s with 40 ms RTT fills most of the bottleneck (the issue's 80 %; the
   test's floor is 70 %, see below) with a median frame delay <= 80 ms and no stall, and
@@ -18,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import runner, scenario as sc, schedulers as sched, vm
+from confucius.lab import runner, scenario as sc, schedulers as sched, uml
 from confucius.lab.db import Database
 from confucius.report import data, metrics
 
@@ -62,14 +63,19 @@ json.dump(found, open(os.path.join(os.environ["RESULTS"], "install.json"), "w"))
 """
 
 
-@pytest.fixture(scope="module")
-def installed(tmp_path_factory) -> dict:
+# Under both engines: the UML kernel's config (kernel/uml/uml.config) must hold every
+# scheduler, filter and action of the table, as Debian's modules do.
+@pytest.fixture(scope="module", params=["qemu", "uml"])
+def installed(request, tmp_path_factory) -> dict:
+    if request.param == "uml" and not uml.KERNEL_BINARY.is_file():
+        pytest.skip("no UML kernel: run `make uml`")
     setups = {name: sched.tc_setup(name, rate_bps=20e6, buffer_packets=500, rt_ports=[5000])
               for name in sched.SCHEDULERS}
     results = tmp_path_factory.mktemp("install")
-    vm.run(INSTALL_SCRIPT, results_dir=results, timeout=400,
-           args=[json.dumps({n: {"qdisc": s.qdisc, "rate": s.rate, "lines": list(s.lines)}
-                             for n, s in setups.items()})]).check()
+    runner.ENGINES[request.param].run(
+        INSTALL_SCRIPT, results_dir=results, timeout=400,
+        args=[json.dumps({n: {"qdisc": s.qdisc, "rate": s.rate, "lines": list(s.lines)}
+                          for n, s in setups.items()})]).check()
     return json.loads((results / "install.json").read_text())
 
 

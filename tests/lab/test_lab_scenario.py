@@ -16,6 +16,7 @@ name = "good"
 description = "every section"
 seed = 3
 repetitions = 2
+engine = "uml"
 
 [link]
 rate = "20mbit"
@@ -81,6 +82,7 @@ def test_a_complete_scenario_is_read_as_written(tmp_path):
     assert (s.web.mode, s.web.interval_s, s.web.pages_per_run) == ("continuous", 20, 3)
     assert s.bulk == (sc.Bulk("cubic", 5, 10),)
     assert s.probes == sc.Probes(0.01)
+    assert s.engine == "uml"
     assert len(s.digest) == 16
 
 
@@ -90,6 +92,7 @@ def test_defaults_fill_what_is_left_out(tmp_path):
     assert s.link.buffer_packets == 1000 and s.link.rtt_s == pytest.approx(0.04) and s.link.shaper == "own"
     assert s.rt.fps == 60 and s.rt.retransmit_s == 0 and s.web is None and s.bulk == () and s.probes is None
     assert s.rt.cpu == "realtime"
+    assert s.engine == "qemu"
     assert s.warmup.tolerance == 0.1
 
 
@@ -106,6 +109,14 @@ def test_a_trace_given_on_the_command_line_replaces_the_rate(tmp_path):
     s = sc.load(write(tmp_path, GOOD), trace=trace)
     assert s.link.rate_bps is None and s.link.trace == trace.resolve()
     assert s.digest != sc.load(write(tmp_path, GOOD)).digest
+
+
+def test_an_engine_given_on_the_command_line_replaces_the_scenarios(tmp_path):
+    path = write(tmp_path, GOOD)
+    s = sc.load(path, engine="qemu")
+    assert s.engine == "qemu" and s.digest != sc.load(path).digest
+    with pytest.raises(sc.ScenarioError, match="engine: must be one of qemu, uml, got 'kvm'"):
+        sc.load(path, engine="kvm")
 
 
 MISTAKES = [
@@ -136,6 +147,7 @@ MISTAKES = [
     (('interval = "10ms"', 'interval = "10us"'), ["probes.interval", "1ms"]),
     (('seed = 3', 'seed = 3\nduration = "60s"'), ["duration", "remove duration"]),
     (('repetitions = 2', 'repetitions = "two"'), ["repetitions", "whole number"]),
+    (('engine = "uml"', 'engine = "docker"'), ["engine", "qemu, uml", "'docker'"]),
     (('[link]', '[[link]]'), ["link", "must be a table"]),
     (('[probes]', 'probes ='), ["not valid TOML"]),
 ]

@@ -26,7 +26,8 @@ def stored_page(tmp_path, scheduler: str, with_flows: bool) -> tuple[Database, d
     db.store_run(scenario_id, {"cell_key": scheduler, "scheduler": scheduler, "scheduler_base": scheduler,
                                "scheduler_options": "", "tc_commands": "[]", "controller": "gcc", "rt_flows": "{}",
                                "repetition": 0, "mode": "episodes", "rtt_s": 0.04, "buffer_packets": 1000,
-                               "status": "ok", "started_unix": 0.0, "results_dir": str(folder), "spec": "{}"},
+                               "status": "ok", "started_unix": 0.0, "results_dir": str(folder), "spec": "{}",
+                               "engine": "qemu", "time_mode": "real"},
                  read_run(folder))
     [result] = [r for r in data.page_results(db, "handmade") if r.scheduler == scheduler]
     return db, result

@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: MIT
+"""Run a script as root inside our User-Mode Linux kernel, in virtual time.
+
+The second engine of the lab, beside `vm` (Debian's kernel under qemu): the same
+`run(script, results_dir=..., timeout=...)` returning the same `VMResult`, the same guest
+filesystem (the host's root read-only at the same paths, tmpfs scratch, $RESULTS
+writable, the project's modules loadable by name, `tc` finding the plugins) and the same
+stage 2 (lab/guest/boot.sh). The kernel (`make uml`, build/uml/linux, Debian's
+linux-source-6.1 for ARCH=um) runs natively as host processes, with no emulation, and in
+time-travel mode its clock is virtual: in `inf-cpu` CPU work takes no guest time and idle
+time is skipped, so what the guest measures does not depend on the host's load or speed.
+
+Virtual time has a hazard of its own: a guest program that spins (polls without
+sleeping) never lets the clock advance. A heartbeat in the guest (lab/uml/init) writes a
+file once a second of guest time; a run whose heartbeat stands still for `stall` seconds
+of wall time is ended and reported as stalled. UML's processes are host processes: every
+run starts in a session of its own and every process of that session is ended by PID.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from .engine import (REPO, Kernel, LabError, VMResult, check_request, job, machine_slot,
+                     project_modules, supervise)
+
+BUILD_DIR = REPO / "build" / "uml"
+KERNEL_BINARY = BUILD_DIR / "linux"
+MODULE_ROOT = BUILD_DIR / "modules" / "lib" / "modules"
+PROJECT_MODULES = REPO / "build" / "kernel-uml"
+INIT_SCRIPT = REPO / "lab" / "uml" / "init"
+
+# Guest time modes, by name: the kernel's time-travel option for each.
+TIME_MODES = {
+    "inf-cpu": "time-travel=inf-cpu",   # CPU work is free; idle time skipped
+    "basic": "time-travel",             # CPU work takes host time; idle time skipped
+}
+TIME_MODE = "inf-cpu"          # the default, see lab/README.md
+STALL_S = 60.0
+
+
+def kernel() -> Kernel:
+    """The UML kernel `make uml` built, with its installed module tree."""
+    trees = sorted(MODULE_ROOT.glob("*/modules.dep")) if MODULE_ROOT.is_dir() else []
+    if not KERNEL_BINARY.is_file() or not trees:
+        raise LabError(f"no UML kernel in {BUILD_DIR}: run `make uml`")
+    tree = trees[-1].parent
+    return Kernel(tree.name, KERNEL_BINARY, tree)
+
+
+def _check_time_mode(time_mode: str) -> None:
+    if time_mode not in TIME_MODES:
+        raise LabError(f"unknown UML time mode {time_mode!r}; known: {', '.join(TIME_MODES)}")
+
+
+def _command(image: Path, memory: str, time_mode: str, ctl: Path) -> list[str]:
+    # Root is the host's, read-only over hostfs; the console is the process's stdout and
+    # every other line is closed. LAB_CTL reaches init as an environment variable.
+    return [str(image), f"mem={memory}", "root=/dev/root", "rootfstype=hostfs", "rootflags=/",
+            "ro", f"init={INIT_SCRIPT}", "con=null", "ssl=null", "con0=null,fd:1", "quiet",
+            TIME_MODES[time_mode], f"LAB_CTL={ctl}"]
+
+
+def _engine_env() -> dict[str, str]:
+    # UML maps its memory from a file in TMPDIR: /dev/shm keeps it in RAM.
+    return {**os.environ, "TMPDIR": "/dev/shm"}
+
+
+class _Heartbeat:
+    """Whether the guest's heartbeat file stood still for `stall` seconds of wall time."""
+
+    def __init__(self, path: Path, stall: float):
+        self._path = path
+        self._stall = stall
+        self._seen: str | None = None
+        self._changed = time.monotonic()
+
+    def __call__(self) -> bool:
+        try:
+            beat = self._path.read_text()
+        except OSError:
+            beat = None
+        if beat != self._seen:
+            self._seen, self._changed = beat, time.monotonic()
+        return time.monotonic() - self._changed > self._stall
+
+
+def session_processes(session: int) -> list[int]:
+    """PIDs of the live host processes in `session` (zombies run nothing: they wait for
+    their parent to collect them)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        # Fields after the command name, which may hold spaces and parentheses.
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[3]) == session and fields[0] != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def end_session(session: int, attempts: int = 50) -> None:
+    """SIGKILL every process of `session` by PID until none is left. Killing UML's main
+    process alone leaves the processes that run the guest's programs behind."""
+    for _ in range(attempts):
+        pids = session_processes(session)
+        if not pids:
+            return
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        time.sleep(0.1)
+    raise LabError(f"UML session {session} still has processes: {session_processes(session)}")
+
+
+def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float = 300.0,
+        memory: str = "2G", env: Mapping[str, str] | None = None, args: Sequence[str] = (),
+        modules: Sequence[os.PathLike] | None = None, echo: bool = False,
+        interactive: bool = False, time_mode: str = TIME_MODE,
+        stall: float = STALL_S) -> VMResult:
+    """Boot the UML kernel, run `script` as root inside it and return how it went.
+
+    As `vm.run`, with `modules` defaulting to build/kernel-uml/*.ko, `timeout` in wall-clock
+    seconds, `time_mode` one of TIME_MODES and `stall` the wall-clock seconds the guest's
+    clock may stand still before the run is ended.
+    """
+    env = dict(env or {})
+    check_request(script, timeout, memory, env)
+    _check_time_mode(time_mode)
+    if not stall > 0:
+        raise LabError(f"stall must be positive, got {stall!r}")
+    modules = project_modules(modules, PROJECT_MODULES)
+    uml = kernel()
+    settings = {"LAB_POWER_OFF": "o", "LAB_UML_MODULES": str(uml.modules)}
+    with job("uml", script, args, uml, results_dir=results_dir, modules=modules, env=env,
+             interactive=interactive, settings=settings) as run_job:
+        command = _command(uml.image, memory, time_mode, run_job.ctl)
+        with machine_slot():
+            return supervise(command, run_job.nonce, run_job.results, timeout, echo,
+                               interactive, env=_engine_env(),
+                               stalled=_Heartbeat(run_job.ctl / "alive", stall),
+                               stop=lambda proc: end_session(proc.pid))
+

@@ -1,0 +1,48 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Builds the lab's User-Mode Linux kernel into OUT (build/uml): Debian's linux-source-6.1
+# unpacked afresh, kernel/uml/patches/*.patch applied in name order, `make ARCH=um
+# defconfig` merged with kernel/uml/uml.config, then the kernel and its modules (the
+# modules step writes Module.symvers and scripts/module.lds, which out-of-tree modules
+# such as ours need), installed into OUT/modules. The tree stays in OUT/src for
+# `make -C OUT/src ARCH=um M=...`; the kernel is OUT/linux.
+set -euo pipefail
+
+out=$(realpath -m "${1:?usage: build.sh OUTDIR}")
+here=$(cd "$(dirname "$0")" && pwd)
+tarball=${UML_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+jobs=${JOBS:-$(nproc)}
+
+[ -f "$tarball" ] || { echo "uml: $tarball missing (apt-get install linux-source-6.1)" >&2; exit 1; }
+
+rm -rf "$out/src" "$out/linux" "$out/modules"
+mkdir -p "$out/src"
+tar -xJf "$tarball" -C "$out/src" --strip-components=1
+cd "$out/src"
+
+for patch in "$here"/patches/*.patch; do
+	[ -e "$patch" ] || continue
+	echo "uml: applying $(basename "$patch")"
+	patch -p1 --forward --quiet < "$patch"
+done
+
+make ARCH=um defconfig >/dev/null
+scripts/kconfig/merge_config.sh -m .config "$here/uml.config" >/dev/null
+make ARCH=um olddefconfig >/dev/null
+
+# Kconfig silently drops an option whose dependencies are not met: name each one.
+missing=0
+while read -r line; do
+	case $line in
+	CONFIG_*=*) grep -qx "$line" .config || { echo "uml: Kconfig dropped $line" >&2; missing=1; } ;;
+	"# CONFIG_"*" is not set")
+		opt=${line#\# }; opt=${opt%% *}
+		grep -q "^$opt=" .config && { echo "uml: $opt still set" >&2; missing=1; } ;;
+	esac
+done < "$here/uml.config"
+[ "$missing" = 0 ]
+
+make ARCH=um -j"$jobs" linux modules
+# The module tree the guest's modprobe reads (modules.dep, modules.builtin ...).
+make ARCH=um modules_install INSTALL_MOD_PATH="$out/modules" >/dev/null
+cp linux "$out/linux"

@@ -1,0 +1,171 @@
+# SPDX-License-Identifier: MIT
+"""The uml engine: our User-Mode Linux kernel boots the same guest environment as the qemu
+engine, loads our module, shapes at its rate in virtual time, and a guest whose clock
+stands still is ended with nothing left running."""
+
+import json
+import math
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from confucius.lab import fidelity, runner, scenario as sc, uml
+from confucius.lab.db import Database
+from confucius.report import data, metrics
+
+pytestmark = [
+    pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`"),
+    # The guest is root in its own kernel; on the host its files are written by this user.
+    pytest.mark.skipif(os.geteuid() != 0, reason="the UML guest writes the host's files as root"),
+]
+
+
+def test_boots_the_lab_environment_and_pings_across_namespaces(tmp_path):
+    result = uml.run("""
+        set -e
+        uname -r; echo "results=$RESULTS cwd=$PWD"
+        touch "$RESULTS/written-inside"
+        ip netns add a; ip netns add b
+        ip link add va netns a type veth peer name vb netns b
+        ip -n a addr add 10.9.0.1/24 dev va; ip -n a link set va up
+        ip -n b addr add 10.9.0.2/24 dev vb; ip -n b link set vb up
+        ip netns exec b tc qdisc add dev vb root netem delay 10ms
+        ip netns exec a ping -c 3 -i 0.2 10.9.0.2
+    """, results_dir=tmp_path, timeout=60)
+    result.check()
+    assert result.kernel.startswith("6.1.")
+    assert f"results={tmp_path} cwd={uml.REPO}" in result.output
+    assert (tmp_path / "written-inside").is_file()
+    # netem's 10 ms one way, exactly: the guest's clock is virtual.
+    assert "3 received" in result.output and "rtt min/avg/max/mdev = 10.0" in result.output
+    assert "Linux version" in (tmp_path / "dmesg.txt").read_text()
+    assert result.boot_time is not None and result.boot_time < 10
+
+
+def test_our_module_loads_by_name_and_shapes(tmp_path):
+    if not (uml.PROJECT_MODULES / "sch_confucius.ko").is_file():
+        pytest.skip("no sch_confucius.ko for UML: run `make kmod-uml`")
+    result = uml.run("""
+        set -e
+        ip link add d0 type veth peer name d1
+        tc qdisc add dev d0 root confucius bandwidth 20mbit
+        tc qdisc show dev d0
+        grep -w sch_confucius /proc/modules
+    """, results_dir=tmp_path, timeout=60)
+    result.check()
+    assert "qdisc confucius 8001: root" in result.output and "bandwidth 20Mbit" in result.output
+
+
+def test_a_guest_whose_clock_stands_still_is_ended_with_nothing_left(tmp_path):
+    # In inf-cpu mode a busy loop takes no guest time: the heartbeat stops.
+    result = uml.run("echo spinning; while :; do :; done", results_dir=tmp_path, timeout=60, stall=5)
+    assert result.stalled and not result.timed_out and result.returncode is None
+    assert "spinning" in result.output
+    assert result.duration < 30
+    with pytest.raises(uml.LabError, match="stopped advancing"):
+        result.check()
+    assert running_uml_processes() == []
+
+
+def running_uml_processes() -> list[int]:
+    """Host processes of UML kernels booted from this checkout (the guest's processes are
+    forks of the kernel's, with its command line). Other checkouts may run UML meanwhile."""
+    mine = f"init={uml.INIT_SCRIPT}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and mine in (entry / "cmdline").read_bytes().split(b"\0"):
+                found.append(int(entry.name))
+        except OSError:
+            continue  # gone meanwhile
+    return found
+
+
+# Measured in the default time mode, inf-cpu (lab/README.md, "Time modes"): with on-off
+# traffic, saturating traffic and two CPU hogs on the host alike, every 5 ms window held at
+# most the packets the rate allows, rounded up, plus the shaper's bucket: none for
+# confucius, two packets for the topology's HTB under UML. At 20 Mbit/s: 9 and 11 of 8.25.
+@pytest.mark.parametrize("qdisc, own, bucket_packets",
+                         [("pfifo limit 1000", False, 2), ("confucius bandwidth {rate}", True, 0)],
+                         ids=["htb", "confucius"])
+@pytest.mark.parametrize("rate", ["20mbit", "100mbit"])
+def test_the_bottleneck_keeps_its_rate_in_every_5ms_window(tmp_path, qdisc, own, bucket_packets, rate):
+    if own and not (uml.PROJECT_MODULES / "sch_confucius.ko").is_file():
+        pytest.skip("no sch_confucius.ko for UML: run `make kmod-uml`")
+    args = ["--qdisc", qdisc.format(rate=rate), "--rate", rate, "--duration", "2s", "--period", "100ms",
+            *(["--own"] if own else [])]
+    report = fidelity_report(tmp_path, *args)
+    print(report)
+    window_packets = report["rate_bps"] * fidelity.WINDOW_S / 8 / fidelity.WIRE_BYTES
+    allowed_bps = (math.ceil(window_packets) + bucket_packets) * fidelity.WIRE_BYTES * 8 / fidelity.WINDOW_S
+    assert report["packets"] > 1000
+    assert report["max_window_bps"] <= allowed_bps
+    # While the queue holds packets they leave one transmission time apart.
+    assert report["median_gap_us"] == pytest.approx(report["expected_gap_us"], rel=0.01)
+
+
+def fidelity_report(tmp_path, *args: str) -> dict:
+    result = uml.run('exec python -m confucius.lab.fidelity "$@"', args=list(args), results_dir=tmp_path,
+                     timeout=120)
+    result.check()
+    return json.loads(result.output.splitlines()[-1])
+
+
+def test_two_cpu_hogs_on_the_host_change_nothing_the_guest_measures(tmp_path):
+    # Measured: with inf-cpu every figure of the fidelity check came out the same, to the
+    # packet, idle and beside two hogs (lab/README.md, "Time modes"); so no tolerance.
+    args = ("--qdisc", "pfifo limit 1000", "--rate", "20mbit", "--duration", "2s", "--period", "100ms")
+    idle = fidelity_report(tmp_path / "idle", *args)
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
+    try:
+        loaded = fidelity_report(tmp_path / "loaded", *args)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    print("idle:  ", idle)
+    print("loaded:", loaded)
+    assert loaded == idle
+
+
+PIPELINE = """
+name = "uml-pipeline"
+description = "GCC, then a page of 20 x 300 KB under pfifo, in virtual time"
+engine = "uml"
+[link]
+rate = "20mbit"
+rtt = "40ms"
+[schedulers]
+names = ["pfifo"]
+[rt]
+controllers = ["gcc"]
+start_rate = "5mbit"
+[warmup]
+min = "6s"
+max = "30s"
+[web]
+pages = ["flows-20-size-307200"]
+settle = "15s"
+"""
+
+
+def test_an_rt_flow_and_a_page_load_finish_through_the_whole_pipeline(tmp_path):
+    """Scenario, runner, UML guest, database, report: the RT flow and the page load run to
+    their end in virtual time, the run row names its engine and time mode, and (as under
+    qemu, test_lab_sanity_vm.py) 20 objects of 300 KB filling the FIFO make GCC stall."""
+    path = tmp_path / "pipeline.toml"
+    path.write_text(PIPELINE)
+    report = runner.run_matrix(sc.load(path), db_path=tmp_path / "lab.sqlite", results_root=tmp_path / "runs",
+                               resume=False, attempts=1, max_failures=1, progress=False)
+    assert (report.failed, report.units_valid) == (0, 1)
+    with Database(tmp_path / "lab.sqlite") as db:
+        [run] = db.query("SELECT engine, time_mode, guest_kernel, status FROM runs")
+        [result] = data.page_results(db, "uml-pipeline")
+    print(f"uml: {dict(run)}; stall {result.stall_s:.2f} s, max frame delay {result.max_delay_ms:.0f} ms, "
+          f"PLT {result.plt_s:.2f} s")
+    assert (run["engine"], run["time_mode"], run["status"]) == ("uml", "inf-cpu", "ok")
+    assert run["guest_kernel"].startswith("6.1.")
+    assert result.plt_s is not None
+    assert result.stall_s > 0 and result.max_delay_ms > metrics.STALL_THRESHOLD_S * 1e3
