@@ -89,7 +89,7 @@ void cfc_config_default(struct cfc_config *cfg)
 	cfg->interval_ns = 250000000ull;
 	cfg->reclassify_ns = 100000000ull;
 	cfg->target_ns = 20000000ull;
-	cfg->maxhold_ns = 1000000000ull;
+	cfg->maxhold_ns = 2000000000ull;
 	cfg->pace = CFC_PACE_ADAPTIVE;
 	cfg->limit = 10240;
 	cfg->memlimit = 32u << 20;

@@ -40,7 +40,7 @@ from .validate import ModelInputError, positive
 GAINS = ("served", "link")
 # pace adaptive's defaults, the qdisc's (core/confucius.c, cfc_config_default)
 TARGET_S = 0.020
-MAXHOLD_S = 1.0
+MAXHOLD_S = 2.0
 MAX_STEPS = 2_000_000  # a guard against a step/duration pair that would run for hours
 
 

@@ -26,7 +26,7 @@ static void defaults_are_valid_and_documented(void **state)
 	assert_int_equal(cfg.bandwidth, 0);
 	assert_int_equal(cfg.pace, CFC_PACE_ADAPTIVE);
 	assert_int_equal(cfg.target_ns, 20000000ull);
-	assert_int_equal(cfg.maxhold_ns, 1000000000ull);
+	assert_int_equal(cfg.maxhold_ns, 2000000000ull);
 }
 
 struct bad_value {
