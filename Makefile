@@ -34,11 +34,17 @@ clean:
 
 # The motivating example in the lab (scenarios/demo.toml): a GCC video flow at a 20 Mbit/s
 # bottleneck with 40 ms RTT meets an amazon-like page load, under pfifo, fq_codel, cake and
-# confucius, each in its own boot of Debian's kernel. Prints the comparison table and
-# writes the frame-delay timeline (seed 000 Fig. 2). `confucius core demo` shows the core alone.
+# confucius (pace adaptive, the default, and the seeds' fixed schedule), each in its own
+# boot of the lab's kernel: User-Mode Linux in virtual time by default (host load cannot
+# move its figures), Debian's kernel under qemu with DEMO_ENGINE=qemu. Prints the
+# comparison table and writes the frame-delay timeline (seed 000 Fig. 2) with the RT
+# flow's state in the qdisc. `confucius core demo` shows the core alone.
 DEMO := results/demo
-demo: $(VENV_STAMP) $(TOOLS_STAMP) $(KMOD) $(TC_PLUGIN) lab
+DEMO_ENGINE ?= uml
+DEMO_KMOD := $(if $(filter uml,$(DEMO_ENGINE)),$(KMOD_UML),$(KMOD))
+demo: $(VENV_STAMP) $(TOOLS_STAMP) $(DEMO_KMOD) $(TC_PLUGIN) lab
 	rm -rf $(DEMO)/demo.sqlite* $(DEMO)/runs
-	$(VENV)/bin/confucius lab run scenarios/demo.toml --db $(DEMO)/demo.sqlite --results $(DEMO)/runs
-	$(VENV)/bin/confucius report summary --db $(DEMO)/demo.sqlite -s pfifo,fq_codel,cake,confucius
+	$(VENV)/bin/confucius lab run scenarios/demo.toml --engine $(DEMO_ENGINE) --db $(DEMO)/demo.sqlite \
+		--results $(DEMO)/runs
+	$(VENV)/bin/confucius report summary --db $(DEMO)/demo.sqlite -s pfifo,fq_codel,cake,confucius,confucius-fixed
 	$(VENV)/bin/confucius report timeline --db $(DEMO)/demo.sqlite --out $(DEMO)/timeline.png

@@ -20,6 +20,7 @@
 #define CFC_SHAPER_MAX_LAG_NS	10000000ull /* late-timer catch-up the shaper allows */
 #define CFC_OCC_EWMA_SHIFT	2	/* occupancy smoothing: 1/4 per reclassify period */
 #define CFC_NEVER		(~0ull)
+#define CFC_NO_SOJOURN		(~0u)	/* no old-flow packet left in the recent window */
 
 /* ---------------------------------------------------------------- lists */
 
@@ -47,6 +48,12 @@ static void link_del(struct cfc_link *l)
 	l->prev->next = l->next;
 	l->next->prev = l->prev;
 	link_init(l);
+}
+
+/* Put l just after `at` (link_add_tail puts it just before its first argument). */
+static void link_add_after(struct cfc_link *at, struct cfc_link *l)
+{
+	link_add_tail(at->next, l);
 }
 
 static void link_rotate(struct cfc_link *head)
@@ -81,6 +88,9 @@ void cfc_config_default(struct cfc_config *cfg)
 	cfg->bandwidth = 0;
 	cfg->interval_ns = 250000000ull;
 	cfg->reclassify_ns = 100000000ull;
+	cfg->target_ns = 20000000ull;
+	cfg->maxhold_ns = 1000000000ull;
+	cfg->pace = CFC_PACE_ADAPTIVE;
 	cfg->limit = 10240;
 	cfg->memlimit = 32u << 20;
 	cfg->flows = 1024;
@@ -95,7 +105,7 @@ void cfc_config_default(struct cfc_config *cfg)
 const char *cfc_config_check(const struct cfc_config *cfg)
 {
 	if (cfg->flows < CFC_FLOWS_MIN || cfg->flows > CFC_FLOWS_MAX)
-		return "flows must be between 1 and 65536";
+		return "flows must be between 1 and 32768";
 	if (cfg->limit < CFC_LIMIT_MIN || cfg->limit > CFC_LIMIT_MAX)
 		return "limit must be between 1 and 1048576 packets";
 	if (cfg->memlimit < CFC_MEMLIMIT_MIN || cfg->memlimit > CFC_MEMLIMIT_MAX)
@@ -106,6 +116,12 @@ const char *cfc_config_check(const struct cfc_config *cfg)
 		return "interval must be between 1ms and 60s";
 	if (cfg->reclassify_ns < CFC_PERIOD_MIN_NS || cfg->reclassify_ns > CFC_PERIOD_MAX_NS)
 		return "reclassify must be between 1ms and 60s";
+	if (cfg->target_ns < CFC_PERIOD_MIN_NS || cfg->target_ns > CFC_PERIOD_MAX_NS)
+		return "target must be between 1ms and 60s";
+	if (cfg->maxhold_ns > CFC_MAXHOLD_MAX_NS)
+		return "maxhold must be at most 60s";
+	if (cfg->pace >= CFC_PACE_COUNT)
+		return "pace must be fixed or adaptive";
 	if (cfg->bandwidth &&
 	    (cfg->bandwidth < CFC_BANDWIDTH_MIN || cfg->bandwidth > CFC_BANDWIDTH_MAX))
 		return CFC_BANDWIDTH_RANGE_MSG;
@@ -328,6 +344,65 @@ static u32 nearest_class(const struct cfc_sched *s, const struct cfc_flow *f)
 	return c > k ? k : c;
 }
 
+/* ------------------------------------------------------------ idle flows */
+
+static struct cfc_link *idle_list(struct cfc_sched *s, const struct cfc_flow *f)
+{
+	return f->state == CFC_FLOW_NEW ? &s->idle_new : &s->idle_old;
+}
+
+/* How long a flow is remembered once its queue ran empty. */
+static u64 keep_ns(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	if (f->state == CFC_FLOW_NEW)
+		return s->cfg.interval_ns;
+	return CFC_OLD_KEEP_INTERVALS * s->cfg.interval_ns;
+}
+
+/* An idle flow joins its idle list in time order: from the tail, as it is mostly the newest. */
+static void idle_insert(struct cfc_sched *s, struct cfc_flow *f)
+{
+	struct cfc_link *head = idle_list(s, f), *at = head->prev;
+
+	while (at != head && flow_of(at, sched)->idle_since > f->idle_since)
+		at = at->prev;
+	link_add_after(at, &f->sched);
+}
+
+/* A new flow becomes old; an idle one moves to the old flows' idle list. */
+static void flow_age(struct cfc_sched *s, struct cfc_flow *f)
+{
+	f->state = CFC_FLOW_OLD;
+	if (!f->qlen) {
+		link_del(&f->sched);
+		idle_insert(s, f);
+	}
+}
+
+static u64 recent_ns(const struct cfc_sched *s)
+{
+	return s->cfg.interval_ns >> CFC_RECENT_SHIFT;
+}
+
+/*
+ * E of Alg. 1: the old flows that compete, i.e. backlogged or empty for less than
+ * the recent window. Idle flows that are only remembered do not count: with them,
+ * one tick could take far more than half of the backlogged old flows' share.
+ */
+static u32 competing_old_flows(const struct cfc_sched *s, u64 now)
+{
+	u64 since = now > recent_ns(s) ? now - recent_ns(s) : 0;
+	const struct cfc_link *l;
+	u32 i, n = 0;
+
+	for (i = 1; i <= nclasses(s); i++)
+		n += s->queues[i].nactive;
+	for (l = s->idle_old.prev; l != &s->idle_old && flow_of(l, sched)->idle_since >= since;
+	     l = l->prev)
+		n++;
+	return n;
+}
+
 /* ------------------------------------------------------------ new flows */
 
 /* Something is now due at t: cfc_advance must look again by then. */
@@ -375,6 +450,8 @@ static void flow_arrive(struct cfc_sched *s, struct cfc_flow *f, u32 cls, u64 no
 	}
 	if (s->nnew == 0) {
 		s->new_sum = CFC_W_ONE;
+		s->held_ns = 0;
+		s->old_sojourn_min = CFC_NO_SOJOURN;
 		s->next_tick_ns = now + s->cfg.interval_ns;
 		note_event(s, s->next_tick_ns);
 	}
@@ -391,7 +468,7 @@ static void graduate_all(struct cfc_sched *s)
 	while (!link_empty(&qnew->members)) {
 		struct cfc_flow *f = flow_of(qnew->members.next, member);
 
-		f->state = CFC_FLOW_OLD;
+		flow_age(s, f);
 		flow_move(s, f, first_class_queue(s, f));
 	}
 	s->nold += s->nnew;
@@ -400,18 +477,40 @@ static void graduate_all(struct cfc_sched *s)
 }
 
 /*
- * Alg. 1: every new weight doubles; if the new flows together still weigh less
- * than the old ones, they are raised to match (the old flows lose at most half
- * per tick, never below their fair share); new flows reaching weight 1 are old.
+ * Pace adaptive: an old flow whose queue did not once fall to `target` in the
+ * recent window has not yet followed its last cut of share, so the tick is held,
+ * for at most `maxhold` per burst of new flows (an unresponsive old flow cannot
+ * keep newcomers from their fair share for longer).
  */
-static void reweight(struct cfc_sched *s)
+static int tick_held(struct cfc_sched *s)
 {
-	u64 old_sum = (u64)s->nold << CFC_W_SHIFT;
+	if (s->cfg.pace != CFC_PACE_ADAPTIVE ||
+	    s->held_ns + s->cfg.interval_ns > s->cfg.maxhold_ns ||
+	    s->old_sojourn_min == CFC_NO_SOJOURN ||
+	    ((u64)s->old_sojourn_min << CFC_TICK_SHIFT) <= s->cfg.target_ns)
+		return 0;
+	s->held_ns += s->cfg.interval_ns;
+	s->cnt.holds++;
+	return 1;
+}
 
-	s->cnt.ticks++;
-	s->new_sum <<= 1;
-	if (s->new_sum < old_sum)
-		s->new_sum = old_sum;
+/*
+ * Alg. 1 at tick time t: every new weight doubles; if the new flows together
+ * still weigh less than the competing old ones (E), they are raised to match (the
+ * old flows lose at most half per tick, never below their fair share); new
+ * flows reaching weight 1 are old.
+ */
+static void reweight(struct cfc_sched *s, u64 t)
+{
+	if (!tick_held(s)) {
+		u64 competing = (u64)competing_old_flows(s, t) << CFC_W_SHIFT;
+
+		s->cnt.ticks++;
+		s->new_sum <<= 1;
+		if (s->new_sum < competing)
+			s->new_sum = competing;
+	}
+	s->old_sojourn_min = CFC_NO_SOJOURN;
 	if (s->nold == 0 || s->new_sum >= ((u64)s->nnew << CFC_W_SHIFT))
 		graduate_all(s);
 }
@@ -558,11 +657,27 @@ static void reclassify(struct cfc_sched *s, u64 now)
 
 /* ----------------------------------------------------------------- time */
 
-static u64 forget_due(const struct cfc_sched *s)
+static u64 forget_time(const struct cfc_sched *s, const struct cfc_link *list,
+		       struct cfc_flow **f)
 {
-	if (link_empty(&s->idle))
+	if (link_empty(list))
 		return CFC_NEVER;
-	return flow_of(s->idle.next, sched)->idle_since + s->cfg.interval_ns;
+	*f = flow_of(list->next, sched);
+	return (*f)->idle_since + keep_ns(s, *f);
+}
+
+/* When the next flow is to be forgotten, and which (the earlier of the two lists' heads). */
+static u64 forget_due(const struct cfc_sched *s, struct cfc_flow **f)
+{
+	struct cfc_flow *old_flow = 0;
+	u64 new_at = forget_time(s, &s->idle_new, f);
+	u64 old_at = forget_time(s, &s->idle_old, &old_flow);
+
+	if (old_at < new_at) {
+		*f = old_flow;
+		return old_at;
+	}
+	return new_at;
 }
 
 /*
@@ -575,14 +690,15 @@ void cfc_advance(struct cfc_sched *s, u64 now)
 	if (now < s->next_event_ns)
 		return;
 	for (;;) {
-		u64 forget_at = forget_due(s);
+		struct cfc_flow *forget = 0;
+		u64 forget_at = forget_due(s, &forget);
 		u64 tick_at = s->nnew ? s->next_tick_ns : CFC_NEVER;
 		u64 reclass_at = s->cfg.mode == CFC_MODE_CLASS ? s->next_reclassify_ns : CFC_NEVER;
 
 		if (forget_at <= now && forget_at <= tick_at && forget_at <= reclass_at) {
-			flow_forget(s, flow_of(s->idle.next, sched));
+			flow_forget(s, forget);
 		} else if (tick_at <= now && tick_at <= reclass_at) {
-			reweight(s);
+			reweight(s, tick_at);
 			s->next_tick_ns += s->cfg.interval_ns;
 		} else if (reclass_at <= now) {
 			reclassify(s, reclass_at);
@@ -680,8 +796,8 @@ static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now
 	if (f->qlen == 0) {
 		flow_detach_backlog(s, f);
 		f->idle_since = now;
-		link_add_tail(&s->idle, &f->sched);
-		note_event(s, now + s->cfg.interval_ns);
+		link_add_tail(idle_list(s, f), &f->sched);	/* the newest: time order holds */
+		note_event(s, now + keep_ns(s, f));
 	} else if (q->fifo) {
 		heap_head_advanced(s, q, f);
 	}
@@ -797,6 +913,13 @@ static void shaper_account(struct cfc_sched *s, u32 len, u64 now)
 	s->next_send_ns += ((u64)len * s->ns_per_byte_fp) >> CFC_RATE_SHIFT;
 }
 
+/* Pace adaptive watches the old flows' sojourn in the recent window before a tick. */
+static void watch_old_sojourn(struct cfc_sched *s, u32 sojourn, u64 now)
+{
+	if (s->nnew && now + recent_ns(s) >= s->next_tick_ns && sojourn < s->old_sojourn_min)
+		s->old_sojourn_min = sojourn;
+}
+
 /* ------------------------------------------------------------- the API */
 
 u32 cfc_bucket(const struct cfc_sched *s, u32 hash)
@@ -846,6 +969,8 @@ struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now)
 	sojourn = ticks_of(now) - p->stamp;
 	if (sojourn > s->cnt.max_sojourn)
 		s->cnt.max_sojourn = sojourn;
+	if (f->state == CFC_FLOW_OLD)
+		watch_old_sojourn(s, sojourn, now);
 	s->cnt.dequeued_pkts++;
 	s->cnt.dequeued_bytes += p->len;
 	return p;
@@ -904,10 +1029,13 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	}
 	configure_queues(s);
 	link_init(&s->round);
-	link_init(&s->idle);
+	link_init(&s->idle_new);
+	link_init(&s->idle_old);
 	s->new_sum = 0;
 	s->nnew = 0;
 	s->nold = 0;
+	s->held_ns = 0;
+	s->old_sojourn_min = CFC_NO_SOJOURN;
 	s->qlen = 0;
 	s->backlog = 0;
 	s->mem = 0;
@@ -974,8 +1102,8 @@ static void rehome_all(struct cfc_sched *s, u64 now)
 
 		if (f->state == CFC_FLOW_FREE)
 			continue;
-		if (s->cfg.mode == CFC_MODE_EXTERNAL)
-			f->state = CFC_FLOW_OLD;
+		if (s->cfg.mode == CFC_MODE_EXTERNAL && f->state == CFC_FLOW_NEW)
+			flow_age(s, f);
 		f->occ_area = 0;
 		f->occ_stamp = ticks_of(now);
 		f->queue = (u8)home_queue(s, f);
@@ -1071,4 +1199,20 @@ int cfc_flow_class(const struct cfc_sched *s, u32 bucket)
 	if (f->state == CFC_FLOW_FREE)
 		return -1;
 	return f->state == CFC_FLOW_NEW ? 0 : f->queue;
+}
+
+int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st)
+{
+	const struct cfc_flow *f = &s->flows[bucket];
+
+	if (f->state == CFC_FLOW_FREE)
+		return 0;
+	st->state = f->state;
+	st->queue = f->queue;
+	st->weight = cfc_flow_weight(s, bucket);
+	st->qlen = f->qlen;
+	st->backlog = f->backlog;
+	st->deficit = f->deficit;
+	st->sojourn_ns = f->head ? (u64)(ticks_of(now) - f->head->stamp) << CFC_TICK_SHIFT : 0;
+	return 1;
 }

@@ -8,7 +8,7 @@
  * passes time in nanoseconds, and frees the packets the core gives back as
  * dropped. The core never allocates and never calls back into the host.
  *
- * See ARCHITECTURE.md, "The algorithm, as this project implements it".
+ * docs/ALGORITHM.md says how it reads the seeds and where it decides.
  */
 #ifndef CONFUCIUS_H
 #define CONFUCIUS_H
@@ -26,7 +26,7 @@
 
 /* Configuration bounds, shared with the kernel's netlink policy. */
 #define CFC_FLOWS_MIN		1u
-#define CFC_FLOWS_MAX		65536u
+#define CFC_FLOWS_MAX		32768u		/* flow classes are 0x8000 + bucket */
 #define CFC_LIMIT_MIN		1u
 #define CFC_LIMIT_MAX		(1u << 20)
 #define CFC_MEMLIMIT_MIN	(64u * 1024)
@@ -39,6 +39,17 @@
 #define CFC_BANDWIDTH_MAX	(1ull << 47)		/* ~140.7 Tbit/s */
 #define CFC_BANDWIDTH_RANGE_MSG	"bandwidth must be 0 (unshaped) or between 8kbit and 140.7Tbit"
 #define CFC_HYSTERESIS_MAX	(CFC_W_ONE / 2)		/* 50 % */
+#define CFC_MAXHOLD_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = never hold */
+
+/*
+ * Old flows are remembered this many intervals after their queue ran empty
+ * (new flows one interval, Alg. 3), so that a real-time flow that pauses keeps
+ * its age. An old flow "competes" when it is backlogged or ran empty within the
+ * last interval >> CFC_RECENT_SHIFT; the same recent window before each tick is
+ * where the old flows' sojourn is watched (pace adaptive).
+ */
+#define CFC_OLD_KEEP_INTERVALS	4u
+#define CFC_RECENT_SHIFT	2
 
 enum cfc_mode {
 	CFC_MODE_FLOW,		/* per-flow weights, old flows served by DRR */
@@ -47,10 +58,19 @@ enum cfc_mode {
 	CFC_MODE_COUNT
 };
 
+/* How the new flows' weights grow at each reweight tick. */
+enum cfc_pace {
+	CFC_PACE_FIXED,		/* the seeds' schedule: S doubles at every tick */
+	CFC_PACE_ADAPTIVE,	/* a tick is held while an old flow's queue stands above target */
+	CFC_PACE_COUNT
+};
+
 struct cfc_config {
 	u64 bandwidth;		/* bit/s the core paces its output to; 0 = unshaped */
 	u64 interval_ns;	/* 1/lambda: reweight tick and flow-forgetting time */
 	u64 reclassify_ns;	/* occupancy-class re-examination period */
+	u64 target_ns;		/* pace adaptive: old flows' standing-queue sojourn target */
+	u64 maxhold_ns;		/* pace adaptive: most time held per burst of new flows */
 	u32 limit;		/* packets */
 	u32 memlimit;		/* bytes of packet truesize */
 	u32 flows;		/* hash buckets; fixed for the life of a scheduler */
@@ -58,6 +78,7 @@ struct cfc_config {
 	u32 hysteresis;		/* alpha, in CFC_W_ONE units (6554 = 10 %) */
 	u8 mode;		/* enum cfc_mode */
 	u8 classes;		/* K occupancy or external classes */
+	u8 pace;		/* enum cfc_pace */
 	u32 class_weight[CFC_MAX_CLASSES]; /* external mode; 0 = by active flows */
 };
 
@@ -133,6 +154,7 @@ struct cfc_counters {
 	u64 dropped_pkts, dropped_bytes;	/* overflow, trims and resets */
 	u64 overlimits;		/* dequeues held back by the shaper */
 	u64 ticks;		/* reweight ticks that changed new-flow weights */
+	u64 holds;		/* reweight ticks held back for an old flow's queue */
 	u64 moves;		/* flows moved between classes */
 	u32 max_sojourn;	/* ticks (ns >> 10) */
 };
@@ -142,11 +164,14 @@ struct cfc_sched {
 	struct cfc_flow *flows;
 	struct cfc_queue queues[CFC_NQUEUES];
 	struct cfc_link round;	/* backlogged queues, DWRR order */
-	struct cfc_link idle;	/* empty, not yet forgotten flows, oldest first */
+	struct cfc_link idle_new; /* empty, not yet forgotten new flows, oldest first */
+	struct cfc_link idle_old; /* the same for old flows */
 	struct cfc_link fat[CFC_FAT_BUCKETS]; /* backlogged flows by fls(backlog) */
 	u32 fat_top;		/* no bucket above it holds a flow */
 	u64 new_sum;		/* S: total weight of new flows, CFC_W_ONE units */
 	u32 nnew, nold;		/* remembered new and old flows */
+	u32 old_sojourn_min;	/* ticks; least old-flow sojourn in the recent window, or ~0 */
+	u64 held_ns;		/* time held since N last became non-empty */
 	u32 qlen;		/* packets queued */
 	u32 backlog;		/* bytes queued */
 	u32 mem;		/* truesize queued */
@@ -169,6 +194,16 @@ struct cfc_stats {
 	u32 class_flows[CFC_MAX_CLASSES];
 	u32 class_qlen[CFC_MAX_CLASSES];
 	u32 class_backlog[CFC_MAX_CLASSES];
+};
+
+/* One remembered flow, for per-flow dumps (`tc -s class show`). */
+struct cfc_flow_stats {
+	u8 state;		/* enum cfc_flow_state: new or old */
+	u8 queue;		/* 0 = Q_new, else its class 1..K */
+	u32 weight;		/* CFC_W_ONE units */
+	u32 qlen, backlog;	/* packets, bytes */
+	s32 deficit;		/* bytes, DRR inside its queue */
+	u64 sojourn_ns;		/* how long its head packet has waited; 0 when empty */
 };
 
 /* What happened to the packet the host enqueued. */
@@ -225,5 +260,7 @@ u32 cfc_bucket(const struct cfc_sched *s, u32 hash);
 u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket);
 /* Class (1..K) of an old flow, 0 for a new flow, -1 for a free bucket. */
 int cfc_flow_class(const struct cfc_sched *s, u32 bucket);
+/* The state of the flow in `bucket` at `now`; 0 for a free bucket (then *st is untouched). */
+int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st);
 
 #endif /* CONFUCIUS_H */

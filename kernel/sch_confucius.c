@@ -9,7 +9,7 @@
  *
  * This file is only the Linux glue; the algorithm is the portable core in
  * ../core (compiled into this module), shared with the userspace tests and
- * the simulator. See ARCHITECTURE.md.
+ * the simulator. See docs/ALGORITHM.md.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -21,6 +21,7 @@
 #include <net/pkt_sched.h>
 #include <net/pkt_cls.h>
 #include <net/sch_generic.h>
+#include <net/flow_dissector.h>
 
 #include "pkt_sched_confucius.h"
 #include "confucius.c"
@@ -267,6 +268,10 @@ static struct netlink_range_validation period_us_range = {
 	.min = CFC_PERIOD_MIN_NS / NSEC_PER_USEC, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
 };
 
+static struct netlink_range_validation maxhold_us_range = {
+	.min = 0, .max = CFC_MAXHOLD_MAX_NS / NSEC_PER_USEC,
+};
+
 static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_BANDWIDTH64]	= { .type = NLA_U64 },
 	[TCA_CONFUCIUS_LIMIT]		= NLA_POLICY_FULL_RANGE(NLA_U32, &limit_range),
@@ -280,6 +285,9 @@ static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_RECLASSIFY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
 	[TCA_CONFUCIUS_CLASS_WEIGHTS]	= { .type = NLA_BINARY,
 					    .len = TC_CONFUCIUS_MAX_CLASSES * sizeof(u32) },
+	[TCA_CONFUCIUS_PACE]		= NLA_POLICY_MAX(NLA_U32, TC_CONFUCIUS_PACE_ADAPTIVE),
+	[TCA_CONFUCIUS_TARGET]		= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
+	[TCA_CONFUCIUS_MAXHOLD]		= NLA_POLICY_FULL_RANGE(NLA_U32, &maxhold_us_range),
 };
 
 /* The u64 bandwidth is range-checked here: NLA_POLICY_FULL_RANGE cannot exempt 0. */
@@ -344,6 +352,12 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		cfg->classes = nla_get_u32(tb[TCA_CONFUCIUS_CLASSES]);
 	if (tb[TCA_CONFUCIUS_HYSTERESIS])
 		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
+	if (tb[TCA_CONFUCIUS_PACE])
+		cfg->pace = nla_get_u32(tb[TCA_CONFUCIUS_PACE]);
+	if (tb[TCA_CONFUCIUS_TARGET])
+		cfg->target_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_TARGET]) * NSEC_PER_USEC;
+	if (tb[TCA_CONFUCIUS_MAXHOLD])
+		cfg->maxhold_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_MAXHOLD]) * NSEC_PER_USEC;
 	return 0;
 }
 
@@ -457,7 +471,10 @@ static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 	    nla_put_u32(skb, TCA_CONFUCIUS_HYSTERESIS,
 			DIV_ROUND_CLOSEST(cfg->hysteresis * 100, CFC_W_ONE)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_RECLASSIFY, div_u64(cfg->reclassify_ns, NSEC_PER_USEC)) ||
-	    nla_put(skb, TCA_CONFUCIUS_CLASS_WEIGHTS, sizeof(cfg->class_weight), cfg->class_weight))
+	    nla_put(skb, TCA_CONFUCIUS_CLASS_WEIGHTS, sizeof(cfg->class_weight), cfg->class_weight) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_PACE, cfg->pace) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_TARGET, div_u64(cfg->target_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_MAXHOLD, div_u64(cfg->maxhold_ns, NSEC_PER_USEC)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -482,36 +499,51 @@ static u32 classes_in_use(const struct confucius_sched_data *q)
 	return q->core.cfg.mode == CFC_MODE_FLOW ? 1 : q->core.cfg.classes;
 }
 
+static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct cfc_stats *cs,
+			     struct tc_confucius_qd_stats *st)
+{
+	u32 i;
+
+	st->new_flows = cs->new_flows;
+	st->old_flows = cs->old_flows;
+	st->new_weight = cs->new_sum;
+	st->ticks = cs->cnt.ticks;
+	st->holds = cs->cnt.holds;
+	st->moves = cs->cnt.moves;
+	st->max_sojourn_us = (u32)div_u64((u64)cs->cnt.max_sojourn << 10, NSEC_PER_USEC);
+	st->memory_used = cs->mem;
+	st->classes = classes_in_use(q);
+	for (i = 0; i < TC_CONFUCIUS_MAX_CLASSES; i++) {
+		st->class_flows[i] = cs->class_flows[i];
+		st->class_packets[i] = cs->class_qlen[i];
+		st->class_bytes[i] = cs->class_backlog[i];
+	}
+	st->enqueued_packets = cs->cnt.enqueued_pkts;
+	st->enqueued_bytes = cs->cnt.enqueued_bytes;
+	st->sent_packets = cs->cnt.dequeued_pkts;
+	st->sent_bytes = cs->cnt.dequeued_bytes;
+	st->dropped_packets = cs->cnt.dropped_pkts;
+	st->dropped_bytes = cs->cnt.dropped_bytes;
+	st->backlog_packets = cs->qlen;
+	st->backlog_bytes = cs->backlog;
+}
+
 /*
  * Stats dumps run without the qdisc lock, concurrently with the datapath: take
- * it, since bringing the core up to date changes it.
+ * it, since bringing the core up to date changes it; the counters are then one
+ * consistent snapshot.
  */
 static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
-	struct tc_confucius_xstats st = { 0 };
+	struct tc_confucius_xstats st = { .type = TC_CONFUCIUS_XSTATS_QDISC };
 	struct cfc_stats cs;
-	u32 i;
 
 	sch_tree_lock(sch);
 	cfc_advance(&q->core, ktime_get_ns());
 	cfc_stats(&q->core, &cs);
 	sch_tree_unlock(sch);
-	st.new_flows = cs.new_flows;
-	st.old_flows = cs.old_flows;
-	st.new_weight = cs.new_sum;
-	st.ticks = cs.cnt.ticks;
-	st.moves = cs.cnt.moves;
-	st.max_sojourn_us = (u32)div_u64((u64)cs.cnt.max_sojourn << 10, NSEC_PER_USEC);
-	st.memory_used = cs.mem;
-	st.classes = classes_in_use(q);
-	st.enqueued_packets = cs.cnt.enqueued_pkts;
-	st.enqueued_bytes = cs.cnt.enqueued_bytes;
-	for (i = 0; i < TC_CONFUCIUS_MAX_CLASSES; i++) {
-		st.class_flows[i] = cs.class_flows[i];
-		st.class_packets[i] = cs.class_qlen[i];
-		st.class_bytes[i] = cs.class_backlog[i];
-	}
+	fill_qdisc_stats(q, &cs, &st.qdisc_stats);
 	return gnet_stats_copy_app(d, &st, sizeof(st));
 }
 
@@ -551,25 +583,103 @@ static int confucius_dump_class(struct Qdisc *sch, unsigned long cl,
 	return 0;
 }
 
+static bool is_flow_class(unsigned long cl)
+{
+	return cl >= TC_CONFUCIUS_FLOW_MINOR;
+}
+
+/* The ports of the flow's head packet, so that a dump tells which flow it is. */
+static void head_ports(struct cfc_flow *f, struct tc_confucius_fl_stats *st)
+{
+	struct flow_keys keys;
+
+	if (!f->head || !skb_flow_dissect_flow_keys(node_skb(f->head), &keys, 0))
+		return;
+	st->sport = ntohs(keys.ports.src);
+	st->dport = ntohs(keys.ports.dst);
+	st->ip_proto = keys.basic.ip_proto;
+}
+
+/* Under the qdisc's lock. False when the flow has been forgotten meanwhile. */
+static bool fill_flow_stats(struct confucius_sched_data *q, u32 bucket,
+			    struct tc_confucius_fl_stats *st)
+{
+	u64 now = ktime_get_ns();
+	struct cfc_flow_stats fs;
+
+	cfc_advance(&q->core, now);
+	if (!cfc_flow_stats(&q->core, bucket, now, &fs))
+		return false;
+	st->bucket = bucket;
+	st->state = fs.state == CFC_FLOW_NEW ? TC_CONFUCIUS_FLOW_NEW : TC_CONFUCIUS_FLOW_OLD;
+	st->class_id = fs.queue;
+	st->weight = fs.weight;
+	st->packets = fs.qlen;
+	st->bytes = fs.backlog;
+	st->deficit = fs.deficit;
+	st->sojourn_us = (u32)min_t(u64, div_u64(fs.sojourn_ns, NSEC_PER_USEC), U32_MAX);
+	head_ports(&q->core.flows[bucket], st);
+	return true;
+}
+
+static void fill_class_stats(const struct confucius_sched_data *q, unsigned long cl,
+			     struct tc_confucius_cl_stats *st)
+{
+	const struct cfc_queue *queue = &q->core.queues[cl];
+
+	st->flows = queue->nflows;
+	st->packets = queue->qlen;
+	st->bytes = queue->backlog;
+}
+
 static int confucius_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 				      struct gnet_dump *d)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
-	const struct cfc_queue *queue = &q->core.queues[cl];
-	struct gnet_stats_queue qs;
-	u32 flows;
+	struct tc_confucius_xstats st = { 0 };
+	struct gnet_stats_queue qs = { 0 };
 
 	sch_tree_lock(sch);	/* as in confucius_dump_stats */
-	qs = (struct gnet_stats_queue){ .qlen = queue->qlen, .backlog = queue->backlog };
-	flows = queue->nflows;
+	if (is_flow_class(cl)) {
+		st.type = TC_CONFUCIUS_XSTATS_FLOW;
+		if (fill_flow_stats(q, cl - TC_CONFUCIUS_FLOW_MINOR, &st.flow_stats)) {
+			qs.qlen = st.flow_stats.packets;
+			qs.backlog = st.flow_stats.bytes;
+		}
+	} else {
+		st.type = TC_CONFUCIUS_XSTATS_CLASS;
+		fill_class_stats(q, cl, &st.class_stats);
+		qs.qlen = st.class_stats.packets;
+		qs.backlog = st.class_stats.bytes;
+	}
 	sch_tree_unlock(sch);
 
 	if (gnet_stats_copy_queue(d, NULL, &qs, qs.qlen) < 0)
 		return -1;
-	return gnet_stats_copy_app(d, &flows, sizeof(flows));
+	return gnet_stats_copy_app(d, &st, sizeof(st));
 }
 
-/* Classes 1..K (the old flows' groups) are listed for `tc class show`. */
+/* One class for the walker; false once it says stop. */
+static bool walk_one(struct Qdisc *sch, struct qdisc_walker *arg, unsigned long cl)
+{
+	if (arg->count < arg->skip) {
+		arg->count++;
+		return true;
+	}
+	if (arg->fn(sch, cl, arg) < 0) {
+		arg->stop = 1;
+		return false;
+	}
+	arg->count++;
+	return true;
+}
+
+/*
+ * `tc class show` lists the classes 1..K (the old flows' groups), then every
+ * remembered flow as TC_CONFUCIUS_FLOW_MINOR + its bucket, as fq_codel lists its
+ * flows. A flow's state is read racily here, as fq_codel does; its statistics are
+ * then taken under the lock.
+ */
 static void confucius_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
@@ -577,17 +687,13 @@ static void confucius_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 
 	if (arg->stop)
 		return;
-	for (i = 1; i <= classes_in_use(q); i++) {
-		if (arg->count < arg->skip) {
-			arg->count++;
-			continue;
-		}
-		if (arg->fn(sch, i, arg) < 0) {
-			arg->stop = 1;
-			break;
-		}
-		arg->count++;
-	}
+	for (i = 1; i <= classes_in_use(q); i++)
+		if (!walk_one(sch, arg, i))
+			return;
+	for (i = 0; i < q->core.cfg.flows; i++)
+		if (READ_ONCE(q->core.flows[i].state) != CFC_FLOW_FREE &&
+		    !walk_one(sch, arg, TC_CONFUCIUS_FLOW_MINOR + i))
+			return;
 }
 
 static const struct Qdisc_class_ops confucius_class_ops = {
@@ -620,6 +726,9 @@ static struct Qdisc_ops confucius_qdisc_ops __read_mostly = {
 static int __init confucius_module_init(void)
 {
 	BUILD_BUG_ON(sizeof(struct cfc_pkt) > QDISC_CB_PRIV_LEN);
+	BUILD_BUG_ON(CFC_FLOWS_MAX > 0x10000 - TC_CONFUCIUS_FLOW_MINOR);
+	BUILD_BUG_ON((int)TC_CONFUCIUS_PACE_FIXED != (int)CFC_PACE_FIXED ||
+		     (int)TC_CONFUCIUS_PACE_ADAPTIVE != (int)CFC_PACE_ADAPTIVE);
 	return register_qdisc(&confucius_qdisc_ops);
 }
 

@@ -35,6 +35,9 @@ _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
 	       (int)TC_CONFUCIUS_MODE_CLASS == (int)CFC_MODE_CLASS &&
 	       (int)TC_CONFUCIUS_MODE_EXTERNAL == (int)CFC_MODE_EXTERNAL &&
 	       CFC_MODE_COUNT == 3, "mode numbers differ from the core's");
+_Static_assert((int)TC_CONFUCIUS_PACE_FIXED == (int)CFC_PACE_FIXED &&
+	       (int)TC_CONFUCIUS_PACE_ADAPTIVE == (int)CFC_PACE_ADAPTIVE &&
+	       CFC_PACE_COUNT == 2, "pace numbers differ from the core's");
 
 #define NS_PER_US 1000u
 
@@ -44,13 +47,20 @@ static const char *const mode_names[] = {
 	[TC_CONFUCIUS_MODE_EXTERNAL] = "external",
 };
 
+static const char *const pace_names[] = {
+	[TC_CONFUCIUS_PACE_FIXED] = "fixed",
+	[TC_CONFUCIUS_PACE_ADAPTIVE] = "adaptive",
+};
+
+#define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
+
 enum value_kind {
 	KIND_RATE,	/* bytes/s, u64; "unlimited" or 0 = unshaped */
 	KIND_COUNT,	/* plain whole number */
 	KIND_SIZE,	/* bytes, with tc's size units */
 	KIND_TIME,	/* us, with tc's time units */
 	KIND_PERCENT,	/* whole percent, "10" or "10%" */
-	KIND_MODE,
+	KIND_NAME,	/* one of `names`, sent as its index */
 	KIND_WEIGHTS,	/* W1:W2:..., one u32 per class */
 };
 
@@ -61,34 +71,41 @@ struct option_spec {
 	__u64 min, max;		/* in netlink units */
 	const char *what;	/* for counts: what is counted */
 	const char *example;
+	const char *const *names; /* for names: index = value */
 };
 
 static const struct option_spec options[] = {
 	{ "bandwidth", TCA_CONFUCIUS_BANDWIDTH64, KIND_RATE,
-	  CFC_BANDWIDTH_MIN / 8, CFC_BANDWIDTH_MAX / 8, NULL, "95mbit" },
+	  CFC_BANDWIDTH_MIN / 8, CFC_BANDWIDTH_MAX / 8, NULL, "95mbit", NULL },
 	{ "limit", TCA_CONFUCIUS_LIMIT, KIND_COUNT,
-	  CFC_LIMIT_MIN, CFC_LIMIT_MAX, "packets", "10240" },
+	  CFC_LIMIT_MIN, CFC_LIMIT_MAX, "packets", "10240", NULL },
 	{ "memlimit", TCA_CONFUCIUS_MEMLIMIT, KIND_SIZE,
-	  CFC_MEMLIMIT_MIN, CFC_MEMLIMIT_MAX, NULL, "32mb" },
+	  CFC_MEMLIMIT_MIN, CFC_MEMLIMIT_MAX, NULL, "32mb", NULL },
 	{ "flows", TCA_CONFUCIUS_FLOWS, KIND_COUNT,
-	  CFC_FLOWS_MIN, CFC_FLOWS_MAX, "flow buckets", "1024" },
+	  CFC_FLOWS_MIN, CFC_FLOWS_MAX, "flow buckets", "1024", NULL },
 	{ "quantum", TCA_CONFUCIUS_QUANTUM, KIND_SIZE,
-	  CFC_QUANTUM_MIN, CFC_QUANTUM_MAX, NULL, "1514" },
+	  CFC_QUANTUM_MIN, CFC_QUANTUM_MAX, NULL, "1514", NULL },
 	{ "interval", TCA_CONFUCIUS_INTERVAL, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "250ms" },
-	{ "mode", TCA_CONFUCIUS_MODE, KIND_MODE,
-	  0, CFC_MODE_COUNT - 1, NULL, "class" },
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "250ms", NULL },
+	{ "mode", TCA_CONFUCIUS_MODE, KIND_NAME,
+	  0, COUNT_OF(mode_names) - 1, NULL, "class", mode_names },
 	{ "classes", TCA_CONFUCIUS_CLASSES, KIND_COUNT,
-	  1, CFC_MAX_CLASSES, "classes", "3" },
+	  1, CFC_MAX_CLASSES, "classes", "3", NULL },
 	{ "hysteresis", TCA_CONFUCIUS_HYSTERESIS, KIND_PERCENT,
-	  0, CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE, NULL, "10%" },
+	  0, CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE, NULL, "10%", NULL },
 	{ "reclassify", TCA_CONFUCIUS_RECLASSIFY, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "100ms" },
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "100ms", NULL },
 	{ "weights", TCA_CONFUCIUS_CLASS_WEIGHTS, KIND_WEIGHTS,
-	  0, UINT32_MAX, NULL, "4:2:1" },
+	  0, UINT32_MAX, NULL, "4:2:1", NULL },
+	{ "pace", TCA_CONFUCIUS_PACE, KIND_NAME,
+	  0, COUNT_OF(pace_names) - 1, NULL, "fixed", pace_names },
+	{ "target", TCA_CONFUCIUS_TARGET, KIND_TIME,
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "20ms", NULL },
+	{ "maxhold", TCA_CONFUCIUS_MAXHOLD, KIND_TIME,
+	  0, CFC_MAXHOLD_MAX_NS / NS_PER_US, NULL, "1s", NULL },
 };
 
-#define NOPTIONS (sizeof(options) / sizeof(options[0]))
+#define NOPTIONS COUNT_OF(options)
 
 /* What the user gave; only these attributes are sent. */
 struct request {
@@ -112,6 +129,18 @@ static void sprint_bits(__u64 bytes, char *buf, size_t len)
 		i++;
 	}
 	snprintf(buf, len, "%.4g%sbit", bits, prefixes[i]);
+}
+
+/* "flow, class or external" */
+static void describe_names(const struct option_spec *spec, char *buf, size_t len)
+{
+	size_t used = 0;
+	__u64 i;
+
+	buf[0] = '\0';
+	for (i = 0; i <= spec->max && used < len; i++)
+		used += snprintf(buf + used, len - used, "%s%s",
+				 i == 0 ? "" : i == spec->max ? " or " : ", ", spec->names[i]);
 }
 
 /* What a valid value of `spec` looks like, e.g. "a time from 1ms to 60s (e.g. 250ms)". */
@@ -142,9 +171,8 @@ static void describe_valid(const struct option_spec *spec, char *buf, size_t len
 		snprintf(what, sizeof(what), "a whole percentage from %llu to %llu",
 			 (unsigned long long)spec->min, (unsigned long long)spec->max);
 		break;
-	case KIND_MODE:
-		snprintf(what, sizeof(what), "%s, %s or %s",
-			 mode_names[0], mode_names[1], mode_names[2]);
+	case KIND_NAME:
+		describe_names(spec, what, sizeof(what));
 		break;
 	case KIND_WEIGHTS:
 		snprintf(what, sizeof(what), "up to %u whole numbers (0 to %llu) joined by ':'",
@@ -167,6 +195,7 @@ static void explain_defaults(void)
 {
 	struct cfc_config d;
 	char b0[SPRINT_BSIZE] = "unlimited", b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE];
+	char b4[SPRINT_BSIZE], b5[SPRINT_BSIZE];
 
 	cfc_config_default(&d);
 	if (d.bandwidth)
@@ -174,11 +203,13 @@ static void explain_defaults(void)
 	fprintf(stderr,
 		"Defaults: bandwidth %s limit %up memlimit %s flows %u quantum %u\n"
 		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
+		"          pace %s target %s maxhold %s\n"
 		"          no weights (classes served in proportion to their active flows)\n",
 		b0, d.limit, sprint_size(d.memlimit, b1), d.flows, d.quantum,
 		sprint_time(d.interval_ns / NS_PER_US, b2), mode_names[d.mode], d.classes,
 		(d.hysteresis * 100 + CFC_W_ONE / 2) / CFC_W_ONE,
-		sprint_time(d.reclassify_ns / NS_PER_US, b3));
+		sprint_time(d.reclassify_ns / NS_PER_US, b3), pace_names[d.pace],
+		sprint_time(d.target_ns / NS_PER_US, b4), sprint_time(d.maxhold_ns / NS_PER_US, b5));
 }
 
 static void explain(void)
@@ -191,7 +222,8 @@ static void explain(void)
 		"                     [ memlimit BYTES ] [ flows NUMBER ] [ quantum BYTES ]\n"
 		"                     [ interval TIME ] [ mode flow | class | external ]\n"
 		"                     [ classes NUMBER ] [ hysteresis PERCENT ]\n"
-		"                     [ reclassify TIME ] [ weights W1:W2:... ]\n");
+		"                     [ reclassify TIME ] [ weights W1:W2:... ]\n"
+		"                     [ pace fixed | adaptive ] [ target TIME ] [ maxhold TIME ]\n");
 	explain_defaults();
 	fprintf(stderr, "Values:\n");
 	for (i = 0; i < NOPTIONS; i++) {
@@ -201,6 +233,8 @@ static void explain(void)
 	fprintf(stderr,
 		"flows is fixed when the qdisc is created. weights apply in mode external,\n"
 		"one per class; a weight of 0 serves its class by its active flows.\n"
+		"pace adaptive holds a reweight tick while an old flow's queue stands above\n"
+		"target, for at most maxhold per burst of new flows; pace fixed is the seeds'.\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n");
 }
 
@@ -275,13 +309,13 @@ static int read_percent(const char *arg, __u64 *percent)
 	return read_count(digits, percent);
 }
 
-static int read_mode(const char *arg, __u64 *mode)
+static int read_name(const struct option_spec *spec, const char *arg, __u64 *v)
 {
-	unsigned int i;
+	__u64 i;
 
-	for (i = 0; i < sizeof(mode_names) / sizeof(mode_names[0]); i++) {
-		if (strcmp(arg, mode_names[i]) == 0) {
-			*mode = i;
+	for (i = 0; i <= spec->max; i++) {
+		if (strcmp(arg, spec->names[i]) == 0) {
+			*v = i;
 			return 0;
 		}
 	}
@@ -326,8 +360,8 @@ static int read_value(const struct option_spec *spec, const char *arg, struct re
 		return read_time_us(arg, v);
 	case KIND_PERCENT:
 		return read_percent(arg, v);
-	case KIND_MODE:
-		return read_mode(arg, v);
+	case KIND_NAME:
+		return read_name(spec, arg, v);
 	case KIND_WEIGHTS:
 		*v = 0;
 		return read_weights(arg, req);
@@ -467,16 +501,18 @@ static void print_bandwidth(struct rtattr *attr)
 	}
 }
 
-static void print_mode(__u32 mode)
+/* An option of kind name, by its name; a value this tc does not know as "unknown(N)". */
+static void print_name(const char *key, const char *const *names, unsigned int count, __u32 v)
 {
-	char unknown[32];
+	char fmt[32], unknown[32];
 
-	if (mode < sizeof(mode_names) / sizeof(mode_names[0])) {
-		print_string(PRINT_ANY, "mode", "mode %s ", mode_names[mode]);
+	snprintf(fmt, sizeof(fmt), "%s %%s ", key);
+	if (v < count) {
+		print_string(PRINT_ANY, key, fmt, names[v]);
 		return;
 	}
-	snprintf(unknown, sizeof(unknown), "unknown(%u)", mode);
-	print_string(PRINT_ANY, "mode", "mode %s ", unknown);
+	snprintf(unknown, sizeof(unknown), "unknown(%u)", v);
+	print_string(PRINT_ANY, key, fmt, unknown);
 }
 
 /* "weights 4:2:1", up to the last class that has one; nothing when none is set. */
@@ -520,7 +556,7 @@ static int confucius_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *op
 	if (attr_u32(tb, TCA_CONFUCIUS_INTERVAL, &v))
 		print_time_us("interval", v);
 	if (attr_u32(tb, TCA_CONFUCIUS_MODE, &v))
-		print_mode(v);
+		print_name("mode", mode_names, COUNT_OF(mode_names), v);
 	if (attr_u32(tb, TCA_CONFUCIUS_CLASSES, &v))
 		print_uint(PRINT_ANY, "classes", "classes %u ", v);
 	if (attr_u32(tb, TCA_CONFUCIUS_HYSTERESIS, &v))
@@ -528,10 +564,16 @@ static int confucius_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *op
 	if (attr_u32(tb, TCA_CONFUCIUS_RECLASSIFY, &v))
 		print_time_us("reclassify", v);
 	print_weights(tb[TCA_CONFUCIUS_CLASS_WEIGHTS]);
+	if (attr_u32(tb, TCA_CONFUCIUS_PACE, &v))
+		print_name("pace", pace_names, COUNT_OF(pace_names), v);
+	if (attr_u32(tb, TCA_CONFUCIUS_TARGET, &v))
+		print_time_us("target", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_MAXHOLD, &v))
+		print_time_us("maxhold", v);
 	return 0;
 }
 
-static void print_class_xstats(const struct tc_confucius_xstats *st)
+static void print_class_xstats(const struct tc_confucius_qd_stats *st)
 {
 	unsigned int i, n = st->classes < TC_CONFUCIUS_MAX_CLASSES ?
 			    st->classes : TC_CONFUCIUS_MAX_CLASSES;
@@ -549,51 +591,92 @@ static void print_class_xstats(const struct tc_confucius_xstats *st)
 	close_json_array(PRINT_JSON, NULL);
 }
 
-/* The first version of the statistics ended with the per-class counters. */
-#define XSTATS_FIRST_SIZE offsetof(struct tc_confucius_xstats, enqueued_packets)
-
-/* The counters added since the first version, when the kernel sends them. */
-static void print_enqueued(const struct tc_confucius_xstats *st, size_t size)
+/* The consistent snapshot: enqueued = sent + dropped + backlog. */
+static void print_snapshot(const struct tc_confucius_qd_stats *st)
 {
-	if (size < sizeof(*st))
-		return;
-	print_u64(PRINT_ANY, "enqueued_packets", " enqueued_packets %" PRIu64, st->enqueued_packets);
+	print_nl();
+	print_u64(PRINT_ANY, "enqueued_packets", "  enqueued_packets %" PRIu64, st->enqueued_packets);
 	print_u64(PRINT_ANY, "enqueued_bytes", " enqueued_bytes %" PRIu64, st->enqueued_bytes);
+	print_u64(PRINT_ANY, "sent_packets", " sent_packets %" PRIu64, st->sent_packets);
+	print_u64(PRINT_ANY, "sent_bytes", " sent_bytes %" PRIu64, st->sent_bytes);
+	print_nl();
+	print_u64(PRINT_ANY, "dropped_packets", "  dropped_packets %" PRIu64, st->dropped_packets);
+	print_u64(PRINT_ANY, "dropped_bytes", " dropped_bytes %" PRIu64, st->dropped_bytes);
+	print_uint(PRINT_ANY, "backlog_packets", " backlog_packets %u", st->backlog_packets);
+	print_uint(PRINT_ANY, "backlog_bytes", " backlog_bytes %u", st->backlog_bytes);
+}
+
+static void print_qdisc_xstats(const struct tc_confucius_qd_stats *st)
+{
+	char b[SPRINT_BSIZE];
+
+	print_uint(PRINT_ANY, "new_flows", "  new_flows %u", st->new_flows);
+	print_uint(PRINT_ANY, "old_flows", " old_flows %u", st->old_flows);
+	print_float(PRINT_ANY, "new_weight", " new_weight %g", (double)st->new_weight / CFC_W_ONE);
+	print_u64(PRINT_ANY, "ticks", " ticks %" PRIu64, st->ticks);
+	print_u64(PRINT_ANY, "holds", " holds %" PRIu64, st->holds);
+	print_u64(PRINT_ANY, "moves", " moves %" PRIu64, st->moves);
+	print_nl();
+	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st->max_sojourn_us, b));
+	print_uint(PRINT_JSON, "max_sojourn", NULL, st->max_sojourn_us);
+	print_size(PRINT_ANY, "memory_used", " memory_used %s", st->memory_used);
+	print_snapshot(st);
+	print_class_xstats(st);
+}
+
+static void print_cl_xstats(const struct tc_confucius_cl_stats *st)
+{
+	print_uint(PRINT_ANY, "flows", " flows %u", st->flows);
+}
+
+static void print_fl_xstats(const struct tc_confucius_fl_stats *st)
+{
+	char b[SPRINT_BSIZE];
+
+	print_uint(PRINT_ANY, "bucket", " bucket %u", st->bucket);
+	print_string(PRINT_ANY, "state", " %s",
+		     st->state == TC_CONFUCIUS_FLOW_NEW ? "new" :
+		     st->state == TC_CONFUCIUS_FLOW_OLD ? "old" : "forgotten");
+	print_uint(PRINT_ANY, "class", " class %u", st->class_id);
+	print_float(PRINT_ANY, "weight", " weight %g", (double)st->weight / CFC_W_ONE);
+	print_int(PRINT_ANY, "deficit", " deficit %d", st->deficit);
+	print_string(PRINT_FP, NULL, " sojourn %s", sprint_time(st->sojourn_us, b));
+	print_uint(PRINT_JSON, "sojourn", NULL, st->sojourn_us);
+	if (!st->ip_proto)
+		return;
+	print_uint(PRINT_ANY, "sport", " ports %u", st->sport);
+	print_uint(PRINT_ANY, "dport", ">%u", st->dport);
+	print_uint(PRINT_ANY, "ip_proto", " proto %u", st->ip_proto);
 }
 
 /*
- * Qdisc statistics are a struct tc_confucius_xstats (a newer kernel may append
- * fields, an older one sends fewer); a class's are its number of flows, one u32.
+ * Statistics are a struct tc_confucius_xstats whose type names the member that
+ * follows (a newer kernel may append fields to it, an older one send fewer).
  */
 static int confucius_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr *xstats)
 {
 	struct tc_confucius_xstats st = { 0 };
 	size_t size;
-	char b[SPRINT_BSIZE];
 
 	if (!xstats)
 		return 0;
 	size = RTA_PAYLOAD(xstats);
-	if (size == sizeof(__u32)) {
-		print_uint(PRINT_ANY, "flows", " flows %u", rta_getattr_u32(xstats));
-		return 0;
-	}
-	if (size < XSTATS_FIRST_SIZE)
+	if (size < offsetof(struct tc_confucius_xstats, qdisc_stats))
 		return -1;
 	/* RTA_DATA is only 4-byte aligned. */
 	memcpy(&st, RTA_DATA(xstats), size < sizeof(st) ? size : sizeof(st));
-	print_uint(PRINT_ANY, "new_flows", "  new_flows %u", st.new_flows);
-	print_uint(PRINT_ANY, "old_flows", " old_flows %u", st.old_flows);
-	print_float(PRINT_ANY, "new_weight", " new_weight %g", (double)st.new_weight / CFC_W_ONE);
-	print_u64(PRINT_ANY, "ticks", " ticks %" PRIu64, st.ticks);
-	print_u64(PRINT_ANY, "moves", " moves %" PRIu64, st.moves);
-	print_nl();
-	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st.max_sojourn_us, b));
-	print_uint(PRINT_JSON, "max_sojourn", NULL, st.max_sojourn_us);
-	print_size(PRINT_ANY, "memory_used", " memory_used %s", st.memory_used);
-	print_enqueued(&st, size);
-	print_class_xstats(&st);
-	return 0;
+	switch (st.type) {
+	case TC_CONFUCIUS_XSTATS_QDISC:
+		print_qdisc_xstats(&st.qdisc_stats);
+		return 0;
+	case TC_CONFUCIUS_XSTATS_CLASS:
+		print_cl_xstats(&st.class_stats);
+		return 0;
+	case TC_CONFUCIUS_XSTATS_FLOW:
+		print_fl_xstats(&st.flow_stats);
+		return 0;
+	}
+	return -1;
 }
 
 EXPORTED struct qdisc_util confucius_qdisc_util = {

@@ -26,7 +26,13 @@ from typing import Iterable
 
 from confucius.report import metrics
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+# Older versions this code still reads, once it has added what they lack: the tables
+# (3 added qdisc_flows) and the runs' engine columns (4), which every earlier run had
+# as below (only qemu in real time existed).
+UPGRADABLE_VERSIONS = {2, 3}
+ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
+                          ("time_mode", "TEXT NOT NULL DEFAULT 'real'"))}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -107,6 +113,15 @@ CREATE TABLE IF NOT EXISTS qdisc_stats (
     backlog INTEGER, qlen INTEGER,
     xstats TEXT);                      -- JSON: the qdisc's own statistics as tc -j prints them
 CREATE INDEX IF NOT EXISTS qdisc_stats_run ON qdisc_stats (run_id, time_ns);
+CREATE TABLE IF NOT EXISTS qdisc_flows (  -- Confucius's flows as it dumps them (tc -s class show)
+    run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL,
+    bucket INTEGER NOT NULL, state TEXT NOT NULL,   -- new | old
+    class_id INTEGER NOT NULL,         -- 0 while new, else its class 1..K
+    weight REAL NOT NULL,              -- 1 = an old flow's
+    packets INTEGER NOT NULL, bytes INTEGER NOT NULL, deficit INTEGER NOT NULL,
+    sojourn_us INTEGER NOT NULL,       -- how long its head packet had waited
+    sport INTEGER, dport INTEGER, ip_proto INTEGER);  -- its head packet's (NULL: empty)
+CREATE INDEX IF NOT EXISTS qdisc_flows_run ON qdisc_flows (run_id, time_ns);
 CREATE TABLE IF NOT EXISTS probes (
     run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL, rtt_ms REAL);
 """
@@ -136,12 +151,22 @@ class Database:
             raise DatabaseError(f"{self.path} is an SQLite file but not a results database")
         if "meta" in tables:
             row = self.conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
-            if row is None or int(row[0]) != SCHEMA_VERSION:
+            if row is None or int(row[0]) not in {SCHEMA_VERSION, *UPGRADABLE_VERSIONS}:
                 raise DatabaseError(f"{self.path} has schema version {row[0] if row else '?'}, "
                                     f"this code reads version {SCHEMA_VERSION}")
         with self.conn:
+            self._add_missing_columns(tables)
             self.conn.executescript(SCHEMA)
-            self.conn.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            self.conn.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+
+    def _add_missing_columns(self, tables: set[str]) -> None:
+        for table, columns in ADDED_COLUMNS.items():
+            if table not in tables:
+                continue
+            have = {r[1] for r in self.conn.execute(f"PRAGMA table_info({table})")}
+            for name, declaration in columns:
+                if name not in have:
+                    self.conn.execute(f"ALTER TABLE {table} ADD COLUMN {name} {declaration}")
 
     def close(self) -> None:
         self.conn.close()
@@ -258,7 +283,17 @@ def _store_data(db: Database, run_id: int, data) -> None:
                       q.get("bytes"), q.get("packets"), q.get("drops"), q.get("overlimits"), q.get("requeues"),
                       q.get("backlog"), q.get("qlen"), _dump(_xstats(q)))
                      for t, qdiscs in data.qdisc_samples for q in qdiscs))
+    db._insert_many("qdisc_flows", ("run_id", "time_ns", "bucket", "state", "class_id", "weight", "packets", "bytes",
+                                    "deficit", "sojourn_us", "sport", "dport", "ip_proto"),
+                    ((run_id, t, f["bucket"], f["state"], f["class"], f["weight"], f["packets"], f["bytes"],
+                      f["deficit"], f["sojourn_us"], *_head_ports(f)) for t, flows in data.qdisc_flows for f in flows))
     db._insert_many("probes", ("run_id", "time_ns", "rtt_ms"), ((run_id, t, rtt) for t, rtt in data.probes))
+
+
+def _head_ports(flow: dict) -> tuple:
+    """sport, dport, ip_proto of the flow's head packet; NULLs when it had none (the
+    kernel gives zeros then)."""
+    return (flow["sport"], flow["dport"], flow["ip_proto"]) if flow["packets"] else (None, None, None)
 
 
 def _at(start_ns: int | None, seconds: float | None) -> int | None:

@@ -7,8 +7,9 @@ script. Here:
 
 1. the topology (topology.Topology) with the scheduler under test at the bottleneck, its
    classes and filters, one server address per Web domain;
-2. the long-lived parts: qdisc statistics sampled with one `tc -s -j -batch` process, the
-   Web server, irtt probes, iperf3 bulk flows;
+2. the long-lived parts: qdisc statistics sampled with one `tc -s -j -batch` process,
+   Confucius's flows sampled over netlink (fast around each page load), the Web server,
+   irtt probes, iperf3 bulk flows;
 3. the real-time flow(s) and the page loads, in one of two modes:
    - `episodes` (default): for each page a fresh RT flow warms up until it has converged,
      then the page loads, then the flow runs on until its frames have been on time for a
@@ -41,6 +42,7 @@ No busy loops: the main thread sleeps between polls of the logs, the sampler bet
 
 from __future__ import annotations
 
+import collections
 import csv
 import json
 import os
@@ -54,7 +56,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from confucius import rtflow
-from confucius.lab import topology
+from confucius.lab import rtnl, topology
 
 SPEC_FORMAT = "confucius-lab-run/1"
 EVENTS_FORMAT = "confucius-lab-events/1"
@@ -68,6 +70,9 @@ DRAIN_S = 0.5
 # Between episodes: every qdisc forgets a flow that sent nothing for this long (Confucius
 # after one reweight interval, 250 ms by default).
 IDLE_S = 1.0
+# Confucius's flows are sampled this often around each page load, from this long before it.
+FLOW_FAST_S = 0.02
+FLOW_LEAD_S = 2.0
 IRTT_PORT = 2112
 WRITE_RESULTS_S = 120.0       # longest wait for irtt or iperf3 to write its results when stopped
 IPERF_BASE_PORT = 5201
@@ -371,6 +376,76 @@ class StatsSampler(threading.Thread):
         self.join(timeout=5)
 
 
+class FlowSampler(threading.Thread):
+    """Confucius's flows at the bottleneck (its classes 1:8000+bucket), one class dump per
+    sample over one netlink socket, into flows.jsonl: every FLOW_FAST_S from the time given
+    to `arm()` on, at `interval_s` otherwise. Armed, it keeps the last FLOW_LEAD_S of fast samples in
+    memory and writes them only if `record()` follows (a page load starts), so every load is
+    seen from FLOW_LEAD_S before it without keeping whole warm-ups at 50 samples a second;
+    `relax()` (the load's tail ended) goes back to the slow pace. Lines are in time order
+    except the lead, which is written when the load starts."""
+
+    def __init__(self, path: Path, interval_s: float):
+        super().__init__(daemon=True)
+        self.path, self.interval_s = path, interval_s
+        self.halt = threading.Event()
+        self.recording = False
+        self.armed_from_ns: int | None = None
+        self.lead: collections.deque[str] = collections.deque(maxlen=round(FLOW_LEAD_S / FLOW_FAST_S))
+        self.samples = self.written = self.cpu_ns = self.last_written = 0
+
+    def arm(self, from_ns: int) -> None:
+        """Sample fast from `from_ns` on (FLOW_LEAD_S before a load can start at the earliest)."""
+        self.armed_from_ns = from_ns - int(FLOW_LEAD_S * 1e9)
+
+    def record(self) -> None:
+        self.recording = True
+
+    def relax(self) -> None:
+        self.recording, self.armed_from_ns = False, None
+
+    @property
+    def fast(self) -> bool:
+        return self.recording or (self.armed_from_ns is not None and now_ns() >= self.armed_from_ns)
+
+    def run(self) -> None:
+        ns, dev = topology.BOTTLENECK
+        with rtnl.ClassDump(ns) as dump, self.path.open("w") as out:
+            index = dump.index(dev)
+            next_at = time.monotonic()
+            while not self.halt.is_set():
+                taken, cpu = now_ns(), time.thread_time_ns()
+                line = json.dumps({"time_ns": taken, "flows": dump.confucius_flows(index)}) + "\n"
+                self.cpu_ns += time.thread_time_ns() - cpu
+                self.samples += 1
+                self._keep(out, taken, line)
+                next_at = max(next_at + (FLOW_FAST_S if self.fast else self.interval_s), time.monotonic())
+                self.halt.wait(next_at - time.monotonic())
+
+    def _keep(self, out, taken: int, line: str) -> None:
+        """Write the sample, hold it as lead, or drop it (a fast sample between slow ones)."""
+        if self.recording:
+            out.writelines(self.lead)
+            self.written += len(self.lead)
+        if self.recording or not self.fast:
+            self.lead.clear()
+        if self.recording or taken - self.last_written >= self.interval_s * 1e9:
+            out.write(line)
+            self.written += 1
+            self.last_written = taken
+        elif self.fast:
+            self.lead.append(line)
+
+    def stop(self) -> dict | None:
+        """Stop; how much was sampled and what a sample cost this thread in CPU time."""
+        if not self.is_alive():
+            return None  # never started: not a Confucius bottleneck
+        self.halt.set()
+        self.join(timeout=5)
+        return {"samples": self.samples, "written": self.written,
+                "cpu_ms_per_sample": self.cpu_ns / 1e6 / max(self.samples, 1)}
+
+
 class TracePlayer:
     """The bottleneck's rate from a bandwidth trace (from `offset_s` on, times `scale`),
     played from a chosen moment, over and over, until stopped; when it is not playing the
@@ -480,20 +555,30 @@ def tail(session: RtSession, since_ns: int, settle_s: float) -> dict:
     return {"window_end_ns": now_ns(), "calm": calm}
 
 
-def run_episodes(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None) -> tuple[list, list]:
+def earliest_load_ns(session: RtSession, warmup: dict) -> int:
+    """The earliest a load can follow the session's start: its warm-up's minimum, and two
+    `hold` windows of rate log (RtSession.converged)."""
+    return session.started_ns + int(max(warmup["min_s"], 2 * warmup["hold_s"]) * 1e9)
+
+
+def run_episodes(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None,
+                 flows: FlowSampler) -> tuple[list, list]:
     sessions, pages = [], []
     previous_start = 0
     for number, page in enumerate(spec["pages"]):
         session = RtSession(number, spec["rt"], procs, scratch)
         session.start()
         sessions.append(session)
+        flows.arm(earliest_load_ns(session, spec["warmup"]))
         warm = session.warm_up(spec["warmup"])
         wait_until(lambda: False, previous_start + int(spec["web"]["interval_s"] * 1e9))
         trace_start = trace.play() if trace else None
+        flows.record()
         load = load_page(spec, page, number, scratch)
         previous_start = load["started_ns"]
         load.update(warm, session=number, trace_start_ns=trace_start,
                     **tail(session, load["ended_ns"], spec["web"]["settle_s"]))
+        flows.relax()
         pages.append(load)
         if trace:
             trace.stop()
@@ -503,11 +588,15 @@ def run_episodes(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer
     return sessions, pages
 
 
-def run_continuous(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None) -> tuple[list, list]:
+def run_continuous(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None,
+                   flows: FlowSampler) -> tuple[list, list]:
+    """Loads follow one another: each load's window ends where the next one starts, so the
+    flows are sampled fast from the first load to the last one's tail."""
     if trace:
         trace.play()
     session = RtSession(0, spec["rt"], procs, scratch)
     session.start()
+    flows.arm(earliest_load_ns(session, spec["warmup"]))
     warm = session.warm_up(spec["warmup"])
     pages = []
     previous_start, previous_end = 0, session.started_ns
@@ -519,6 +608,7 @@ def run_continuous(spec: dict, procs: Processes, scratch: Path, trace: TracePlay
             converged = warm["converged"]
         else:
             converged = wait_until(lambda: session.converged(previous_end, spec["warmup"]), latest)
+        flows.record()
         load = load_page(spec, page, number, scratch)
         load.update(session=0, warmup_s=warm["warmup_s"] if number == 0 else None, converged=converged,
                     rt_target_bps=[r.mean_bps(load["started_ns"] - int(spec["warmup"]["hold_s"] * 1e9))
@@ -529,6 +619,7 @@ def run_continuous(spec: dict, procs: Processes, scratch: Path, trace: TracePlay
         pages.append(load)
     if pages:
         pages[-1].update(tail(session, previous_end, spec["web"]["settle_s"]))
+    flows.relax()
     time.sleep(DRAIN_S)
     session.stop()
     return [session], pages
@@ -562,6 +653,11 @@ def counters() -> dict:
 
 # --------------------------------------------------------------------------- the run
 
+def qdisc_kind(spec: dict) -> str:
+    """The kind of the scheduler under test (the first word of its tc options)."""
+    return spec["topology"]["qdisc"].split()[0]
+
+
 def build_topology(spec: dict) -> None:
     topo = spec["topology"]
     topology.Topology(qdisc=topo["qdisc"], rate=topo["rate"], rtt=topo["rtt"]).up()
@@ -588,6 +684,9 @@ def run(spec: dict, results: Path) -> dict:
                                             topology.BOTTLENECK[1]], capture_output=True, text=True).stdout
         sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"])
         sampler.start()
+        flows = FlowSampler(scratch / "flows.jsonl", spec["stats_interval_s"])
+        if qdisc_kind(spec) == "confucius":
+            flows.start()
         trace = TracePlayer(spec["trace"], scratch) if spec["trace"] else None
         if spec["pages"]:
             procs.start("web-server", in_ns(topology.SERVER, [spec["binaries"]["web_server"], "--hosts",
@@ -601,9 +700,9 @@ def run(spec: dict, results: Path) -> dict:
         if not spec["pages"]:
             sessions, events["measured"] = run_timed(spec, procs, scratch, trace)
         elif spec["mode"] == "episodes":
-            sessions, events["pages"] = run_episodes(spec, procs, scratch, trace)
+            sessions, events["pages"] = run_episodes(spec, procs, scratch, trace, flows)
         else:
-            sessions, events["pages"] = run_continuous(spec, procs, scratch, trace)
+            sessions, events["pages"] = run_continuous(spec, procs, scratch, trace, flows)
         if trace:
             trace.stop()
         for timer in timers:
@@ -613,6 +712,8 @@ def run(spec: dict, results: Path) -> dict:
         events["end_ns"] = now_ns()
         sampler.stop()
         events["stats_samples"] = sampler.samples
+        events["flow_samples"] = flows.stop()
+        log(f"flow samples: {events['flow_samples']}")
         (scratch / "counters.json").write_text(json.dumps(counters(), indent=1) + "\n")
     finally:
         procs.stop_all()

@@ -2,7 +2,7 @@
 """A run's results folder read back: what guest.py wrote, as records for the database.
 
     run = read_run(Path("results/lab/demo/<run>"))
-    run.pages[0].load.plt, run.sessions[0].flows[0].frames, run.qdisc_samples[:3]
+    run.pages[0].load.plt, run.sessions[0].flows[0].frames, run.qdisc_samples[:3], run.qdisc_flows[:3]
 
 Every time is the guest's CLOCK_MONOTONIC in ns (rtflow's clock); the Web client's and
 irtt's wall-clock times are moved onto it with the offset the guest recorded.
@@ -111,6 +111,7 @@ class RunData:
     sessions: list[Session]
     pages: list[PageRecord]
     qdisc_samples: list[tuple[int, list[dict]]]
+    qdisc_flows: list[tuple[int, list[dict]]]  # Confucius's flows (rtnl.flow_xstats), in time order
     probes: list[tuple[int, float | None]]     # send time (ns), RTT ms (None: lost)
     bulk: list[BulkFlow]
     measured: dict | None = None               # runs without pages: the measured span
@@ -175,7 +176,8 @@ def _page(directory: Path, entry: dict, spec_page: dict, offset_ns: int, session
         rt_target_bps=entry.get("rt_target_bps", []), sender_max_gap_ms=gap)
 
 
-def _qdisc_samples(path: Path) -> list[tuple[int, list[dict]]]:
+def _samples(path: Path, key: str) -> list[tuple[int, list[dict]]]:
+    """(time_ns, record[key]) of a sampler's JSONL file, in time order (none if absent)."""
     if not path.is_file():
         return []
     samples = []
@@ -184,8 +186,8 @@ def _qdisc_samples(path: Path) -> list[tuple[int, list[dict]]]:
             record = json.loads(line)
         except ValueError:
             continue  # a sample cut short when the run ended
-        samples.append((record["time_ns"], record["qdiscs"]))
-    return samples
+        samples.append((record["time_ns"], record[key]))
+    return sorted(samples, key=lambda sample: sample[0])
 
 
 def _probes(path: Path, offset_ns: int) -> list[tuple[int, float | None]]:
@@ -238,7 +240,8 @@ def read_run(directory) -> RunData:
     pages = [_page(directory, entry, spec["pages"][entry["number"]], offset, sessions, hold)
              for entry in events.get("pages", [])]
     run = RunData(directory=directory, spec=spec, events=events, sessions=sessions, pages=pages,
-                  qdisc_samples=_qdisc_samples(directory / "qdisc.jsonl"),
+                  qdisc_samples=_samples(directory / "qdisc.jsonl", "qdiscs"),
+                  qdisc_flows=_samples(directory / "flows.jsonl", "flows"),
                   probes=_probes(directory / "irtt.json", offset),
                   bulk=_bulk(directory, spec, events), measured=events.get("measured"))
     if spec["pages"] and len(pages) < len(spec["pages"]):

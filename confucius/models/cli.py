@@ -234,12 +234,12 @@ def bounds_command(flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb"
 # --- fluid ---
 
 def _policy_list(text: str) -> list:
-    names = list(policies.POLICIES) if text == "all" else \
+    names = list(policies.POLICIES + policies.CLOSED_LOOP_POLICIES) if text == "all" else \
         [p.strip().lower() for p in text.split(",") if p.strip()]
     if not names:
         raise ModelInputError("no policy given")
     for name in names:
-        policies.check_policy(name)
+        policies.check_policy(name, closed_loop=True)
     return names
 
 
@@ -260,12 +260,12 @@ def fluid_report(sc: FluidScenario, names: list, gain: str, release: bool,
         run = check.run
         runs.append(run)
         closed = table1["confucius" if name.startswith("confucius") else name][0]
-        t_p = policies.fct(name, sc)
+        t_p = fluid.fct_eq8(run, sc) if name in policies.CLOSED_LOOP_POLICIES else policies.fct(name, sc)
         rows.append({
             "policy": name, "q_max_s": run.q_max, "t_at_q_max_s": run.t_at_q_max,
             "q_max_table1_s": _json_number(closed),
             "model_over_table1": _json_number(run.q_max / closed) if closed else None,
-            "fct_eq8_s": t_p, "fct_degradation_s": t_p - t_fq,
+            "fct_eq8_s": t_p, "fct_degradation_s": None if t_p is None else t_p - t_fq,
             "fct_work_conserving_s": fluid.fct_work_conserving(run, sc),
             "step_s": run.step, "duration_s": float(run.t[-1]),
             "q_max_change_when_step_halved": check.relative_change,
@@ -275,7 +275,8 @@ def fluid_report(sc: FluidScenario, names: list, gain: str, release: bool,
 
 @app.command("fluid")
 def fluid_command(policy: Annotated[str, typer.Option(
-                      help=f"Comma-separated policies, or all: {', '.join(policies.POLICIES)}.")
+                      help="Comma-separated policies, or all: "
+                           f"{', '.join(policies.POLICIES + policies.CLOSED_LOOP_POLICIES)}.")
                   ] = "all",
                   flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb",
                   burst: Burst = "14600", q0: Q0 = "0ms", tau: Tau = None,

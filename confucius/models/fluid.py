@@ -38,6 +38,9 @@ from .scenario import FluidScenario
 from .validate import ModelInputError, positive
 
 GAINS = ("served", "link")
+# pace adaptive's defaults, the qdisc's (core/confucius.c, cfc_config_default)
+TARGET_S = 0.020
+MAXHOLD_S = 1.0
 MAX_STEPS = 2_000_000  # a guard against a step/duration pair that would run for hours
 
 
@@ -52,6 +55,7 @@ class FluidRun:
     q: np.ndarray
     r: np.ndarray
     step: float
+    holds: int = 0      # ticks a closed-loop pace held
 
     @property
     def q_max(self) -> float:
@@ -74,13 +78,14 @@ def check_gain(gain: str) -> str:
 
 
 def check_solvable(policy: str, sc: FluidScenario) -> None:
-    policies.check_policy(policy)
+    policies.check_policy(policy, closed_loop=True)
     if policy == "fifo" and policies.fifo_share(sc) == 0:
         raise ModelInputError("FIFO needs q0 > 0: with an empty queue the real-time flow holds "
                               "none of the shared buffer, so Eq. 9b gives it no bandwidth")
 
 
 def _lowest_share(policy: str, sc: FluidScenario) -> float:
+    policy = policies.open_loop(policy)
     return float(policies.share(policy, sc, policies.ramp_end(policy, sc) + 1.0 / sc.lam))
 
 
@@ -103,8 +108,10 @@ def default_duration(policy: str, sc: FluidScenario, gain: str = "served") -> fl
     """Long enough for the ramp and ten oscillation periods, and for the new flows to
     complete if that takes under a minute."""
     periods = 10 * 2 * math.pi / _oscillation_rate(policy, sc, gain)
-    wanted = max(2.0, policies.ramp_end(policy, sc) + periods)
-    completion = 1.2 * policies.fct(policy, sc)
+    held = MAXHOLD_S if policy in policies.CLOSED_LOOP_POLICIES else 0.0
+    policy = policies.open_loop(policy)
+    wanted = max(2.0, policies.ramp_end(policy, sc) + held + periods)
+    completion = 1.2 * policies.fct(policy, sc) + held
     return max(wanted, min(completion, 60.0))
 
 
@@ -124,20 +131,53 @@ def solve(policy: str, sc: FluidScenario, *, gain: str = "served", release: bool
         raise ModelInputError(f"{steps} steps of {step:g} s over {duration:g} s is too many "
                               f"(limit {MAX_STEPS}): shorten --duration or lengthen --step")
     t = np.arange(steps + 1) * step
-    r = (sc.capacity * policies.share(policy, sc, t)).tolist()
+    r = (sc.capacity * policies.share(policies.open_loop(policy), sc, t)).tolist()
     web_total = sc.flows * sc.flow_size if release else math.inf
-    s, p, q = _integrate(r, step, round(sc.tau / step), sc, gain == "served", web_total)
-    return FluidRun(policy, t, np.array(s), np.array(p), np.array(q), np.array(r), step)
+    pace = AdaptivePace(sc, step) if policy in policies.CLOSED_LOOP_POLICIES else None
+    s, p, q = _integrate(r, step, round(sc.tau / step), sc, gain == "served", web_total, pace)
+    return FluidRun(policy, t, np.array(s), np.array(p), np.array(q), np.array(r), step,
+                    pace.holds if pace else 0)
+
+
+class AdaptivePace:
+    """The qdisc's `pace adaptive` on the model's grid (docs/ALGORITHM.md): the new flows'
+    weight S starts at 1 at the burst and doubles every 1/λ, r = C/(1 + min(S, N)), but a
+    tick is held while the real-time flow's least queueing delay over the last quarter of
+    the interval stood above `target`, for at most `maxhold` in all."""
+
+    def __init__(self, sc: FluidScenario, h: float, target: float = TARGET_S,
+                 maxhold: float = MAXHOLD_S):
+        self.sc, self.h, self.target, self.maxhold = sc, h, target, maxhold
+        self.window = max(1, round(1 / (4 * sc.lam * h)))
+        self.next_tick = 1 / sc.lam
+        self.weight, self.held, self.holds = 1.0, 0.0, 0
+
+    def __call__(self, j: int, q: list, r: list) -> None:
+        """At grid index j, once q is known up to j − 1: a tick due by t_j sets r from j on
+        (the grid point where the open-loop floor(λt) steps, too)."""
+        if self.weight >= self.sc.flows or r[j] == self.sc.capacity:  # fair shares, or released
+            return
+        if j * self.h < self.next_tick - 1e-12:
+            return
+        interval = 1 / self.sc.lam
+        self.next_tick += interval
+        if min(q[max(0, j - self.window):j]) > self.target and self.held + interval <= self.maxhold + 1e-12:
+            self.held += interval
+            self.holds += 1
+            return
+        self.weight *= 2
+        r[j:] = [self.sc.capacity / (1 + min(self.weight, self.sc.flows))] * (len(r) - j)
 
 
 def _integrate(r: list, h: float, lag: int, sc: FluidScenario, served: bool,
-               web_total: float) -> tuple:
+               web_total: float, pace: AdaptivePace | None = None) -> tuple:
     """Heun's method with a history buffer; `lag` = τ/h steps. Plain floats: this loop is
     the model's whole cost.
 
     Once the new flows have received `web_total` bits (counting what the real-time flow
     leaves unused, as a work-conserving scheduler does) the link returns to the real-time
-    flow: r (a list, changed in place) becomes C from there on.
+    flow: r (a list, changed in place) becomes C from there on. A closed-loop `pace` sets
+    r ahead of each step from the queue so far.
     """
     c, k, q0 = sc.capacity, sc.k, sc.q0
     n = len(r) - 1
@@ -152,6 +192,8 @@ def _integrate(r: list, h: float, lag: int, sc: FluidScenario, served: bool,
         return (q[j], gain[j]) if j >= 0 else (q0, c)
 
     for i in range(n):
+        if pace:
+            pace(i + 1, q, r)
         qd, gd = history(i - lag)
         ds1 = -k * gd * (qd - q0)
         dp1 = s[i] - r[i]
@@ -202,12 +244,23 @@ def convergence(policy: str, sc: FluidScenario, **options) -> Convergence:
     return Convergence(run, solve(policy, sc, **halved).q_max)
 
 
-def fct_work_conserving(run: FluidRun, sc: FluidScenario) -> float | None:
-    """Completion of the new flows when they also get what the real-time flow leaves unused
-    (a work-conserving scheduler): ∫0^T (C − departures) = N·B. None if beyond the run."""
-    web = sc.capacity - run.real_time_departures()
+def _completion(run: FluidRun, sc: FluidScenario, real_time: np.ndarray) -> float | None:
+    """The time T at which ∫0^T (C − real_time) = N·B; None if beyond the run."""
+    web = sc.capacity - real_time
     done = np.concatenate(([0.0], np.cumsum((web[1:] + web[:-1]) / 2 * run.step)))
     total = sc.flows * sc.flow_size
     if done[-1] < total:
         return None
     return float(np.interp(total, done, run.t))
+
+
+def fct_work_conserving(run: FluidRun, sc: FluidScenario) -> float | None:
+    """Completion of the new flows when they also get what the real-time flow leaves unused
+    (a work-conserving scheduler): ∫0^T (C − departures) = N·B. None if beyond the run."""
+    return _completion(run, sc, run.real_time_departures())
+
+
+def fct_eq8(run: FluidRun, sc: FluidScenario) -> float | None:
+    """Eq. 8 on the run's own r(t): ∫0^T (C − r) = N·B (for a closed-loop policy, whose r
+    exists only in a solution). None if beyond the run."""
+    return _completion(run, sc, run.r)

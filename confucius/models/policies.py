@@ -12,6 +12,12 @@ has the whole link. Policies:
 - confucius-002:   C/(1 + min(2^(λt), N))              (seed 002 §IV-D, Fig. 9)
 - confucius-ticks: C/(1 + min(2^⌊λt⌋, N))              (seed 002 Alg. 1: weights double once
                                                         per 1/λ, as the qdisc does it)
+
+and one closed-loop policy, whose r(t) depends on the real-time flow's queue and so exists
+only inside a solution of the fluid model (fluid.py):
+
+- confucius-adaptive: as confucius-ticks, but a tick is held while the flow's queueing
+                      delay stood above a target (the qdisc's `pace adaptive`)
 """
 
 import math
@@ -25,12 +31,19 @@ from .validate import ModelInputError
 
 POLICIES = ("fq", "fifo", "cbq", "confucius", "confucius-002", "confucius-ticks")
 TABLE1_POLICIES = ("fq", "fifo", "cbq", "confucius")
+CLOSED_LOOP_POLICIES = ("confucius-adaptive",)
 
 
-def check_policy(policy: str) -> str:
-    if policy not in POLICIES:
-        raise ModelInputError(f"unknown policy {policy!r}: choose from {', '.join(POLICIES)}")
+def check_policy(policy: str, closed_loop: bool = False) -> str:
+    known = POLICIES + (CLOSED_LOOP_POLICIES if closed_loop else ())
+    if policy not in known:
+        raise ModelInputError(f"unknown policy {policy!r}: choose from {', '.join(known)}")
     return policy
+
+
+def open_loop(policy: str) -> str:
+    """The open-loop schedule a policy follows when nothing holds it back."""
+    return "confucius-ticks" if policy in CLOSED_LOOP_POLICIES else policy
 
 
 def fifo_share(sc: FluidScenario) -> float:

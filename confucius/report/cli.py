@@ -160,7 +160,8 @@ def timeline_command(
     repetition: int = typer.Option(0, help="Which repetition."),
     before: float = typer.Option(3.0, help="Seconds shown before the load starts."),
 ):
-    """Frame delay around one page load, one line per scheduler (seed 000 Fig. 2)."""
+    """Frame delay around one page load, one line per scheduler (seed 000 Fig. 2), over the
+    RT flow's target rate and, for confucius, its weight share and queue in the qdisc."""
     from . import plots
 
     results = _pages(db, scenario)
@@ -170,10 +171,7 @@ def timeline_command(
     if not chosen:
         _fail(f"no valid load of page {page} with RT {controller} (repetition {repetition})")
     with _open(db) as database:
-        series = []
-        for r in chosen:
-            flows = data.frames_of_page(database, r, before)
-            series.append((r, flows))
+        series = [(r, data.frames_of_page(database, r, before), data.rt_view(database, r, before)) for r in chosen]
     path = plots.timeline(series, out, f"{page}, RT flow {controller}: frame delay around the page load",
                           before_s=before)
     console.print(f"wrote {path}")
@@ -225,6 +223,31 @@ def four_cca_command(
                                 for label, d in delays.items()))
     console.print(table)
     console.print(f"wrote {plots.four_cca(runs, out, detail)}")
+
+
+@app.command("steps")
+def steps_command(db: Path = _DB, scenario: str = typer.Option("steps", help="The step scenario's name.")):
+    """How each RT controller follows a fall of capacity: time to its first rate decrease,
+    time until its queueing delay is back under 50 ms, largest frame delay."""
+    from . import steps
+
+    with _open(db) as database:
+        try:
+            rows = steps.step_rows(database, scenario)
+        except ReportError as err:
+            _fail(str(err))
+    if not rows:
+        _fail(f"no valid runs of scenario {scenario} with a fall of capacity in {db}")
+    table = Table(title=f"{scenario}: response to a fall of capacity (times from the step)")
+    for column in ("scheduler", "controller", "step (Mbit/s)", "first decrease (ms)",
+                   "delay < 50 ms after (s)", "peak delay (ms)"):
+        table.add_column(column)
+    for row in rows:
+        r = row.response
+        table.add_row(row.scheduler, row.controller, f"{row.step.from_bps / 1e6:g} -> {row.step.to_bps / 1e6:g}",
+                      summary.fmt(r.first_decrease_s * 1e3, "{:.0f}"), summary.fmt(r.settled_s, "{:.2f}"),
+                      _ms(r.peak_delay_ms))
+    console.print(table)
 
 
 @app.command("runs")

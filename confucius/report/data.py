@@ -97,6 +97,12 @@ def _page_jfi(db: Database, row, rt_frames: list[list[rtflow.Frame]]) -> float:
     return metrics.load_jfi(connections, rt_frames, row["first_request_ns"] or row["load_start_ns"], row["plt_s"])
 
 
+def rates(db: Database, flow_id: int) -> list[rtflow.RateSample]:
+    """An RT flow's sender rate log, as stored."""
+    return [rtflow.RateSample(**{k: r[k] for k in r.keys() if k != "flow_id"})
+            for r in db.query("SELECT * FROM rt_rates WHERE flow_id=? ORDER BY time_ns", (flow_id,))]
+
+
 def _sender_backlog_ms(db: Database, flows: list[int], start_ns: int, end_ns: int) -> float:
     samples = [(r["target_bps"], r["queue_bytes"]) for f in flows for r in db.query(
         "SELECT target_bps, queue_bytes FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ?",
@@ -134,6 +140,66 @@ def frames_of_page(db: Database, result: PageResult, before_s: float) -> list[rt
     """The (first) RT flow's frames from `before_s` before the load to the end of its window."""
     flows = _rt_flows(db, result.run_id, result.session)
     return frames(db, flows[0], result.load_start_ns - int(before_s * 1e9), result.window_end_ns) if flows else []
+
+
+@dataclass
+class QdiscView:
+    """The RT flow at one sample of the qdisc's per-flow statistics (confucius only)."""
+    time_ns: int
+    weight_share: float   # its weight / (its own + the other backlogged flows' weights)
+    bytes: int            # its queue
+    sojourn_ms: float     # how long its head packet had waited
+
+
+@dataclass
+class RtView:
+    """The (first) RT flow around a page load, as its sender and the qdisc saw it."""
+    targets: list[tuple[int, float]]          # the sender's target rate (time, bit/s)
+    qdisc: list[QdiscView]                    # empty when the scheduler exposes no flows
+
+    def queue_growth_bps(self) -> list[tuple[int, float]]:
+        """How fast its queue grew from one sample to the next (bit/s, at the later one):
+        arrivals minus service, as the qdisc counts no per-flow dequeues."""
+        return [(b.time_ns, (b.bytes - a.bytes) * 8e9 / (b.time_ns - a.time_ns))
+                for a, b in zip(self.qdisc, self.qdisc[1:]) if b.time_ns > a.time_ns]
+
+
+def _rt_buckets(rows, port: int) -> set[int]:
+    """The buckets whose head packet went to the RT flow's port: its flow (buckets are
+    hashes; a flow keeps its bucket while remembered, and an empty one shows no ports)."""
+    return {r["bucket"] for r in rows if r["dport"] == port}
+
+
+def _qdisc_views(rows, buckets: set[int]) -> list[QdiscView]:
+    by_time: dict[int, list] = {}
+    for r in rows:
+        by_time.setdefault(r["time_ns"], []).append(r)
+    views = []
+    for time_ns, flows in sorted(by_time.items()):
+        rt = [f for f in flows if f["bucket"] in buckets]
+        if not rt:
+            continue  # forgotten meanwhile (idle longer than the qdisc's interval)
+        others = sum(f["weight"] for f in flows if f["packets"] and f["bucket"] not in buckets)
+        weight = sum(f["weight"] for f in rt)
+        views.append(QdiscView(time_ns, weight / (weight + others), sum(f["bytes"] for f in rt),
+                               max(f["sojourn_us"] for f in rt) / 1e3))
+    return views
+
+
+def rt_view(db: Database, result: PageResult, before_s: float) -> RtView:
+    """The first RT flow's target rate and, where the qdisc exposed its flows, its weight
+    share and queue, from `before_s` before the load to the end of its window."""
+    start, end = result.load_start_ns - int(before_s * 1e9), result.window_end_ns
+    flow = db.query("SELECT id, port FROM flows WHERE run_id=? AND kind='rt' AND session=? ORDER BY number LIMIT 1",
+                    (result.run_id, result.session))
+    if not flow:
+        return RtView([], [])
+    targets = [(r["time_ns"], r["target_bps"]) for r in db.query(
+        "SELECT time_ns, target_bps FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ? ORDER BY time_ns",
+        (flow[0]["id"], start, end))]
+    rows = db.query("SELECT * FROM qdisc_flows WHERE run_id=? AND time_ns BETWEEN ? AND ? ORDER BY time_ns",
+                    (result.run_id, start, end))
+    return RtView(targets, _qdisc_views(rows, _rt_buckets(rows, flow[0]["port"])))
 
 
 def counts(db: Database, scenario: str | None = None) -> dict:

@@ -12,7 +12,12 @@
 - JFI: Jain's index (Σx)² / (n Σx²) of per-flow throughputs;
 - sender backlog: the most media the RT sender held back (pacer or application queue),
   in ms at its target rate. A paced UDP sender (GCC, pacing at 2.5x its target) holds
-  next to nothing unless it did not get the CPU; its frame delays then measure the host.
+  next to nothing unless it did not get the CPU; its frame delays then measure the host;
+- step response (issue 12 "Know the controllers"), after the link's capacity falls: the
+  time to the sender's first rate decrease (its target below 95 % of its value at the
+  step), the time until the frames' queueing delay (frame delay above the least delay of
+  the 2 s before the step) is back under 50 ms and stays there for 1 s with no frame
+  lost, and the largest frame delay.
 """
 
 from __future__ import annotations
@@ -170,3 +175,54 @@ def load_jfi(connections: Iterable[tuple[int, int, int]], per_flow: Sequence[Seq
     if end > first_request_ns:
         rates += [goodput_bps(f, first_request_ns, end) for f in per_flow]
     return jfi(rates)
+
+
+STEP_DECREASE = 0.95       # a target below this share of its value at the step is a decrease
+STEP_SETTLED_MS = 50.0     # queueing delay "back under 50 ms" (issue 12)
+STEP_SETTLED_FOR_NS = 1_000_000_000
+STEP_BASE_NS = 2_000_000_000
+
+
+@dataclass(frozen=True)
+class StepResponse:
+    """How an RT sender answered a fall of capacity at `at_ns`; times in s from the step,
+    NaN when it did not happen before the next change of capacity."""
+    first_decrease_s: float
+    settled_s: float
+    peak_delay_ms: float
+
+
+def _first_decrease_s(rates: Sequence[rtflow.RateSample], at_ns: int, end_ns: int) -> float:
+    before = [r for r in rates if r.time_ns <= at_ns]
+    if not before:
+        return math.nan
+    floor = STEP_DECREASE * before[-1].target_bps
+    return next(((r.time_ns - at_ns) / 1e9 for r in rates
+                 if at_ns < r.time_ns < end_ns and r.target_bps < floor), math.nan)
+
+
+def _settled_s(frames: Sequence[rtflow.Frame], base_ms: float, at_ns: int, end_ns: int) -> float:
+    """The first capture time after which every frame for STEP_SETTLED_FOR_NS arrived whole
+    and within STEP_SETTLED_MS of the base delay."""
+    after = in_window(frames, at_ns, end_ns)
+    good = [f.complete and f.delay_ms - base_ms < STEP_SETTLED_MS for f in after]
+    run_start = None
+    for frame, ok in zip(after, good):
+        if not ok:
+            run_start = None
+            continue
+        if run_start is None:
+            run_start = frame.capture_ns
+        if frame.capture_ns - run_start >= STEP_SETTLED_FOR_NS:
+            return (run_start - at_ns) / 1e9
+    return math.nan
+
+
+def step_response(frames: Sequence[rtflow.Frame], rates: Sequence[rtflow.RateSample],
+                  at_ns: int, end_ns: int) -> StepResponse:
+    """The response to a fall of capacity at `at_ns`, until the next change at `end_ns`."""
+    base = delivered_delays(in_window(frames, at_ns - STEP_BASE_NS, at_ns))
+    base_ms = min(base) if base else math.nan
+    return StepResponse(first_decrease_s=_first_decrease_s(rates, at_ns, end_ns),
+                        settled_s=_settled_s(frames, base_ms, at_ns, end_ns) if base else math.nan,
+                        peak_delay_ms=max_delay_ms(in_window(frames, at_ns, end_ns)))

@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """The evaluation's figures from measured data (matplotlib, files only).
 
-- `timeline`: frame delay around one page load, one line per scheduler (seed 000 Fig. 2);
+- `timeline`: frame delay around one page load, one line per scheduler (seed 000 Fig. 2),
+  and under it the RT flow's target rate and, where the qdisc exposes its flows, its weight
+  share, queue growth, queue and head-of-line wait;
 - `tradeoff`: mean stall duration against mean PLT per scheduler (Fig. 10);
 - `cdfs`: per-load stall, PLT degradation against FQ, max frame delay, all frame delays (Fig. 12);
 - `sweeps`: stall and PLT degradation against the number and size of Web flows (Fig. 14/15);
@@ -18,7 +20,7 @@ from pathlib import Path
 from confucius.lab.schedulers import SCHEDULERS
 
 from . import metrics
-from .data import PageResult, TimedRun
+from .data import PageResult, RtView, TimedRun
 from .summary import BASELINE
 
 THRESHOLD_MS = metrics.STALL_THRESHOLD_S * 1e3
@@ -66,30 +68,92 @@ def _by(results: list[PageResult], attribute: str) -> dict[str, list[PageResult]
 
 # --------------------------------------------------------------------------- Fig. 2
 
-def timeline(series: list[tuple[PageResult, list]], out: Path, title: str, before_s: float = 3.0) -> Path:
-    """`series`: (page result, its RT frames from before the load to the window's end)."""
+def timeline(series: list[tuple[PageResult, list, RtView]], out: Path, title: str, before_s: float = 3.0) -> Path:
+    """`series`: (page result, its RT frames from before the load to the window's end, the
+    RT flow as its sender and the qdisc saw it). Under the frame delay, on the same time
+    axis: the sender's target rate, and for schedulers that expose their flows (confucius)
+    the RT flow's weight share, its queue's growth, its queue and its head packet's wait."""
     plt = _pyplot()
-    fig, ax = plt.subplots(figsize=(9, 4.2))
-    top = THRESHOLD_MS * 2
-    for result, frames in series:
-        t = [(f.capture_ns - result.load_start_ns) / 1e9 for f in frames]
-        delays = [f.delay_ms if f.complete else math.nan for f in frames]
-        label = (f"{result.scheduler}: stall {result.stall_s:.2f} s, max {metrics.max_delay_ms(frames):.0f} ms, "
-                 f"PLT {result.plt_s:.2f} s" if result.plt_s else f"{result.scheduler}")
-        line, = ax.plot(t, delays, linewidth=1.1, label=label)
-        lost = [x for x, f in zip(t, frames) if not f.complete]
-        if lost:
-            ax.plot(lost, [top] * len(lost), "x", color=line.get_color(), markersize=4)
-        top = max(top, max((d for d in delays if not math.isnan(d)), default=0))
-    ax.axhline(THRESHOLD_MS, color="black", linestyle="--", linewidth=1, label="stall threshold (190 ms)")
-    ax.axvline(0, color="grey", linewidth=0.8)
-    ax.set_xlim(-before_s, None)
-    ax.set_ylim(0, None)
-    ax.set_xlabel("time since the page load started (s)")
-    ax.set_ylabel("frame delay (ms)")
-    ax.set_title(title)
-    ax.legend(fontsize=8, loc="upper right")
+    panels = [_target_panel]
+    if any(view.qdisc for _, _, view in series):
+        panels += [_share_panel, _growth_panel, _queue_panel, _sojourn_panel]
+    fig, axes = plt.subplots(1 + len(panels), 1, sharex=True, squeeze=False, figsize=(9, 4.2 + 1.6 * len(panels)),
+                             gridspec_kw={"height_ratios": [2.6] + [1] * len(panels)})
+    axes = axes[:, 0]
+    colours = {}
+    for result, frames, view in series:
+        colours[result.scheduler] = _frame_delay_panel(axes[0], result, frames).get_color()
+        for ax, panel in zip(axes[1:], panels):
+            panel(ax, result, view, colours[result.scheduler])
+    # After every series: a limit set earlier stops the axis from following later series.
+    for ax, panel in zip(axes[1:], panels):
+        ax.set_ylim(*_PANEL_YLIM.get(panel, (None, None)))
+    top = max([THRESHOLD_MS * 2] + [d for _, frames, _ in series for d in _delays(frames) if not math.isnan(d)])
+    for result, frames, _ in series:
+        lost = [_since(result, f.capture_ns) for f in frames if not f.complete]
+        axes[0].plot(lost, [top] * len(lost), "x", color=colours[result.scheduler], markersize=4)
+    axes[0].axhline(THRESHOLD_MS, color="black", linestyle="--", linewidth=1, label="stall threshold (190 ms)")
+    axes[0].set_ylabel("frame delay (ms)")
+    axes[0].set_title(title)
+    axes[0].legend(fontsize=8, loc="upper right")
+    axes[0].set_ylim(bottom=0)
+    for ax in axes:
+        ax.axvline(0, color="grey", linewidth=0.8)
+        ax.grid(alpha=0.3)
+    axes[-1].set_xlim(-before_s, None)
+    axes[-1].set_xlabel("time since the page load started (s)")
     return _save(fig, out)
+
+
+def _since(result: PageResult, time_ns: int) -> float:
+    return (time_ns - result.load_start_ns) / 1e9
+
+
+def _delays(frames: list) -> list[float]:
+    return [f.delay_ms if f.complete else math.nan for f in frames]
+
+
+def _frame_delay_panel(ax, result: PageResult, frames: list):
+    label = (f"{result.scheduler}: stall {result.stall_s:.2f} s, max {metrics.max_delay_ms(frames):.0f} ms, "
+             f"PLT {result.plt_s:.2f} s" if result.plt_s else f"{result.scheduler}")
+    line, = ax.plot([_since(result, f.capture_ns) for f in frames], _delays(frames), linewidth=1.1, label=label)
+    return line
+
+
+def _target_panel(ax, result: PageResult, view: RtView, color: str) -> None:
+    ax.plot([_since(result, t) for t, _ in view.targets], [bps / 1e6 for _, bps in view.targets],
+            color=color, linewidth=1)
+    ax.set_ylabel("sender's target\n(Mbit/s)", fontsize=8)
+
+
+def _qdisc_line(ax, result: PageResult, view: RtView, color: str, value) -> None:
+    ax.plot([_since(result, q.time_ns) for q in view.qdisc], [value(q) for q in view.qdisc], color=color, linewidth=1)
+
+
+def _share_panel(ax, result: PageResult, view: RtView, color: str) -> None:
+    _qdisc_line(ax, result, view, color, lambda q: q.weight_share)
+    ax.set_ylabel("RT weight share\n(of backlogged)", fontsize=8)
+
+
+def _growth_panel(ax, result: PageResult, view: RtView, color: str) -> None:
+    growth = view.queue_growth_bps()
+    ax.plot([_since(result, t) for t, _ in growth], [bps / 1e6 for _, bps in growth], color=color, linewidth=0.8)
+    ax.axhline(0, color="black", linewidth=0.6)
+    ax.set_ylabel("RT queue growth\n(arrivals − service,\nMbit/s)", fontsize=8)
+
+
+def _queue_panel(ax, result: PageResult, view: RtView, color: str) -> None:
+    _qdisc_line(ax, result, view, color, lambda q: q.bytes / 1e3)
+    ax.set_ylabel("RT queue\n(KB)", fontsize=8)
+
+
+def _sojourn_panel(ax, result: PageResult, view: RtView, color: str) -> None:
+    _qdisc_line(ax, result, view, color, lambda q: q.sojourn_ms)
+    ax.set_ylabel("RT head packet's\nwait (ms)", fontsize=8)
+
+
+# The lower panels' y limits (the queue's growth goes below zero).
+_PANEL_YLIM = {_target_panel: (0, None), _share_panel: (0, 1.05), _queue_panel: (0, None), _sojourn_panel: (0, None)}
 
 
 # --------------------------------------------------------------------------- Fig. 10

@@ -172,6 +172,20 @@ void ts_keep_backlogged(struct tsched *ts, void *ctx)
 			ts_enqueue(ts, i, b->len);
 }
 
+double ts_measured_share(struct tsched *ts, u64 rate, u32 count, u32 who, u64 duration)
+{
+	struct ts_backlog keep = { .first = 0, .count = count, .depth = 4, .len = 1500 };
+	u64 before_who = ts->bytes_out[who], before_all = 0, after_all = 0;
+	u32 i;
+
+	for (i = 0; i < count; i++)
+		before_all += ts->bytes_out[i];
+	ts_run_link(ts, rate, duration, ts_keep_backlogged, &keep);
+	for (i = 0; i < count; i++)
+		after_all += ts->bytes_out[i];
+	return (double)(ts->bytes_out[who] - before_who) / (double)(after_all - before_all);
+}
+
 /* ------------------------------------------------------------ invariants */
 
 static bool ring_contains(const struct cfc_link *head, const struct cfc_link *l)
@@ -211,7 +225,8 @@ static const char *check_flow(const struct cfc_sched *s, u32 i, u64 *mem)
 	if ((f->state == CFC_FLOW_NEW) != (f->queue == CFC_QNEW))
 		return "new flow outside Q_new, or old flow inside it";
 	if (qlen == 0)
-		return ring_contains(&s->idle, &f->sched) ? NULL : "empty flow not on the idle list";
+		return ring_contains(f->state == CFC_FLOW_NEW ? &s->idle_new : &s->idle_old, &f->sched) ?
+			NULL : "empty flow not on the idle list of its state";
 	if (q->fifo)
 		return f->heap_pos < q->heap_len && q->heap[f->heap_pos].flow == i &&
 			q->heap[f->heap_pos].stamp == f->head->stamp ?
@@ -251,31 +266,39 @@ static const char *check_queue(const struct cfc_sched *s, u32 i)
 	return NULL;
 }
 
-static const char *check_idle_order(const struct cfc_sched *s)
+static const char *check_idle_order(const struct cfc_link *list, u8 state)
 {
 	const struct cfc_link *l;
 	u64 last = 0;
 
-	for (l = s->idle.next; l != &s->idle; l = l->next) {
+	for (l = list->next; l != list; l = l->next) {
 		const struct cfc_flow *f = CFC_CONTAINER_OF(l, struct cfc_flow, sched);
 
 		if (f->idle_since < last)
 			return "idle list out of time order";
-		if (f->qlen || f->state == CFC_FLOW_FREE)
-			return "idle list holds a backlogged or free flow";
+		if (f->qlen || f->state != state)
+			return "idle list holds a backlogged flow or one of another state";
 		last = f->idle_since;
 	}
 	return NULL;
 }
 
+/* The earliest time a flow of an idle list is due to be forgotten. */
+static u64 first_forget(const struct cfc_link *list, u64 keep)
+{
+	if (list->next == list)
+		return ~0ull;
+	return CFC_CONTAINER_OF(list->next, struct cfc_flow, sched)->idle_since + keep;
+}
+
 /* cfc_advance skips work until next_event_ns: nothing may be due before it. */
 static const char *check_next_event(const struct cfc_sched *s)
 {
-	u64 due = ~0ull;
+	u64 old_due = first_forget(&s->idle_old, CFC_OLD_KEEP_INTERVALS * s->cfg.interval_ns);
+	u64 due = first_forget(&s->idle_new, s->cfg.interval_ns);
 
-	if (s->idle.next != &s->idle)
-		due = CFC_CONTAINER_OF(s->idle.next, struct cfc_flow, sched)->idle_since +
-		      s->cfg.interval_ns;
+	if (old_due < due)
+		due = old_due;
 	if (s->nnew && s->next_tick_ns < due)
 		due = s->next_tick_ns;
 	if (s->cfg.mode == CFC_MODE_CLASS && s->next_reclassify_ns < due)
@@ -321,5 +344,6 @@ const char *ts_check(const struct tsched *ts)
 	err = check_next_event(s);
 	if (err)
 		return err;
-	return check_idle_order(s);
+	err = check_idle_order(&s->idle_new, CFC_FLOW_NEW);
+	return err ? err : check_idle_order(&s->idle_old, CFC_FLOW_OLD);
 }

@@ -63,4 +63,7 @@ struct ts_backlog {
 };
 void ts_keep_backlogged(struct tsched *ts, void *ctx);
 
+/* The share of flow `who` among flows [0, count), kept backlogged with 1500-byte packets, over `duration` at `rate`. */
+double ts_measured_share(struct tsched *ts, u64 rate, u32 count, u32 who, u64 duration);
+
 #endif

@@ -39,6 +39,9 @@ static void read_config(struct reader *r, struct cfc_config *cfg, u32 flows)
 	cfg->bandwidth = bw ? CFC_BANDWIDTH_MIN + (u64)bw * 100000 : 0;
 	for (i = 0; i < CFC_MAX_CLASSES; i++)
 		cfg->class_weight[i] = next_byte(r) % 4;
+	cfg->pace = (u8)(next_byte(r) % CFC_PACE_COUNT);
+	cfg->target_ns = (1 + next_byte(r) % 50) * MS;
+	cfg->maxhold_ns = (next_byte(r) % 8) * 25 * MS;
 }
 
 /* One operation; returns false when the input is used up. */

@@ -8,5 +8,6 @@ int run_limit_tests(void);
 int run_class_tests(void);
 int run_config_tests(void);
 int run_property_tests(void);
+int run_pace_tests(void);
 
 #endif

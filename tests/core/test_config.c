@@ -24,6 +24,9 @@ static void defaults_are_valid_and_documented(void **state)
 	assert_int_equal(cfg.classes, 3);
 	assert_int_equal(cfg.mode, CFC_MODE_FLOW);
 	assert_int_equal(cfg.bandwidth, 0);
+	assert_int_equal(cfg.pace, CFC_PACE_ADAPTIVE);
+	assert_int_equal(cfg.target_ns, 20000000ull);
+	assert_int_equal(cfg.maxhold_ns, 1000000000ull);
 }
 
 struct bad_value {
@@ -43,6 +46,10 @@ static void big_hysteresis(struct cfc_config *c) { c->hysteresis = CFC_W_ONE; }
 static void bad_mode(struct cfc_config *c) { c->mode = CFC_MODE_COUNT; }
 static void zero_classes(struct cfc_config *c) { c->classes = 0; }
 static void many_classes(struct cfc_config *c) { c->classes = CFC_MAX_CLASSES + 1; }
+static void bad_pace(struct cfc_config *c) { c->pace = CFC_PACE_COUNT; }
+static void tiny_target(struct cfc_config *c) { c->target_ns = CFC_PERIOD_MIN_NS - 1; }
+static void huge_target(struct cfc_config *c) { c->target_ns = CFC_PERIOD_MAX_NS + 1; }
+static void huge_maxhold(struct cfc_config *c) { c->maxhold_ns = CFC_MAXHOLD_MAX_NS + 1; }
 
 static void every_bad_value_is_rejected_by_name(void **state)
 {
@@ -52,6 +59,8 @@ static void every_bad_value_is_rejected_by_name(void **state)
 		{ zero_interval, "interval" }, { huge_reclassify, "reclassify" },
 		{ slow_bandwidth, "bandwidth" }, { big_hysteresis, "hysteresis" },
 		{ bad_mode, "mode" }, { zero_classes, "classes" }, { many_classes, "classes" },
+		{ bad_pace, "pace" }, { tiny_target, "target" }, { huge_target, "target" },
+		{ huge_maxhold, "maxhold" },
 	};
 	size_t i;
 
@@ -80,6 +89,12 @@ static void boundaries_are_accepted(void **state)
 	cfg.bandwidth = CFC_BANDWIDTH_MIN;
 	cfg.hysteresis = CFC_HYSTERESIS_MAX;
 	cfg.classes = CFC_MAX_CLASSES;
+	cfg.target_ns = CFC_PERIOD_MIN_NS;
+	cfg.maxhold_ns = 0;
+	assert_null(cfc_config_check(&cfg));
+	cfg.target_ns = CFC_PERIOD_MAX_NS;
+	cfg.maxhold_ns = CFC_MAXHOLD_MAX_NS;
+	cfg.pace = CFC_PACE_FIXED;
 	assert_null(cfc_config_check(&cfg));
 }
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * New-flow weights (seed 002 Alg. 1-3 as ARCHITECTURE.md reads them): the
+ * New-flow weights (seed 002 Alg. 1-3 as docs/ALGORITHM.md reads them): the
  * motivating example, the many-old-flows case, spread arrivals, completions.
  */
 #include <math.h>
@@ -40,21 +40,6 @@ static double old_flow_share(struct tsched *ts, u32 first, u32 count)
 	return (double)CFC_W_ONE / (double)(((u64)s->nold << CFC_W_SHIFT) + s->new_sum);
 }
 
-/* Measured share of flow `who` among flows [0, count) over the next `duration`. */
-static double measured_share(struct tsched *ts, u32 count, u32 who, u64 duration)
-{
-	struct ts_backlog keep = { .first = 0, .count = count, .depth = 4, .len = PKT };
-	u64 before_who = ts->bytes_out[who], before_all = 0, after_all = 0;
-	u32 i;
-
-	for (i = 0; i < count; i++)
-		before_all += ts->bytes_out[i];
-	ts_run_link(ts, RATE, duration, ts_keep_backlogged, &keep);
-	for (i = 0; i < count; i++)
-		after_all += ts->bytes_out[i];
-	return (double)(ts->bytes_out[who] - before_who) / (double)(after_all - before_all);
-}
-
 static void arrive(struct tsched *ts, u32 first, u32 count)
 {
 	u32 i;
@@ -77,16 +62,21 @@ static void assert_share(double got, double want, double tolerance)
 		fail_msg("share %.6f, expected %.6f (+-%.6f)", got, want, tolerance);
 }
 
-/* 1 old flow, 9 new flows at once: 1/2, 1/3, 1/5, 1/9, then 1/10 (C/(1+2^{lambda t})). */
-static void motivating_example(void **state)
+/*
+ * 1 old flow, 9 new flows at once: 1/2, 1/3, 1/5, 1/9, then 1/10 (C/(1+2^{lambda t})),
+ * under the seeds' schedule and under pace adaptive, whose ticks are never held
+ * here: the old flow's queue (4 packets at 100 Mbit/s) never stands above target.
+ */
+static void motivating_example_with(u8 pace)
 {
 	struct cfc_config cfg = ts_default_config();
-	struct tsched *ts = ts_new(&cfg, 10);
+	struct tsched *ts;
 	const double want[] = { 1.0 / 2, 1.0 / 3, 1.0 / 5, 1.0 / 9, 1.0 / 10, 1.0 / 10 };
 	const double unit = 1.0 / CFC_W_ONE;
 	u32 step;
 
-	(void)state;
+	cfg.pace = pace;
+	ts = ts_new(&cfg, 10);
 	arrive(ts, 0, 1);
 	assert_int_equal(cfc_flow_class(&ts->s, 0), 1);	/* nobody to protect: old at once */
 	serve(ts, 1, 100 * MS);
@@ -95,13 +85,21 @@ static void motivating_example(void **state)
 		double measured;
 
 		assert_share(old_flow_share(ts, 0, 10), want[step], unit);
-		measured = measured_share(ts, 10, 0, TICK);
+		measured = ts_measured_share(ts, RATE, 10, 0, TICK);
 		assert_share(measured, want[step], 0.02 * want[step]);
 		assert_null(ts_check(ts));
 	}
 	assert_int_equal(ts->s.nnew, 0);
 	assert_int_equal(ts->s.nold, 10);
+	assert_int_equal(ts->s.cnt.holds, 0);
 	ts_free(ts);
+}
+
+static void motivating_example(void **state)
+{
+	(void)state;
+	motivating_example_with(CFC_PACE_FIXED);
+	motivating_example_with(CFC_PACE_ADAPTIVE);
 }
 
 /* 5 old flows, 12 new: S starts at 1, is raised to E=5 at the first tick, then doubles. */
@@ -122,7 +120,7 @@ static void five_old_twelve_new(void **state)
 	assert_int_equal(ts->s.new_sum, CFC_W_ONE);
 	for (step = 0; step < 5; step++) {
 		assert_share(old_flow_share(ts, 0, 17), want[step], 1.0 / CFC_W_ONE);
-		assert_share(measured_share(ts, 17, 0, TICK), want[step], 0.02 * want[step]);
+		assert_share(ts_measured_share(ts, RATE, 17, 0, TICK), want[step], 0.02 * want[step]);
 	}
 	assert_null(ts_check(ts));
 	ts_free(ts);
@@ -184,8 +182,12 @@ static void completion_of_new_flows(void **state)
 	ts_free(ts);
 }
 
-/* A flow that comes back after being forgotten is new again. */
-static void forgotten_flow_returns_new(void **state)
+/*
+ * An old flow keeps its age through a pause of up to CFC_OLD_KEEP_INTERVALS
+ * intervals (a real-time flow whose encoder stalls); after a longer one it is
+ * forgotten and comes back new.
+ */
+static void paused_old_flow_keeps_its_age(void **state)
 {
 	struct cfc_config cfg = ts_default_config();
 	struct tsched *ts = ts_new(&cfg, 3);
@@ -194,12 +196,45 @@ static void forgotten_flow_returns_new(void **state)
 	arrive(ts, 0, 2);
 	serve(ts, 2, 2 * TICK);
 	assert_int_equal(ts->s.nold, 2);
-	serve(ts, 1, 2 * TICK);		/* flow 1 silent for two intervals */
+	serve(ts, 1, (CFC_OLD_KEEP_INTERVALS - 1) * TICK);	/* flow 1 pauses */
+	assert_int_equal(ts->s.nold, 2);
+	arrive(ts, 1, 1);
+	assert_int_equal(cfc_flow_class(&ts->s, ts_bucket(ts, 1)), 1);
+	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE);
+	serve(ts, 1, (CFC_OLD_KEEP_INTERVALS + 1) * TICK);	/* and now for longer */
 	assert_int_equal(ts->s.nold, 1);
 	arrive(ts, 1, 1);
 	assert_int_equal(cfc_flow_class(&ts->s, ts_bucket(ts, 1)), 0);
 	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE);
 	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+/* What a per-flow dump reads: state, class, weight S/|N|, backlog and head-of-line sojourn. */
+static void flow_stats_tell_each_flow(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 4);
+	struct cfc_flow_stats fs;
+
+	(void)state;
+	arrive(ts, 0, 1);
+	arrive(ts, 1, 3);
+	ts_enqueue(ts, 1, PKT);
+	ts->now += 5 * MS;
+	assert_int_equal(cfc_flow_stats(&ts->s, ts_bucket(ts, 0), ts->now, &fs), 1);
+	assert_int_equal(fs.state, CFC_FLOW_OLD);
+	assert_int_equal(fs.queue, 1);
+	assert_int_equal(fs.weight, CFC_W_ONE);
+	assert_int_equal(fs.qlen, 1);
+	assert_int_equal(fs.backlog, PKT);
+	assert_true(fs.sojourn_ns >= 5 * MS - 1024 && fs.sojourn_ns <= 5 * MS + 1024);
+	assert_int_equal(cfc_flow_stats(&ts->s, ts_bucket(ts, 1), ts->now, &fs), 1);
+	assert_int_equal(fs.state, CFC_FLOW_NEW);
+	assert_int_equal(fs.queue, 0);
+	assert_int_equal(fs.weight, CFC_W_ONE / 3);
+	assert_int_equal(fs.qlen, 2);
+	assert_int_equal(cfc_flow_stats(&ts->s, 100, ts->now, &fs), 0);	/* flows 0-3 use buckets 0-3 */
 	ts_free(ts);
 }
 
@@ -210,7 +245,8 @@ int run_weight_tests(void)
 		cmocka_unit_test(five_old_twelve_new),
 		cmocka_unit_test(spread_arrivals),
 		cmocka_unit_test(completion_of_new_flows),
-		cmocka_unit_test(forgotten_flow_returns_new),
+		cmocka_unit_test(paused_old_flow_keeps_its_age),
+		cmocka_unit_test(flow_stats_tell_each_flow),
 	};
 
 	return cmocka_run_group_tests_name("weights (Alg. 1-3)", tests, NULL, NULL);

@@ -27,10 +27,11 @@ import rtnl  # noqa: E402
 
 KIND = "confucius"
 (BANDWIDTH64, LIMIT, MEMLIMIT, FLOWS, QUANTUM, INTERVAL, MODE, CLASSES, HYSTERESIS,
- RECLASSIFY, CLASS_WEIGHTS) = range(2, 13)
-U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 65536),
+ RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD) = range(2, 16)
+U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 32768),
               QUANTUM: (64, 65536), INTERVAL: (1000, 60_000_000), MODE: (0, 2),
-              CLASSES: (1, 8), HYSTERESIS: (0, 50), RECLASSIFY: (1000, 60_000_000)}
+              CLASSES: (1, 8), HYSTERESIS: (0, 50), RECLASSIFY: (1000, 60_000_000),
+              PACE: (0, 1), TARGET: (1000, 60_000_000), MAXHOLD: (0, 60_000_000)}
 BANDWIDTH_BYTES = (1000, (1 << 47) // 8)
 rng = random.Random(20261122)
 
@@ -54,7 +55,7 @@ def u32_value(kind):
 
 
 def random_attribute(current_flows):
-    kind = rng.choice([*U32_RANGES, BANDWIDTH64, CLASS_WEIGHTS, rng.randint(13, 40)])
+    kind = rng.choice([*U32_RANGES, BANDWIDTH64, CLASS_WEIGHTS, rng.randint(MAXHOLD + 1, 40)])
     if rng.random() < 0.1:  # a wrong size
         return kind, os.urandom(rng.choice([0, 1, 2, 3, 5, 6, 7, 9]))
     if kind in U32_RANGES:
@@ -221,13 +222,13 @@ def mem_available_kb():
 
 
 def create_destroy(ifindex, rounds):
-    """Each round allocates an 11 MB table (65536 flows): a leak would show in hundreds of MB."""
+    """Each round allocates a 5.5 MB table (32768 flows): a leak would show in hundreds of MB."""
     nl = rtnl.Rtnl()
     errors = []
 
     def cycle(n):
         for _ in range(n):
-            errors.append(nl.qdisc(rtnl.ADD, ifindex, KIND, encode([(FLOWS, struct.pack("I", 65536))])).error)
+            errors.append(nl.qdisc(rtnl.ADD, ifindex, KIND, encode([(FLOWS, struct.pack("I", 32768))])).error)
             errors.append(nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC).error)
         time.sleep(2)  # qdiscs are freed after an RCU grace period
 
@@ -259,7 +260,7 @@ def main():
     found = {"options": random_option_sets(ifindex, 1000)}
     found["forwarded_after_options"] = forwards(ifindex)
     found["flood_1024"] = flood(ifindex, 1 << 20, 1024)
-    found["flood_65536"] = flood(ifindex, 1 << 20, 65536)
+    found["flood_32768"] = flood(ifindex, 1 << 20, 32768)
     found["removal"] = removal_under_load(ifindex, 8)
     found["forwarded_after_removal"] = forwards(ifindex)
     found["create_destroy"] = create_destroy(ifindex, 40)

@@ -71,6 +71,17 @@ def jain(values):
     return sum(values) ** 2 / (len(values) * sum(v * v for v in values))
 
 
+def drained(qdisc, within_s=20):
+    """The statistics once the queue is empty (Cubic leaves seconds of data in a deep
+    buffer): at rest, the basic counters and the snapshot meet again."""
+    deadline = time.monotonic() + within_s
+    while True:
+        stats = qdisc.stats()
+        if stats["qlen"] == 0 or time.monotonic() > deadline:
+            return stats
+        time.sleep(0.2)
+
+
 def four_cubic_flows():
     """The wire rate comes from the qdisc's byte counter over the middle 12 s of the run."""
     t.Topology(qdisc="confucius bandwidth 20mbit", rate=None, rtt="40ms").up()
@@ -79,13 +90,17 @@ def four_cubic_flows():
     qdisc = Bottleneck()
     time.sleep(5)
     first, start = qdisc.stats(), time.monotonic()
-    time.sleep(12)
+    during = []
+    while time.monotonic() - start < 12:
+        time.sleep(0.2)
+        during.append(qdisc.stats())
     last, end = qdisc.stats(), time.monotonic()
     report = json.loads(flows.communicate()[0])
+    at_rest = drained(qdisc)
     streams = [s["receiver"]["bits_per_second"] for s in report["end"]["streams"]]
     return {"streams_mbps": [s / 1e6 for s in streams], "goodput_mbps": sum(streams) / 1e6,
             "wire_mbps": (last["bytes"] - first["bytes"]) * 8 / (end - start) / 1e6,
-            "jfi": jain(streams), "stats": qdisc.stats()}
+            "jfi": jain(streams), "during": during, "at_rest": at_rest}
 
 
 def classes_of(cca_a, cca_b, seconds=30, settle=12):
@@ -169,7 +184,7 @@ def main():
              "bbr_cubic": classes_of("bbr", "cubic"),
              "gro_shaped": mean_packet_with_gro("confucius bandwidth 20mbit"),
              "gro_unshaped": mean_packet_with_gro("confucius"),
-             "motivating": [udp_share_timeline("confucius bandwidth 10mbit limit 1000", None),
+             "motivating": [udp_share_timeline("confucius bandwidth 10mbit limit 1000 pace fixed", None),
                             udp_share_timeline("fq_codel", "10mbit")]}
     t.down()
     json.dump(found, open(os.path.join(os.environ["RESULTS"], "traffic.json"), "w"), indent=1)

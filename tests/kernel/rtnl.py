@@ -8,20 +8,23 @@ scripts inside the lab VM.
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
-import ctypes.util
-import os
 import socket
 import struct
+import sys
 from dataclasses import dataclass
+from pathlib import Path
+
+# Guest scripts run as `python3 -S` (no site-packages: they cost seconds over 9p under
+# emulation), so the package is found from the repository itself.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from confucius.lab.rtnl import (  # noqa: E402
+    NLA_F_NESTED, NLM_F_DUMP, NLM_F_REQUEST, NLMSG_DONE, NLMSG_ERROR, TCA_KIND, TCA_STATS2, TCA_STATS_APP,
+    TCA_STATS_QUEUE, attr, netns, parse_attrs)
 
 RTM_NEWQDISC, RTM_DELQDISC, RTM_GETQDISC = 36, 37, 38
-NLMSG_ERROR, NLMSG_DONE = 2, 3
-NLM_F_REQUEST, NLM_F_ACK, NLM_F_DUMP = 0x1, 0x4, 0x300
+NLM_F_ACK = 0x4
 NLM_F_REPLACE, NLM_F_EXCL, NLM_F_CREATE = 0x100, 0x200, 0x400
-TCA_KIND, TCA_OPTIONS = 1, 2
-NLA_F_NESTED = 0x8000
+TCA_OPTIONS = 2
 SOL_NETLINK, NETLINK_CAP_ACK, NETLINK_EXT_ACK = 270, 10, 11
 NLMSGERR_ATTR_MSG = 1
 TC_H_ROOT = 0xFFFFFFFF
@@ -32,49 +35,10 @@ CHANGE = 0
 REPLACE = NLM_F_CREATE | NLM_F_REPLACE
 
 
-def attr(kind: int, payload: bytes) -> bytes:
-    data = struct.pack("HH", 4 + len(payload), kind) + payload
-    return data + b"\0" * (-len(data) % 4)
-
-
-def parse_attrs(data: bytes) -> dict[int, bytes]:
-    found, offset = {}, 0
-    while offset + 4 <= len(data):
-        length, kind = struct.unpack_from("HH", data, offset)
-        if length < 4:
-            break
-        found[kind & ~NLA_F_NESTED] = data[offset + 4:offset + length]
-        offset += (length + 3) & ~3
-    return found
-
-
 @dataclass
 class Reply:
     error: int           # 0, or a negative errno
     message: str         # the extack message, if any
-
-
-CLONE_NEWNET = 0x40000000
-
-
-@contextlib.contextmanager
-def netns(name: str | None):
-    """Run the block (this thread) in network namespace `name` (as made by `ip netns add`).
-    Sockets keep the namespace they were made in, so one opened here can be used after."""
-    if name is None:
-        yield
-        return
-    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
-    own = os.open("/proc/self/ns/net", os.O_RDONLY)
-    target = os.open(f"/var/run/netns/{name}", os.O_RDONLY)
-    try:
-        if libc.setns(target, CLONE_NEWNET) != 0:
-            raise OSError(ctypes.get_errno(), f"setns into {name}")
-        yield
-    finally:
-        libc.setns(own, CLONE_NEWNET)
-        os.close(own)
-        os.close(target)
 
 
 class Rtnl:
@@ -170,8 +134,7 @@ class Qdisc:
     tlvs: dict[int, bytes]
 
 
-TCA_STATS2 = 7
-TCA_STATS_BASIC, TCA_STATS_QUEUE, TCA_STATS_APP = 1, 3, 4
+TCA_STATS_BASIC = 1
 
 
 def qdisc_stats(ifindex: int, kind: str, rtnl: Rtnl | None = None) -> dict | None:
@@ -192,19 +155,24 @@ def qdisc_stats(ifindex: int, kind: str, rtnl: Rtnl | None = None) -> dict | Non
             "drops": drops, "overlimits": overlimits, "app": stats.get(TCA_STATS_APP, b"")}
 
 
-# struct tc_confucius_xstats, kernel/include/uapi/linux/pkt_sched_confucius.h
-XSTATS = struct.Struct("=IIQQQIIII8I8I8IQQ")
-XSTATS_FIELDS = ("new_flows", "old_flows", "new_weight", "ticks", "moves", "max_sojourn_us",
-                 "memory_used", "classes", "pad")
+# struct tc_confucius_xstats of type TC_CONFUCIUS_XSTATS_QDISC, kernel/include/uapi/linux/pkt_sched_confucius.h
+XSTATS_QDISC = 0
+XSTATS = struct.Struct("=II" "IIQQQQIIII8I8I8I" "QQQQQQII")
+XSTATS_FIELDS = ("type", "pad0", "new_flows", "old_flows", "new_weight", "ticks", "holds", "moves",
+                 "max_sojourn_us", "memory_used", "classes", "pad")
+SNAPSHOT_FIELDS = ("enqueued_packets", "enqueued_bytes", "sent_packets", "sent_bytes",
+                   "dropped_packets", "dropped_bytes", "backlog_packets", "backlog_bytes")
 
 
 def confucius_xstats(app: bytes) -> dict:
     values = XSTATS.unpack_from(app)
-    named = dict(zip(XSTATS_FIELDS, values[:9]))
-    named["class_flows"] = list(values[9:17])
-    named["class_packets"] = list(values[17:25])
-    named["class_bytes"] = list(values[25:33])
-    named["enqueued_packets"], named["enqueued_bytes"] = values[33:35]
+    named = dict(zip(XSTATS_FIELDS, values[:12]))
+    if named["type"] != XSTATS_QDISC:
+        raise ValueError(f"xstats of type {named['type']}, not the qdisc's")
+    named["class_flows"] = list(values[12:20])
+    named["class_packets"] = list(values[20:28])
+    named["class_bytes"] = list(values[28:36])
+    named.update(zip(SNAPSHOT_FIELDS, values[36:]))
     return named
 
 

@@ -119,3 +119,32 @@ def test_fifo_without_own_queue_cannot_be_solved(scenario):
 def test_bad_solver_options_are_refused(scenario, options):
     with pytest.raises(ModelInputError):
         fluid.solve("fq", scenario(), **options)
+
+
+def test_adaptive_pace_follows_the_ticks_while_the_queue_keeps_low(scenario):
+    # A responsive CCA (the fixture's) whose queue falls under 20 ms before each tick: no
+    # tick is held and r(t) is the qdisc's fixed schedule's.
+    sc = scenario(flow_size=2e6 * 8)
+    ticks = fluid.solve("confucius-ticks", sc, duration=3.0)
+    adaptive = fluid.solve("confucius-adaptive", sc, duration=3.0)
+    assert adaptive.holds == 0
+    # the same r(t) but at the ticks' own grid points (the open-loop schedule's floor(λt)
+    # meets a tick one point late or early in floating point)
+    assert np.count_nonzero(~np.isclose(adaptive.r, ticks.r)) <= 4
+    assert adaptive.q_max == pytest.approx(ticks.q_max, rel=1e-3)
+    assert fluid.fct_eq8(adaptive, sc) == pytest.approx(fluid.fct_eq8(ticks, sc), abs=2 * ticks.step)
+
+
+def test_adaptive_pace_holds_for_a_slow_cca_at_most_maxhold(scenario):
+    # A slow CCA (k = 4π²/(2 s)²: a 2 s period) keeps its queue above 20 ms: ticks are held,
+    # at most MAXHOLD_S of them, so the new flows finish later than under the fixed ticks
+    # but by no more than MAXHOLD_S.
+    sc = scenario(k=(2 * math.pi / 2.0) ** 2, flow_size=2e6 * 8)
+    ticks = fluid.solve("confucius-ticks", sc, duration=12.0)
+    adaptive = fluid.solve("confucius-adaptive", sc, duration=12.0)
+    interval = 1 / sc.lam
+    assert adaptive.holds == round(fluid.MAXHOLD_S / interval)
+    t_ticks, t_adaptive = fluid.fct_eq8(ticks, sc), fluid.fct_eq8(adaptive, sc)
+    assert t_ticks < t_adaptive <= t_ticks + fluid.MAXHOLD_S + ticks.step
+    assert adaptive.q_max <= ticks.q_max * (1 + 1e-9)
+    assert adaptive.r.min() == pytest.approx(ticks.r.min())  # both end at the fair share

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only WITH Linux-syscall-note */
 /*
  * Confucius queue discipline: netlink attributes and statistics shared by the
- * kernel module and the tc front end. Enums and the xstats structure are
+ * kernel module and the tc front end. Enums and the xstats members are
  * append-only.
  */
 #ifndef _UAPI_LINUX_PKT_SCHED_CONFUCIUS_H
@@ -23,6 +23,9 @@ enum {
 	TCA_CONFUCIUS_HYSTERESIS,	/* u32, percent */
 	TCA_CONFUCIUS_RECLASSIFY,	/* u32, us */
 	TCA_CONFUCIUS_CLASS_WEIGHTS,	/* binary: u32 per class (external mode); 0 = by flows */
+	TCA_CONFUCIUS_PACE,		/* u32, enum tc_confucius_pace */
+	TCA_CONFUCIUS_TARGET,		/* u32, us: old flows' sojourn target (pace adaptive) */
+	TCA_CONFUCIUS_MAXHOLD,		/* u32, us: most ticks held per burst (pace adaptive) */
 	__TCA_CONFUCIUS_MAX
 };
 #define TCA_CONFUCIUS_MAX (__TCA_CONFUCIUS_MAX - 1)
@@ -33,14 +36,32 @@ enum tc_confucius_mode {
 	TC_CONFUCIUS_MODE_EXTERNAL,
 };
 
+enum tc_confucius_pace {
+	TC_CONFUCIUS_PACE_FIXED,	/* the seeds' schedule: new weights double every interval */
+	TC_CONFUCIUS_PACE_ADAPTIVE,	/* a tick waits while an old flow's queue stands above target */
+};
+
 #define TC_CONFUCIUS_MAX_CLASSES 8
 
-/* TCA_STATS_APP, `tc -s qdisc show`. */
-struct tc_confucius_xstats {
+/*
+ * Classes: 1..K are the old flows' classes (filters pick them in mode external);
+ * every remembered flow is listed too, as class TC_CONFUCIUS_FLOW_MINOR + bucket.
+ */
+#define TC_CONFUCIUS_FLOW_MINOR 0x8000
+
+/* TCA_STATS_APP: struct tc_confucius_xstats, whose type says which member it carries. */
+enum {
+	TC_CONFUCIUS_XSTATS_QDISC,	/* `tc -s qdisc show` */
+	TC_CONFUCIUS_XSTATS_CLASS,	/* `tc -s class show`: a class of old flows */
+	TC_CONFUCIUS_XSTATS_FLOW,	/* `tc -s class show`: one flow */
+};
+
+struct tc_confucius_qd_stats {
 	__u32 new_flows;	/* remembered new flows, |N| */
 	__u32 old_flows;	/* remembered old flows */
 	__u64 new_weight;	/* S, the new flows' total weight, in 1/65536 */
 	__u64 ticks;		/* reweight ticks that raised new-flow weights */
+	__u64 holds;		/* reweight ticks held for an old flow's queue */
 	__u64 moves;		/* flows moved between classes */
 	__u32 max_sojourn_us;	/* longest time a packet waited */
 	__u32 memory_used;	/* bytes of truesize queued */
@@ -49,8 +70,55 @@ struct tc_confucius_xstats {
 	__u32 class_flows[TC_CONFUCIUS_MAX_CLASSES];
 	__u32 class_packets[TC_CONFUCIUS_MAX_CLASSES];
 	__u32 class_bytes[TC_CONFUCIUS_MAX_CLASSES];
-	__u64 enqueued_packets;	/* = sent + dropped + backlog, always */
+	/*
+	 * One snapshot, taken under the qdisc's lock: enqueued = sent + dropped +
+	 * backlog holds in it at every moment. (The kernel reads the basic counters
+	 * and the queue length outside the lock, so they agree with it only at rest.)
+	 */
+	__u64 enqueued_packets;
 	__u64 enqueued_bytes;
+	__u64 sent_packets;
+	__u64 sent_bytes;
+	__u64 dropped_packets;
+	__u64 dropped_bytes;
+	__u32 backlog_packets;
+	__u32 backlog_bytes;
+};
+
+struct tc_confucius_cl_stats {
+	__u32 flows;		/* flows in the class */
+	__u32 packets;		/* queued */
+	__u32 bytes;
+	__u32 pad;
+};
+
+enum tc_confucius_flow_state {
+	TC_CONFUCIUS_FLOW_NEW = 1,	/* weight S/|N|, growing */
+	TC_CONFUCIUS_FLOW_OLD,		/* weight 1, in a class */
+};
+
+struct tc_confucius_fl_stats {
+	__u32 bucket;
+	__u32 state;		/* enum tc_confucius_flow_state */
+	__u32 class_id;		/* 0 while new, else its class 1..K */
+	__u32 weight;		/* in 1/65536 */
+	__u32 packets;		/* queued */
+	__u32 bytes;
+	__s32 deficit;		/* bytes, round robin inside its class */
+	__u32 sojourn_us;	/* how long its head packet has waited; 0 when empty */
+	__u16 sport, dport;	/* ports of its head packet (0 when empty or none) */
+	__u8 ip_proto;
+	__u8 pad[3];
+};
+
+struct tc_confucius_xstats {
+	__u32 type;		/* TC_CONFUCIUS_XSTATS_* */
+	__u32 pad;
+	union {
+		struct tc_confucius_qd_stats qdisc_stats;
+		struct tc_confucius_cl_stats class_stats;
+		struct tc_confucius_fl_stats flow_stats;
+	};
 };
 
 #endif /* _UAPI_LINUX_PKT_SCHED_CONFUCIUS_H */

@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The pace of the new flows' weights against the old flows it protects: a video
+ * sender (an old flow with a delay-based rate controller: reactive, slow like
+ * GCC, or unresponsive) meets a burst of backlogged new flows on a 20 Mbit/s
+ * link, under pace fixed (the seeds' schedule) and pace adaptive. Also E of
+ * Alg. 1 (only competing old flows count) and the age of paused old flows.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "harness.h"
+#include "suites.h"
+
+#define MS		1000000ull
+#define LINK		20000000ull	/* bit/s */
+#define PKT		1200u
+#define STEP		(10 * MS)	/* the sender's control period */
+#define HISTORY		16		/* delivery samples, one per STEP */
+
+/* How a sender's rate controller reacts to its own standing queue. */
+struct controller {
+	const char *name;
+	u64 detect_ns;		/* the queue must stand above `threshold` this long; 0: never reacts */
+	u64 spacing_ns;		/* least time between two cuts */
+	u32 cut_pct;		/* a cut sets the rate to this % of the delivery rate */
+};
+
+static const struct controller REACTIVE = { "reactive", 40 * MS, 40 * MS, 90 };
+/* GCC as the lab saw it: ~0.5 s to the first cut, then x0.85 of the acked rate. */
+static const struct controller SLOW = { "slow", 400 * MS, 200 * MS, 85 };
+static const struct controller UNRESPONSIVE = { "unresponsive", 0, 0, 100 };
+
+#define THRESHOLD	(10 * MS)	/* queueing delay a controller calls overuse */
+
+struct sender {
+	const struct controller *ctl;
+	u32 flow;
+	u64 rate;			/* bit/s */
+	u64 next_send, next_step;
+	u64 over_since, last_cut;	/* 0: not over / never cut */
+	u64 delivered[HISTORY];		/* the flow's bytes out at each of the last steps */
+	u32 steps;
+	u64 max_sojourn;		/* ns, of its head packet */
+};
+
+struct experiment {
+	struct sender rt;
+	struct ts_backlog web;		/* the burst of new flows, once it has arrived */
+	u64 burst_at;
+	int burst_arrived;
+	u64 converged_at;		/* first time with no new flow left, after the burst */
+};
+
+static u64 head_sojourn(const struct tsched *ts, u32 flow)
+{
+	const struct cfc_flow *f = &ts->s.flows[ts_bucket(ts, flow)];
+
+	if (!f->qlen)
+		return 0;
+	return (u64)(u32)((u32)(ts->now >> 10) - f->head->stamp) << 10;
+}
+
+/* Bytes per second the flow delivered over the last HISTORY steps. */
+static u64 delivery_rate(const struct tsched *ts, const struct sender *snd)
+{
+	u32 n = snd->steps < HISTORY ? snd->steps : HISTORY;
+	u64 then = snd->delivered[(snd->steps - n) % HISTORY];
+
+	if (!n)
+		return snd->rate / 8;
+	return (ts->bytes_out[snd->flow] - then) * 1000000000ull / (n * STEP);
+}
+
+static void control(struct tsched *ts, struct sender *snd)
+{
+	u64 sojourn = head_sojourn(ts, snd->flow);
+
+	if (sojourn > snd->max_sojourn)
+		snd->max_sojourn = sojourn;
+	if (snd->ctl->detect_ns && sojourn > THRESHOLD) {
+		if (!snd->over_since)
+			snd->over_since = ts->now;
+		if (ts->now - snd->over_since >= snd->ctl->detect_ns &&
+		    (!snd->last_cut || ts->now - snd->last_cut >= snd->ctl->spacing_ns)) {
+			snd->rate = delivery_rate(ts, snd) * 8 * snd->ctl->cut_pct / 100;
+			snd->last_cut = ts->now;
+		}
+	} else {
+		snd->over_since = 0;
+	}
+	snd->delivered[snd->steps % HISTORY] = ts->bytes_out[snd->flow];
+	snd->steps++;
+}
+
+static void experiment_step(struct tsched *ts, void *ctx)
+{
+	struct experiment *x = ctx;
+	struct sender *snd = &x->rt;
+
+	while (snd->next_send <= ts->now) {
+		ts_enqueue(ts, snd->flow, PKT);
+		snd->next_send += ts_tx_ns(PKT, snd->rate);
+	}
+	if (ts->now >= snd->next_step) {
+		control(ts, snd);
+		snd->next_step += STEP;
+	}
+	if (!x->burst_arrived && ts->now >= x->burst_at)
+		x->burst_arrived = 1;
+	if (x->burst_arrived) {
+		ts_keep_backlogged(ts, &x->web);
+		if (!x->converged_at && ts->s.nnew == 0)
+			x->converged_at = ts->now;
+	}
+}
+
+struct outcome {
+	u64 max_sojourn;	/* ns, the old flow's head packet */
+	u64 converge;		/* ns from the burst until no new flow is left */
+	u64 holds;
+};
+
+/* One video sender at `rate`, alone for a second, then `burst` backlogged new flows. */
+static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate, u32 burst)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	struct experiment x = {
+		.rt = { .ctl = ctl, .flow = 0, .rate = rate },
+		.web = { .first = 1, .count = burst, .depth = 4, .len = 1500 },
+		.burst_at = 1000 * MS,
+	};
+	struct outcome out;
+
+	cfg.pace = pace;
+	ts = ts_new(&cfg, burst + 1);
+	x.rt.next_send = ts->now;
+	x.rt.next_step = ts->now;
+	x.burst_at += ts->now;
+	ts_run_link(ts, LINK, 7000 * MS, experiment_step, &x);
+	assert_null(ts_check(ts));
+	out.max_sojourn = x.rt.max_sojourn;
+	out.converge = x.converged_at ? x.converged_at - x.burst_at : ~0ull;
+	out.holds = ts->s.cnt.holds;
+	print_message("%-12s %-8s max sojourn %4llu ms, fair shares after %4llu ms, %llu ticks held\n",
+		      ctl->name, pace == CFC_PACE_FIXED ? "fixed" : "adaptive",
+		      (unsigned long long)(out.max_sojourn / MS),
+		      (unsigned long long)(out.converge / MS), (unsigned long long)out.holds);
+	ts_free(ts);
+	return out;
+}
+
+#define RT_RATE		15600000ull	/* GCC's target in the lab before the page arrived */
+#define BURST		9
+
+/*
+ * The fixed schedule reaches fair shares after ceil(log2(BURST)) + 1 ticks;
+ * pace adaptive may add at most maxhold to that, whatever the old flow does.
+ */
+static u64 convergence_bound(u8 pace)
+{
+	struct cfc_config cfg = ts_default_config();
+	u64 ticks = 5;	/* S: 1 -> 2 -> 4 -> 8 -> 16 >= 9 */
+
+	return ticks * cfg.interval_ns + (pace == CFC_PACE_ADAPTIVE ? cfg.maxhold_ns : 0);
+}
+
+/*
+ * A reactive or slow old flow: pace adaptive holds ticks while its queue stands,
+ * so its largest queueing delay is lower than under the seeds' schedule (for the
+ * reactive flow, by more than half), and the new flows still reach fair shares
+ * within the fixed schedule's time plus maxhold.
+ */
+static void adaptive_pace_follows_the_old_flow(void **state)
+{
+	const struct controller *ctls[] = { &REACTIVE, &SLOW };
+	u32 i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct outcome fixed = run_burst(CFC_PACE_FIXED, ctls[i], RT_RATE, BURST);
+		struct outcome adaptive = run_burst(CFC_PACE_ADAPTIVE, ctls[i], RT_RATE, BURST);
+
+		assert_int_equal(fixed.holds, 0);
+		assert_true(adaptive.holds > 0);
+		assert_true(adaptive.max_sojourn < fixed.max_sojourn);
+		if (ctls[i] == &REACTIVE)
+			assert_true(adaptive.max_sojourn * 2 < fixed.max_sojourn);
+		assert_true(fixed.converge <= convergence_bound(CFC_PACE_FIXED));
+		assert_true(adaptive.converge <= convergence_bound(CFC_PACE_ADAPTIVE));
+	}
+}
+
+/* An unresponsive old flow (UDP, or a BBR flow at its window) cannot starve the newcomers. */
+static void unresponsive_old_flow_holds_at_most_maxhold(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct outcome out = run_burst(CFC_PACE_ADAPTIVE, &UNRESPONSIVE, RT_RATE, BURST);
+
+	(void)state;
+	assert_int_equal(out.holds, cfg.maxhold_ns / cfg.interval_ns);
+	assert_true(out.converge <= convergence_bound(CFC_PACE_ADAPTIVE));
+}
+
+/* An old flow that sends less than its share keeps no queue: nothing is held, nothing lost. */
+static void adaptive_pace_costs_nothing_without_a_standing_queue(void **state)
+{
+	struct outcome fixed = run_burst(CFC_PACE_FIXED, &UNRESPONSIVE, 1000000ull, BURST);
+	struct outcome adaptive = run_burst(CFC_PACE_ADAPTIVE, &UNRESPONSIVE, 1000000ull, BURST);
+
+	(void)state;
+	assert_int_equal(adaptive.holds, 0);
+	assert_int_equal(adaptive.converge, fixed.converge);
+}
+
+/* Arrivals during a held tick keep S, and so the old flows' share (Alg. 2). */
+static void arrivals_while_held_keep_the_sum(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 4);
+	u64 sum;
+	u32 i;
+
+	(void)state;
+	for (i = 0; i < 400; i++)		/* a standing queue of 400 packets: seconds at 1 Mbit/s */
+		ts_enqueue(ts, 0, PKT);
+	for (i = 0; i < 30; i++) {		/* two new flows, still backlogged at the tick */
+		ts_enqueue(ts, 1, PKT);
+		ts_enqueue(ts, 2, PKT);
+	}
+	sum = ts->s.new_sum;
+	ts_run_link(ts, 1000000ull, cfg.interval_ns + 20 * MS, NULL, NULL);
+	assert_int_equal(ts->s.cnt.holds, 1);
+	assert_int_equal(ts->s.new_sum, sum);
+	ts_enqueue(ts, 3, PKT);
+	assert_int_equal(ts->s.new_sum, sum);
+	assert_int_equal(ts->s.nnew, 3);
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+/*
+ * E counts the old flows that compete, not every remembered one: a page load's
+ * first connections graduate and go quiet, then its next wave arrives beside a
+ * backlogged real-time flow. Each tick takes at most half of the real-time
+ * flow's share: 1/2, 1/3, 1/5, 1/9, then its fair share 1/11 (with the twenty
+ * quiet flows in E, the first tick would leave it 1/22).
+ */
+static void only_competing_old_flows_count(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 31);
+	const u32 rt = 10;	/* flows 0-9: the second wave; 11-30: the first */
+	const double want[] = { 1.0 / 2, 1.0 / 3, 1.0 / 5, 1.0 / 9, 1.0 / 11 };
+	double share, before = 0;
+	u32 i, step;
+
+	(void)state;
+	cfg.pace = CFC_PACE_FIXED;
+	ts_change(ts, &cfg);
+	for (i = rt; i < 31; i++)
+		ts_enqueue(ts, i, PKT);
+	ts_run_link(ts, 100000000ull, 6 * cfg.interval_ns, ts_keep_backlogged,
+		    &(struct ts_backlog){ .first = rt, .count = 21, .depth = 4, .len = PKT });
+	assert_int_equal(ts->s.nold, 21);
+	assert_int_equal(ts->s.nnew, 0);
+	for (i = 0; i < rt; i++)			/* the second wave; the first goes quiet */
+		ts_enqueue(ts, i, PKT);
+	share = ts_measured_share(ts, 100000000ull, rt + 1, rt, cfg.interval_ns - 1);
+	for (step = 0; step < 5; step++) {
+		print_message("tick %u: real-time share %.4f\n", step, share);
+		assert_true(share >= 0.98 * before / 2);	/* within the measurement's 2 % */
+		assert_true(share > want[step] * 0.95 && share < want[step] * 1.05);
+		before = share;
+		share = ts_measured_share(ts, 100000000ull, rt + 1, rt, cfg.interval_ns);
+	}
+	assert_null(ts_check(ts));
+	ts_free(ts);
+}
+
+int run_pace_tests(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(only_competing_old_flows_count),
+		cmocka_unit_test(adaptive_pace_follows_the_old_flow),
+		cmocka_unit_test(unresponsive_old_flow_holds_at_most_maxhold),
+		cmocka_unit_test(adaptive_pace_costs_nothing_without_a_standing_queue),
+		cmocka_unit_test(arrivals_while_held_keep_the_sum),
+	};
+
+	return cmocka_run_group_tests_name("pace (fixed, adaptive) and E", tests, NULL, NULL);
+}
