@@ -126,13 +126,13 @@ def end_session(session: int, attempts: int = 50) -> None:
 def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float = 300.0,
         memory: str = "2G", env: Mapping[str, str] | None = None, args: Sequence[str] = (),
         modules: Sequence[os.PathLike] | None = None, echo: bool = False,
-        interactive: bool = False, time_mode: str = TIME_MODE,
-        stall: float = STALL_S) -> VMResult:
+        time_mode: str = TIME_MODE, stall: float = STALL_S) -> VMResult:
     """Boot the UML kernel, run `script` as root inside it and return how it went.
 
-    As `vm.run`, with `modules` defaulting to build/kernel-uml/*.ko, `timeout` in wall-clock
-    seconds, `time_mode` one of TIME_MODES and `stall` the wall-clock seconds the guest's
-    clock may stand still before the run is ended.
+    As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
+    defaulting to build/kernel-uml/*.ko, `timeout` in wall-clock seconds, `time_mode` one
+    of TIME_MODES and `stall` the wall-clock seconds the guest's clock may stand still
+    before the run is ended.
     """
     env = dict(env or {})
     check_request(script, timeout, memory, env)
@@ -143,11 +143,10 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     uml = kernel()
     settings = {"LAB_POWER_OFF": "o", "LAB_UML_MODULES": str(uml.modules)}
     with job("uml", script, args, uml, results_dir=results_dir, modules=modules, env=env,
-             interactive=interactive, settings=settings) as run_job:
+             interactive=False, settings=settings) as run_job:
         command = _command(uml.image, memory, time_mode, run_job.ctl)
         with machine_slot():
             return supervise(command, run_job.nonce, run_job.results, timeout, echo,
-                               interactive, env=_engine_env(),
-                               stalled=_Heartbeat(run_job.ctl / "alive", stall),
-                               stop=lambda proc: end_session(proc.pid))
+                             env=_engine_env(), stalled=_Heartbeat(run_job.ctl / "alive", stall),
+                             stop=lambda proc: end_session(proc.pid))
 
