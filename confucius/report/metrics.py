@@ -16,8 +16,8 @@
 - step response (issue 12 "Know the controllers"), after the link's capacity falls: the
   time to the sender's first rate decrease (its target below 95 % of its value at the
   step), the time until the frames' queueing delay (frame delay above the least delay of
-  the 2 s before the step) is back under 50 ms and stays there for 1 s with no frame
-  lost, and the largest frame delay.
+  the 2 s before the step) is back under 50 ms after its peak and stays there for 1 s
+  with no frame lost, and the largest frame delay.
 """
 
 from __future__ import annotations
@@ -202,9 +202,13 @@ def _first_decrease_s(rates: Sequence[rtflow.RateSample], at_ns: int, end_ns: in
 
 
 def _settled_s(frames: Sequence[rtflow.Frame], base_ms: float, at_ns: int, end_ns: int) -> float:
-    """The first capture time after which every frame for STEP_SETTLED_FOR_NS arrived whole
-    and within STEP_SETTLED_MS of the base delay."""
+    """The first capture time, from the largest delay after the step on, after which every
+    frame for STEP_SETTLED_FOR_NS arrived whole and within STEP_SETTLED_MS of the base
+    delay (a queue that builds late is not settled before it has)."""
     after = in_window(frames, at_ns, end_ns)
+    delays = [f.delay_ms if f.complete else -math.inf for f in after]
+    if delays and max(delays) - base_ms >= STEP_SETTLED_MS:
+        after = after[delays.index(max(delays)):]
     good = [f.complete and f.delay_ms - base_ms < STEP_SETTLED_MS for f in after]
     run_start = None
     for frame, ok in zip(after, good):

@@ -64,3 +64,11 @@ def test_capacity_falls_of_a_looped_trace():
         (51 * S, 20e6, 10e6, 61 * S), (71 * S, 20e6, 5e6, 81 * S)]
     assert steps.capacity_falls(points, 0, 15 * S)[0].until_ns == 15 * S
     assert steps.capacity_falls([(0.0, 20e6)], 0, S) == []
+
+
+def test_a_queue_that_builds_late_is_not_settled_before_it_has():
+    # Good for 2 s after the step, then 400 ms of delay, then good again from 3.5 s.
+    frames = [frame(i * 20.0, 30.0 if i * 20 < 4000 or i * 20 >= 5500 else 430.0) for i in range(400)]
+    r = metrics.step_response(frames, [rate(0, 10.0)], 2 * S, 8 * S)
+    assert r.settled_s == pytest.approx(3.5)
+    assert r.peak_delay_ms == 430.0
