@@ -478,31 +478,48 @@ static void graduate_all(struct cfc_sched *s)
 
 /*
  * Pace adaptive: an old flow whose queue did not once fall to `target` in the
- * recent window has not yet followed its last cut of share, so the tick is held,
- * for at most `maxhold` per burst of new flows (an unresponsive old flow cannot
- * keep newcomers from their fair share for longer).
+ * recent window has not yet followed its last cut of share, so the tick is held.
+ * A held tick costs the newcomers two intervals (its own, and the doubling its
+ * give-back undoes), so at most maxhold / (2 interval) ticks are held per burst
+ * of new flows: an unresponsive old flow delays their fair share by at most
+ * maxhold (and the two ticks back from the floor).
  */
 static int tick_held(struct cfc_sched *s)
 {
-	if (s->cfg.pace != CFC_PACE_ADAPTIVE ||
-	    s->held_ns + s->cfg.interval_ns > s->cfg.maxhold_ns ||
+	u64 cost = 2 * s->cfg.interval_ns;
+
+	if (s->cfg.pace == CFC_PACE_FIXED || s->held_ns + cost > s->cfg.maxhold_ns ||
 	    s->old_sojourn_min == CFC_NO_SOJOURN ||
 	    ((u64)s->old_sojourn_min << CFC_TICK_SHIFT) <= s->cfg.target_ns)
 		return 0;
-	s->held_ns += s->cfg.interval_ns;
+	s->held_ns += cost;
 	s->cnt.holds++;
 	return 1;
+}
+
+/*
+ * A held tick gives back half of S (down to the floor): a delay-gradient
+ * controller such as GCC stops cutting once its queue stops growing and never
+ * drains a queue that merely stands, so only a larger share can drain it.
+ */
+static void give_back(struct cfc_sched *s)
+{
+	u64 half = s->new_sum >> 1;
+
+	s->new_sum = half > CFC_GIVE_BACK_FLOOR ? half : CFC_GIVE_BACK_FLOOR;
 }
 
 /*
  * Alg. 1 at tick time t: every new weight doubles; if the new flows together
  * still weigh less than the competing old ones (E), they are raised to match (the
  * old flows lose at most half per tick, never below their fair share); new
- * flows reaching weight 1 are old.
+ * flows reaching weight 1 are old. A held tick gives back instead.
  */
 static void reweight(struct cfc_sched *s, u64 t)
 {
-	if (!tick_held(s)) {
+	if (tick_held(s)) {
+		give_back(s);
+	} else {
 		u64 competing = (u64)competing_old_flows(s, t) << CFC_W_SHIFT;
 
 		s->cnt.ticks++;

@@ -18,6 +18,8 @@
 /* Weights are fixed point: CFC_W_ONE is a weight of 1 (an old flow). */
 #define CFC_W_SHIFT		16
 #define CFC_W_ONE		(1u << CFC_W_SHIFT)
+/* Pace adaptive: the least S a held tick gives back to (a quarter of an old flow). */
+#define CFC_GIVE_BACK_FLOOR	(CFC_W_ONE >> 2)
 
 #define CFC_MAX_CLASSES		8
 
@@ -61,7 +63,7 @@ enum cfc_mode {
 /* How the new flows' weights grow at each reweight tick. */
 enum cfc_pace {
 	CFC_PACE_FIXED,		/* the seeds' schedule: S doubles at every tick */
-	CFC_PACE_ADAPTIVE,	/* a tick is held while an old flow's queue stands above target */
+	CFC_PACE_ADAPTIVE,	/* while an old flow's queue stands, a tick halves S instead */
 	CFC_PACE_COUNT
 };
 

@@ -233,8 +233,9 @@ static void explain(void)
 	fprintf(stderr,
 		"flows is fixed when the qdisc is created. weights apply in mode external,\n"
 		"one per class; a weight of 0 serves its class by its active flows.\n"
-		"pace adaptive holds a reweight tick while an old flow's queue stands above\n"
-		"target, for at most maxhold per burst of new flows; pace fixed is the seeds'.\n"
+		"pace adaptive: while an old flow's queue stands above target, a reweight tick\n"
+		"halves the new flows' weight instead of doubling it, for at most maxhold per\n"
+		"burst of new flows; pace fixed is the seeds' schedule.\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n");
 }
 

@@ -41,6 +41,7 @@ GAINS = ("served", "link")
 # pace adaptive's defaults, the qdisc's (core/confucius.c, cfc_config_default)
 TARGET_S = 0.020
 MAXHOLD_S = 2.0
+GIVE_BACK_FLOOR = 0.25  # the least S a held tick gives back to (CFC_GIVE_BACK_FLOOR)
 MAX_STEPS = 2_000_000  # a guard against a step/duration pair that would run for hours
 
 
@@ -141,9 +142,10 @@ def solve(policy: str, sc: FluidScenario, *, gain: str = "served", release: bool
 
 class AdaptivePace:
     """The qdisc's `pace adaptive` on the model's grid (docs/ALGORITHM.md): the new flows'
-    weight S starts at 1 at the burst and doubles every 1/λ, r = C/(1 + min(S, N)), but a
-    tick is held while the real-time flow's least queueing delay over the last quarter of
-    the interval stood above `target`, for at most `maxhold` in all."""
+    weight S starts at 1 at the burst and doubles every 1/λ, r = C/(1 + min(S, N)), but
+    while the real-time flow's least queueing delay over the last quarter of the interval
+    stood above `target` a tick halves S instead (down to GIVE_BACK_FLOOR); a held tick
+    costs two intervals of `maxhold`."""
 
     def __init__(self, sc: FluidScenario, h: float, target: float = TARGET_S,
                  maxhold: float = MAXHOLD_S):
@@ -159,13 +161,14 @@ class AdaptivePace:
             return
         if j * self.h < self.next_tick - 1e-12:
             return
-        interval = 1 / self.sc.lam
-        self.next_tick += interval
-        if min(q[max(0, j - self.window):j]) > self.target and self.held + interval <= self.maxhold + 1e-12:
-            self.held += interval
+        cost = 2 / self.sc.lam
+        self.next_tick += 1 / self.sc.lam
+        if min(q[max(0, j - self.window):j]) > self.target and self.held + cost <= self.maxhold + 1e-12:
+            self.held += cost
             self.holds += 1
-            return
-        self.weight *= 2
+            self.weight = max(self.weight / 2, GIVE_BACK_FLOOR)
+        else:
+            self.weight *= 2
         r[j:] = [self.sc.capacity / (1 + min(self.weight, self.sc.flows))] * (len(r) - j)
 
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * The pace of the new flows' weights against the old flows it protects: a video
- * sender (an old flow with a delay-based rate controller: reactive, slow like
- * GCC, or unresponsive) meets a burst of backlogged new flows on a 20 Mbit/s
- * link, under pace fixed (the seeds' schedule) and pace adaptive. Also E of
- * Alg. 1 (only competing old flows count) and the age of paused old flows.
+ * sender (an old flow with a delay-based rate controller: reactive, slow, GCC-like
+ * or unresponsive) meets a burst of backlogged new flows on a 20 Mbit/s link,
+ * under pace fixed (the seeds' schedule) and pace adaptive (held ticks give share
+ * back). Also E of Alg. 1 (only competing old flows count).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,20 +20,31 @@
 #define LINK		20000000ull	/* bit/s */
 #define PKT		1200u
 #define STEP		(10 * MS)	/* the sender's control period */
-#define HISTORY		16		/* delivery samples, one per STEP */
+#define HISTORY		32		/* delivery and delay samples, one per STEP */
+#define STALL_DELAY	(150 * MS)	/* queueing delay that, with the path's, makes a stall */
 
-/* How a sender's rate controller reacts to its own standing queue. */
+/*
+ * How a sender's rate controller reacts to its queue. A level controller cuts
+ * once its queue has stood above THRESHOLD for `detect_ns`; a gradient
+ * controller (GCC's over-use detector) cuts when its queueing delay grew by more
+ * than THRESHOLD over the last `detect_ns`, seen `lag_ns` late (feedback), holds
+ * while the delay falls and otherwise creeps up by 1 % per 100 ms: a queue that
+ * stops growing after a cut is never drained by the sender, only by its share.
+ */
 struct controller {
 	const char *name;
-	u64 detect_ns;		/* the queue must stand above `threshold` this long; 0: never reacts */
+	u64 detect_ns;		/* 0: never reacts */
 	u64 spacing_ns;		/* least time between two cuts */
 	u32 cut_pct;		/* a cut sets the rate to this % of the delivery rate */
+	u64 lag_ns;		/* gradient controllers: how late the delay is seen */
 };
 
-static const struct controller REACTIVE = { "reactive", 40 * MS, 40 * MS, 90 };
-/* GCC as the lab saw it: ~0.5 s to the first cut, then x0.85 of the acked rate. */
-static const struct controller SLOW = { "slow", 400 * MS, 200 * MS, 85 };
-static const struct controller UNRESPONSIVE = { "unresponsive", 0, 0, 100 };
+static const struct controller REACTIVE = { "reactive", 40 * MS, 40 * MS, 90, 0 };
+/* GCC as the lab saw it if it reacted to the level: ~0.5 s to the first cut, then x0.85. */
+static const struct controller SLOW = { "slow", 400 * MS, 200 * MS, 85, 0 };
+/* GCC as it is: over-use is a growing delay (100 ms of trend, seen 100 ms late). */
+static const struct controller GRADIENT = { "gradient", 100 * MS, 200 * MS, 85, 100 * MS };
+static const struct controller UNRESPONSIVE = { "unresponsive", 0, 0, 100, 0 };
 
 #define THRESHOLD	(10 * MS)	/* queueing delay a controller calls overuse */
 
@@ -44,8 +55,10 @@ struct sender {
 	u64 next_send, next_step;
 	u64 over_since, last_cut;	/* 0: not over / never cut */
 	u64 delivered[HISTORY];		/* the flow's bytes out at each of the last steps */
+	u64 delay[HISTORY];		/* its head packet's sojourn at each of the last steps */
 	u32 steps;
 	u64 max_sojourn;		/* ns, of its head packet */
+	u64 stalled_ns;			/* time its head packet waited more than STALL_DELAY */
 };
 
 struct experiment {
@@ -65,15 +78,45 @@ static u64 head_sojourn(const struct tsched *ts, u32 flow)
 	return (u64)(u32)((u32)(ts->now >> 10) - f->head->stamp) << 10;
 }
 
-/* Bytes per second the flow delivered over the last HISTORY steps. */
+/* Bytes per second the flow delivered over the last HISTORY / 2 steps. */
 static u64 delivery_rate(const struct tsched *ts, const struct sender *snd)
 {
-	u32 n = snd->steps < HISTORY ? snd->steps : HISTORY;
+	u32 n = snd->steps < HISTORY / 2 ? snd->steps : HISTORY / 2;
 	u64 then = snd->delivered[(snd->steps - n) % HISTORY];
 
 	if (!n)
 		return snd->rate / 8;
 	return (ts->bytes_out[snd->flow] - then) * 1000000000ull / (n * STEP);
+}
+
+static int may_cut(const struct tsched *ts, const struct sender *snd)
+{
+	return !snd->last_cut || ts->now - snd->last_cut >= snd->ctl->spacing_ns;
+}
+
+static void cut(struct tsched *ts, struct sender *snd)
+{
+	snd->rate = delivery_rate(ts, snd) * 8 * snd->ctl->cut_pct / 100;
+	snd->last_cut = ts->now;
+}
+
+/* The sojourn `ago` steps back (0 before the history starts). */
+static s64 delay_ago(const struct sender *snd, u32 ago)
+{
+	return snd->steps > ago ? (s64)snd->delay[(snd->steps - 1 - ago) % HISTORY] : 0;
+}
+
+static void control_gradient(struct tsched *ts, struct sender *snd)
+{
+	u32 lag = (u32)(snd->ctl->lag_ns / STEP), span = (u32)(snd->ctl->detect_ns / STEP);
+	s64 growth = delay_ago(snd, lag) - delay_ago(snd, lag + span);
+
+	if (growth > (s64)THRESHOLD) {
+		if (may_cut(ts, snd))
+			cut(ts, snd);
+	} else if (growth >= -(s64)THRESHOLD && snd->steps % 10 == 0) {
+		snd->rate += snd->rate / 100;
+	}
 }
 
 static void control(struct tsched *ts, struct sender *snd)
@@ -82,14 +125,16 @@ static void control(struct tsched *ts, struct sender *snd)
 
 	if (sojourn > snd->max_sojourn)
 		snd->max_sojourn = sojourn;
-	if (snd->ctl->detect_ns && sojourn > THRESHOLD) {
+	if (sojourn > STALL_DELAY)
+		snd->stalled_ns += STEP;
+	snd->delay[snd->steps % HISTORY] = sojourn;
+	if (snd->ctl->lag_ns) {
+		control_gradient(ts, snd);
+	} else if (snd->ctl->detect_ns && sojourn > THRESHOLD) {
 		if (!snd->over_since)
 			snd->over_since = ts->now;
-		if (ts->now - snd->over_since >= snd->ctl->detect_ns &&
-		    (!snd->last_cut || ts->now - snd->last_cut >= snd->ctl->spacing_ns)) {
-			snd->rate = delivery_rate(ts, snd) * 8 * snd->ctl->cut_pct / 100;
-			snd->last_cut = ts->now;
-		}
+		if (ts->now - snd->over_since >= snd->ctl->detect_ns && may_cut(ts, snd))
+			cut(ts, snd);
 	} else {
 		snd->over_since = 0;
 	}
@@ -121,6 +166,7 @@ static void experiment_step(struct tsched *ts, void *ctx)
 
 struct outcome {
 	u64 max_sojourn;	/* ns, the old flow's head packet */
+	u64 stalled;		/* ns it waited more than STALL_DELAY */
 	u64 converge;		/* ns from the burst until no new flow is left */
 	u64 holds;
 };
@@ -145,11 +191,14 @@ static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate,
 	ts_run_link(ts, LINK, 7000 * MS, experiment_step, &x);
 	assert_null(ts_check(ts));
 	out.max_sojourn = x.rt.max_sojourn;
+	out.stalled = x.rt.stalled_ns;
 	out.converge = x.converged_at ? x.converged_at - x.burst_at : ~0ull;
 	out.holds = ts->s.cnt.holds;
-	print_message("%-12s %-8s max sojourn %4llu ms, fair shares after %4llu ms, %llu ticks held\n",
+	print_message("%-12s %-8s max sojourn %4llu ms, over %llu ms for %4llu ms, "
+		      "fair shares after %4llu ms, %llu ticks held\n",
 		      ctl->name, pace == CFC_PACE_FIXED ? "fixed" : "adaptive",
 		      (unsigned long long)(out.max_sojourn / MS),
+		      (unsigned long long)(STALL_DELAY / MS), (unsigned long long)(out.stalled / MS),
 		      (unsigned long long)(out.converge / MS), (unsigned long long)out.holds);
 	ts_free(ts);
 	return out;
@@ -160,14 +209,18 @@ static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate,
 
 /*
  * The fixed schedule reaches fair shares after ceil(log2(BURST)) + 1 ticks;
- * pace adaptive may add at most maxhold to that, whatever the old flow does.
+ * pace adaptive may add at most maxhold to that, whatever the old flow does (a
+ * held tick and the doubling it gives back), and the two ticks that double S
+ * from the give-back floor (1/4) to 1 again.
  */
 static u64 convergence_bound(u8 pace)
 {
 	struct cfc_config cfg = ts_default_config();
 	u64 ticks = 5;	/* S: 1 -> 2 -> 4 -> 8 -> 16 >= 9 */
 
-	return ticks * cfg.interval_ns + (pace == CFC_PACE_ADAPTIVE ? cfg.maxhold_ns : 0);
+	if (pace == CFC_PACE_FIXED)
+		return ticks * cfg.interval_ns;
+	return (ticks + 2) * cfg.interval_ns + cfg.maxhold_ns;
 }
 
 /*
@@ -196,6 +249,25 @@ static void adaptive_pace_follows_the_old_flow(void **state)
 	}
 }
 
+/*
+ * A GCC-like old flow cuts its rate while its delay grows and holds it while the
+ * delay falls, so it never drains a standing queue itself: under the seeds'
+ * schedule its queue stands above STALL_DELAY for a long time (a stall); pace
+ * adaptive gives share back until the queue drains, and stalls for less than a
+ * quarter of that time.
+ */
+static void adaptive_pace_drains_a_gradient_controller(void **state)
+{
+	struct outcome fixed = run_burst(CFC_PACE_FIXED, &GRADIENT, RT_RATE, BURST);
+	struct outcome adaptive = run_burst(CFC_PACE_ADAPTIVE, &GRADIENT, RT_RATE, BURST);
+
+	(void)state;
+	assert_true(fixed.stalled >= 400 * MS);
+	assert_true(adaptive.stalled * 4 < fixed.stalled);
+	assert_true(adaptive.max_sojourn < fixed.max_sojourn);
+	assert_true(adaptive.converge <= convergence_bound(CFC_PACE_ADAPTIVE));
+}
+
 /* An unresponsive old flow (UDP, or a BBR flow at its window) cannot starve the newcomers. */
 static void unresponsive_old_flow_holds_at_most_maxhold(void **state)
 {
@@ -203,7 +275,7 @@ static void unresponsive_old_flow_holds_at_most_maxhold(void **state)
 	struct outcome out = run_burst(CFC_PACE_ADAPTIVE, &UNRESPONSIVE, RT_RATE, BURST);
 
 	(void)state;
-	assert_int_equal(out.holds, cfg.maxhold_ns / cfg.interval_ns);
+	assert_int_equal(out.holds, cfg.maxhold_ns / (2 * cfg.interval_ns));
 	assert_true(out.converge <= convergence_bound(CFC_PACE_ADAPTIVE));
 }
 
@@ -218,28 +290,33 @@ static void adaptive_pace_costs_nothing_without_a_standing_queue(void **state)
 	assert_int_equal(adaptive.converge, fixed.converge);
 }
 
-/* Arrivals during a held tick keep S, and so the old flows' share (Alg. 2). */
-static void arrivals_while_held_keep_the_sum(void **state)
+/*
+ * A held tick halves S, down to the floor and never below it; arrivals during
+ * holds keep S, and so the old flows' share (Alg. 2).
+ */
+static void held_ticks_give_back_down_to_the_floor(void **state)
 {
 	struct cfc_config cfg = ts_default_config();
 	struct tsched *ts = ts_new(&cfg, 4);
-	u64 sum;
 	u32 i;
 
 	(void)state;
-	for (i = 0; i < 400; i++)		/* a standing queue of 400 packets: seconds at 1 Mbit/s */
+	for (i = 0; i < 1000; i++)		/* a standing queue of 1000 packets: 10 s at 1 Mbit/s */
 		ts_enqueue(ts, 0, PKT);
-	for (i = 0; i < 30; i++) {		/* two new flows, still backlogged at the tick */
+	for (i = 0; i < 30; i++) {		/* two new flows, still backlogged at the ticks */
 		ts_enqueue(ts, 1, PKT);
 		ts_enqueue(ts, 2, PKT);
 	}
-	sum = ts->s.new_sum;
+	assert_int_equal(ts->s.new_sum, CFC_W_ONE);
 	ts_run_link(ts, 1000000ull, cfg.interval_ns + 20 * MS, NULL, NULL);
 	assert_int_equal(ts->s.cnt.holds, 1);
-	assert_int_equal(ts->s.new_sum, sum);
+	assert_int_equal(ts->s.new_sum, CFC_W_ONE / 2);
 	ts_enqueue(ts, 3, PKT);
-	assert_int_equal(ts->s.new_sum, sum);
+	assert_int_equal(ts->s.new_sum, CFC_W_ONE / 2);
 	assert_int_equal(ts->s.nnew, 3);
+	ts_run_link(ts, 1000000ull, 3 * cfg.interval_ns, NULL, NULL);
+	assert_int_equal(ts->s.cnt.holds, 4);
+	assert_int_equal(ts->s.new_sum, CFC_GIVE_BACK_FLOOR);
 	assert_null(ts_check(ts));
 	ts_free(ts);
 }
@@ -288,9 +365,10 @@ int run_pace_tests(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(only_competing_old_flows_count),
 		cmocka_unit_test(adaptive_pace_follows_the_old_flow),
+		cmocka_unit_test(adaptive_pace_drains_a_gradient_controller),
 		cmocka_unit_test(unresponsive_old_flow_holds_at_most_maxhold),
 		cmocka_unit_test(adaptive_pace_costs_nothing_without_a_standing_queue),
-		cmocka_unit_test(arrivals_while_held_keep_the_sum),
+		cmocka_unit_test(held_ticks_give_back_down_to_the_floor),
 	};
 
 	return cmocka_run_group_tests_name("pace (fixed, adaptive) and E", tests, NULL, NULL);

@@ -38,7 +38,7 @@ enum tc_confucius_mode {
 
 enum tc_confucius_pace {
 	TC_CONFUCIUS_PACE_FIXED,	/* the seeds' schedule: new weights double every interval */
-	TC_CONFUCIUS_PACE_ADAPTIVE,	/* a tick waits while an old flow's queue stands above target */
+	TC_CONFUCIUS_PACE_ADAPTIVE,	/* while an old flow's queue stands, a tick gives share back */
 };
 
 #define TC_CONFUCIUS_MAX_CLASSES 8
