@@ -127,3 +127,29 @@ def test_two_cpu_hogs_on_the_host_change_nothing_the_guest_measures(tmp_path):
     print("loaded:", loaded)
     assert loaded == idle
 
+
+
+def test_runs_in_virtual_cpu_time_need_no_machine_slot(tmp_path, monkeypatch):
+    """Two inf-cpu runs may share the host (no figure moves); a real-time mode waits its turn."""
+    import fcntl
+    import threading
+
+    from confucius.lab import engine
+
+    monkeypatch.setattr(engine, "MACHINE_LOCK", tmp_path / "machine.lock")
+    with open(engine.MACHINE_LOCK, "a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        with uml._slot("inf-cpu"):
+            pass
+        entered = threading.Event()
+
+        def take_basic_slot():
+            with uml._slot("basic"):
+                entered.set()
+
+        waiter = threading.Thread(target=take_basic_slot)
+        waiter.start()
+        assert not entered.wait(0.3)
+        fcntl.flock(held, fcntl.LOCK_UN)
+    waiter.join(10)
+    assert entered.is_set()
