@@ -26,13 +26,15 @@ from typing import Iterable
 
 from confucius.report import metrics
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 # Older versions this code still reads, once it has added what they lack: the tables
-# (3 added qdisc_flows) and the runs' engine columns (4), which every earlier run had
-# as below (only qemu in real time existed).
-UPGRADABLE_VERSIONS = {2, 3}
+# (3 added qdisc_flows), the runs' engine columns (4), which every earlier run had
+# as below (only qemu in real time existed), and the pages' warm-up count (5; unknown
+# before).
+UPGRADABLE_VERSIONS = {2, 3, 4}
 ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
-                          ("time_mode", "TEXT NOT NULL DEFAULT 'real'"))}
+                          ("time_mode", "TEXT NOT NULL DEFAULT 'real'")),
+                 "pages": (("warmups", "INTEGER"),)}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -95,6 +97,7 @@ CREATE TABLE IF NOT EXISTS pages (
     objects_total INTEGER, objects_done INTEGER, connections INTEGER, bytes INTEGER,
     peak_active INTEGER,
     warmup_s REAL, converged INTEGER, calm INTEGER, rt_target_bps REAL,
+    warmups INTEGER,                   -- RT flows warmed up for this load (guest.py)
     -- RT metrics over the window [load_start_ns, window_end_ns) (confucius/report/metrics.py)
     stall_s REAL, max_delay_ms REAL, p99_delay_ms REAL, lost_share REAL, rt_goodput_bps REAL,
     jfi REAL,
@@ -329,7 +332,7 @@ def _store_page(db: Database, run_id: int, page, rt_frames: list) -> None:
         "bytes": sum(o.received for o in load.objects) if load else None,
         "peak_active": load.peak_active() if load else None,
         "warmup_s": page.warmup_s, "converged": None if page.converged is None else int(page.converged),
-        "calm": None if page.calm is None else int(page.calm),
+        "calm": None if page.calm is None else int(page.calm), "warmups": page.warmups,
         "rt_target_bps": sum(targets) if targets else None,
         "sender_max_gap_ms": page.sender_max_gap_ms, "valid": int(page.valid),
         "invalid_reason": page.invalid_reason}

@@ -317,6 +317,12 @@ class RtSession:
         return {"warmup_s": (now_ns() - self.started_ns) / 1e9, "converged": converged,
                 "rt_target_bps": [r.mean_bps(now_ns() - int(warmup["hold_s"] * 1e9)) for r in self.rates]}
 
+    def settled_low(self, warm: dict, min_share: float) -> bool:
+        """Whether a rate-adaptive flow's target after the warm-up stands below `min_share`
+        of its fair share of the link (fixed-rate flows never do)."""
+        return any(flow["mode"] != "fixed" and (target is None or target < min_share * flow["fair_bps"])
+                   for flow, target in zip(self.spec["flows"], warm["rt_target_bps"]))
+
     def stop(self) -> None:
         for number in range(len(self.spec["flows"])):
             self.procs.stop(f"rt-send-s{self.index}-f{number}", timeout=10)
@@ -561,16 +567,31 @@ def earliest_load_ns(session: RtSession, warmup: dict) -> int:
     return session.started_ns + int(max(warmup["min_s"], 2 * warmup["hold_s"]) * 1e9)
 
 
+def warmed_session(number: int, spec: dict, procs: Processes, scratch: Path,
+                   flows: FlowSampler) -> tuple[RtSession, dict]:
+    """A fresh RT session, warmed up. One that settled below its share of the link is
+    stopped and replaced, at most `retries` times; the warm-up returned counts them all."""
+    warmup, attempt = spec["warmup"], 1
+    while True:
+        session = RtSession(number, spec["rt"], procs, scratch)
+        session.start()
+        flows.arm(earliest_load_ns(session, warmup))
+        warm = session.warm_up(warmup)
+        if attempt > warmup["retries"] or not session.settled_low(warm, warmup["min_share"]):
+            return session, {**warm, "warmups": attempt}
+        session.stop()
+        flows.relax()
+        time.sleep(IDLE_S)
+        attempt += 1
+
+
 def run_episodes(spec: dict, procs: Processes, scratch: Path, trace: TracePlayer | None,
                  flows: FlowSampler) -> tuple[list, list]:
     sessions, pages = [], []
     previous_start = 0
     for number, page in enumerate(spec["pages"]):
-        session = RtSession(number, spec["rt"], procs, scratch)
-        session.start()
+        session, warm = warmed_session(number, spec, procs, scratch, flows)
         sessions.append(session)
-        flows.arm(earliest_load_ns(session, spec["warmup"]))
-        warm = session.warm_up(spec["warmup"])
         wait_until(lambda: False, previous_start + int(spec["web"]["interval_s"] * 1e9))
         trace_start = trace.play() if trace else None
         flows.record()
@@ -594,10 +615,7 @@ def run_continuous(spec: dict, procs: Processes, scratch: Path, trace: TracePlay
     flows are sampled fast from the first load to the last one's tail."""
     if trace:
         trace.play()
-    session = RtSession(0, spec["rt"], procs, scratch)
-    session.start()
-    flows.arm(earliest_load_ns(session, spec["warmup"]))
-    warm = session.warm_up(spec["warmup"])
+    session, warm = warmed_session(0, spec, procs, scratch, flows)
     pages = []
     previous_start, previous_end = 0, session.started_ns
     for number, page in enumerate(spec["pages"]):
@@ -610,7 +628,8 @@ def run_continuous(spec: dict, procs: Processes, scratch: Path, trace: TracePlay
             converged = wait_until(lambda: session.converged(previous_end, spec["warmup"]), latest)
         flows.record()
         load = load_page(spec, page, number, scratch)
-        load.update(session=0, warmup_s=warm["warmup_s"] if number == 0 else None, converged=converged,
+        load.update(session=0, warmup_s=warm["warmup_s"] if number == 0 else None,
+                    warmups=warm["warmups"] if number == 0 else None, converged=converged,
                     rt_target_bps=[r.mean_bps(load["started_ns"] - int(spec["warmup"]["hold_s"] * 1e9))
                                    for r in session.rates])
         if pages:

@@ -69,6 +69,7 @@ class PageRecord:
     load: PageLoad | None
     warmup_s: float | None
     converged: bool | None
+    warmups: int | None      # RT flows warmed up before the load (a low one is replaced)
     calm: bool | None
     rt_target_bps: list[float | None]
     sender_max_gap_ms: float
@@ -172,7 +173,8 @@ def _page(directory: Path, entry: dict, spec_page: dict, offset_ns: int, session
         number=entry["number"], key=spec_page["key"], unit_key=spec_page["unit_key"], page_id=entry["id"],
         session=entry["session"], started_ns=entry["started_ns"], load_start_ns=load_start,
         window_end_ns=entry["window_end_ns"], exit=entry["exit"], error=error or (load.error if load else None),
-        load=load, warmup_s=entry.get("warmup_s"), converged=entry.get("converged"), calm=entry.get("calm"),
+        load=load, warmup_s=entry.get("warmup_s"), converged=entry.get("converged"), warmups=entry.get("warmups"),
+        calm=entry.get("calm"),
         rt_target_bps=entry.get("rt_target_bps", []), sender_max_gap_ms=gap)
 
 

@@ -40,8 +40,15 @@ from .topology import ROUTER, Topology
 from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice
 
 REPO = vm.REPO
-# The lab's engines by name (engine.ENGINES): each has run(), PROJECT_MODULES, TIME_MODE.
+# The lab's engines by name (engine.ENGINES): each has run(), PROJECT_MODULES, TIME_MODE and
+# HOST_INDEPENDENT (the time modes no host load can shape).
 ENGINES = {"qemu": vm, "uml": uml}
+# Before a run in real time, the runner waits while the hypervisor takes more than
+# STEAL_LIMIT of the host's CPU time (measured over STEAL_WINDOW_S), at most STEAL_WAIT_MAX_S:
+# the lab's low warm-ups followed steal.
+STEAL_LIMIT = 0.05
+STEAL_WINDOW_S = 5.0
+STEAL_WAIT_MAX_S = 600.0
 TOOLS = REPO / "build" / "cargo" / "release"
 DEFAULT_DB = REPO / "results" / "lab" / "lab.sqlite"
 DEFAULT_RESULTS = REPO / "results" / "lab" / "runs"
@@ -235,11 +242,20 @@ def provenance(engine: str = "qemu") -> dict:
 
 # --------------------------------------------------------------------------- one run
 
+def fair_share_bps(scenario: Scenario, cell: Cell) -> float:
+    """What one RT flow of the cell can reach during its warm-up: the link's first rate
+    shared with the other RT and bulk flows, at most the RT flows' `max_rate`."""
+    competitors = len(cell.rt) + len(scenario.bulk)
+    return min(initial_rate_bps(scenario) / competitors, scenario.rt.max_rate_bps)
+
+
 def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
     setup = tc_setup(scenario, task.cell)
     link, rt = scenario.link, scenario.rt
+    fair = fair_share_bps(scenario, task.cell)
     flows = [{"mode": f.mode, "cca": f.cca, "rate": None if f.rate_bps is None else f"{f.rate_bps:.0f}bit",
-              "label": f.label, "port": port} for f, port in zip(task.cell.rt, rt_ports(scenario, task.cell))]
+              "label": f.label, "port": port, "fair_bps": fair}
+             for f, port in zip(task.cell.rt, rt_ports(scenario, task.cell))]
     web = scenario.web
     return {
         "format": SPEC_FORMAT, "scenario": scenario.name, "cell_key": task.cell_key,
@@ -275,7 +291,8 @@ def vm_timeout(scenario: Scenario, task: Task) -> float:
     if scenario.web is None:
         return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + writers
     web = scenario.web
-    per_page = w.max_s + web.interval_s + web.timeout_s + web.settle_s + IDLE_S + 30
+    warmups = (w.retries + 1) * (w.max_s + IDLE_S + 10)
+    per_page = warmups + web.interval_s + web.timeout_s + web.settle_s + IDLE_S + 30
     return BOOT_ALLOWANCE_S + per_page * len(task.pages) + writers
 
 
@@ -342,6 +359,25 @@ def host_load(before: HostSample, after: HostSample) -> dict:
             "steal": (after.steal - before.steal) / elapsed if elapsed > 0 else 0.0}
 
 
+def wait_for_low_steal(measure: Callable[[float], float] | None = None,
+                       limit: float = STEAL_LIMIT, wait_max_s: float = STEAL_WAIT_MAX_S) -> float:
+    """Wait until the host's CPU steal over one window is at most `limit` (or `wait_max_s`
+    has passed); return the seconds waited. `measure(seconds)` gives the steal share of a
+    window of that length (the host's, from /proc/stat, by default)."""
+    measure = measure or steal_over
+    waited = 0.0
+    while waited < wait_max_s and measure(STEAL_WINDOW_S) > limit:
+        waited += STEAL_WINDOW_S
+    return waited
+
+
+def steal_over(seconds: float) -> float:
+    """The share of the host's CPU time its hypervisor took over the next `seconds`."""
+    before = HostSample.now()
+    time.sleep(seconds)
+    return host_load(before, HostSample.now())["steal"]
+
+
 def _failure(result: vm.VMResult, directory: Path) -> str | None:
     """Why the run failed (with the end of the guest's log), or None."""
     try:
@@ -362,10 +398,12 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     spec = build_spec(scenario, task, inputs)
     (directory / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
     row = _run_row(scenario, task, spec, directory, versions)
+    engine = ENGINES[scenario.engine]
+    paused = 0.0 if engine.TIME_MODE in engine.HOST_INDEPENDENT else wait_for_low_steal()
     started, host_before = time.time(), HostSample.now()
     data, error = None, None
     try:
-        result = ENGINES[scenario.engine].run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
+        result = engine.run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
                         args=[directory / "spec.json"], results_dir=directory,
                         timeout=vm_timeout(scenario, task), echo=echo)
         row.update(boot_s=result.boot_time, guest_kernel=result.kernel)
@@ -377,7 +415,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     except (vm.LabError, ResultsError) as err:
         error = error or str(err)
     row.update(started_unix=started, duration_s=time.time() - started,
-               host_load=json.dumps(host_load(host_before, HostSample.now())),
+               host_load=json.dumps({**host_load(host_before, HostSample.now()), "paused_s": paused}),
                status="ok" if error is None else "failed", error=error)
     if data is not None:
         row.update(_measured(data))

@@ -116,11 +116,15 @@ class RtSettings:
 class Warmup:
     """When the RT flow counts as converged: it has run `min_s`, and its mean target rate
     over the last `hold_s` is within ±`tolerance` of the mean over the `hold_s` before
-    (guest.py); at `max_s` the load starts anyway."""
+    (guest.py); at `max_s` the load starts anyway. A rate-adaptive flow that converged
+    below `min_share` of its fair share of the link is warmed up afresh, at most `retries`
+    times (a warm-up that settles low is a lab defect, not data)."""
     min_s: float
     max_s: float
     hold_s: float
     tolerance: float
+    min_share: float
+    retries: int
 
 
 @dataclass(frozen=True)
@@ -450,7 +454,8 @@ def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ..
 def _read_warmup(t: _Table | None) -> Warmup:
     data = t or _Table({}, "warmup", Path())
     warmup = Warmup(min_s=data.time("min", "5s"), max_s=data.time("max", "90s"),
-                    hold_s=data.time("hold", "3s"), tolerance=data.number("tolerance", 0.1, 0.001, 1))
+                    hold_s=data.time("hold", "3s"), tolerance=data.number("tolerance", 0.1, 0.001, 1),
+                    min_share=data.number("min_share", 0.5, 0, 1), retries=data.integer("retries", 2, 0, 5))
     if warmup.min_s > warmup.max_s or warmup.hold_s > warmup.max_s:
         raise data.error("max", "must be at least min and hold")
     data.done()

@@ -42,7 +42,7 @@ TIME_MODES = {
 }
 TIME_MODE = "inf-cpu"          # the default, see lab/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
-HOST_INDEPENDENT = {"inf-cpu"}
+HOST_INDEPENDENT = frozenset({"inf-cpu"})
 STALL_S = 60.0
 
 

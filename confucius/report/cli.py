@@ -84,7 +84,7 @@ def _ms(value: float) -> str:
 def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str) -> None:
     table = Table(title=title)
     columns = ("scheduler", "RT", "loads", "stall s", "w/ stall", "max ms", "p99 ms", "lost",
-               "RT Mb/s", "PLT s", f"ΔPLT s", f"ΔPLT", "PLT>2s", "JFI", "held ms")
+               "RT Mb/s", "PLT s", f"ΔPLT s", f"ΔPLT", "PLT>2s", "JFI", "held ms", "rewarm")
     for column in columns:
         table.add_column(column, justify="left" if column in ("scheduler", "RT") else "right")
     for r in rows:
@@ -93,13 +93,14 @@ def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str) -> 
                       summary.fmt(r.lost_share, "{:.1%}"), summary.fmt(r.rt_mbps, "{:.1f}"),
                       summary.fmt(r.plt_s, "{:.2f}"), summary.fmt(r.degradation_s, "{:+.2f}"),
                       summary.fmt(r.degradation, "{:+.1%}"), summary.fmt(r.long_plt_share, "{:.0%}"),
-                      summary.fmt(r.jfi, "{:.2f}"), _ms(r.sender_backlog_ms))
+                      summary.fmt(r.jfi, "{:.2f}"), _ms(r.sender_backlog_ms), str(r.rewarmed))
     console.print(table)
     console.print(f"stall: mean stall duration per load (frame delay > 190 ms); w/ stall: loads with any; "
                   f"max: mean of each load's largest frame delay; p99: over all frames of the loads; lost: "
                   f"frames that never arrived whole; RT: RT goodput; ΔPLT: PLT − PLT under {baseline} for "
                   f"the same pages (s, and relative to {baseline}'s total); held: the RT sender's largest "
-                  f"backlog per load (ms at its target; for GCC, large means the sender lacked CPU).")
+                  f"backlog per load (ms at its target; for GCC, large means the sender lacked CPU); "
+                  f"rewarm: loads whose RT flow settled low and was warmed up again.")
 
 
 def _target_value(value: float, unit: str) -> str:

@@ -61,6 +61,7 @@ class PageResult:
     load_start_ns: int
     window_end_ns: int
     converged: bool | None
+    warmups: int | None = None           # RT warm-ups before the load (low ones are redone)
     stall_s: float = math.nan
     max_delay_ms: float = math.nan
     p99_delay_ms: float = math.nan
@@ -128,6 +129,7 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
             page_key=row["page_key"], page_id=row["page_id"], session=row["session"], plt_s=row["plt_s"],
             load_start_ns=start,
             window_end_ns=end, converged=None if row["converged"] is None else bool(row["converged"]),
+            warmups=row["warmups"],
             stall_s=m.stall_s, max_delay_ms=m.max_delay_ms, p99_delay_ms=m.p99_delay_ms,
             lost_share=m.lost_share, rt_bps=m.rt_bps, rt_target_bps=row["rt_target_bps"],
             link_bps=row["link_rate_bps"],

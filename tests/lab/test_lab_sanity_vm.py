@@ -144,7 +144,13 @@ def sanity(request, tmp_path_factory):
                          "WHERE f.run_id = ? AND r.time_ns BETWEEN ? AND ?",
                          (result.run_id, result.load_start_ns - int(ALONE_S * 1e9), result.load_start_ns))[0][0]
         [run] = db.query("SELECT engine, time_mode FROM runs")
+        [(warmups, target_bps)] = db.query("SELECT warmups, rt_target_bps FROM pages")
     assert tuple(run) == (request.param, runner.ENGINES[request.param].TIME_MODE)
+    # A warm-up that settled under half the link was replaced, at most `retries` times.
+    warmup = scenario.warmup
+    print(f"warm-ups: {warmups}, GCC's target before the load {target_bps / 1e6:.1f} Mbit/s")
+    assert 1 <= warmups <= warmup.retries + 1
+    assert target_bps >= warmup.min_share * 20e6 or warmups == warmup.retries + 1
     return result, alone, acked
 
 

@@ -39,6 +39,8 @@ min = "4s"
 max = "30s"
 hold = "2s"
 tolerance = 0.2
+min_share = 0.6
+retries = 1
 
 [web]
 pages = ["amazon", "p0002"]
@@ -76,7 +78,7 @@ def test_a_complete_scenario_is_read_as_written(tmp_path):
     assert ["+".join(f.label for f in flows) for flows in s.rt_sets] == \
         ["gcc", "tcp-bbr", "gcc+copa", "fixed-8mbit"]
     assert s.rt.fps == 30 and s.rt.max_rate_bps == 15e6 and s.rt.port == 5000 and s.rt.retransmit_s == 0.2
-    assert s.warmup == sc.Warmup(min_s=4, max_s=30, hold_s=2, tolerance=0.2)
+    assert s.warmup == sc.Warmup(min_s=4, max_s=30, hold_s=2, tolerance=0.2, min_share=0.6, retries=1)
     assert [r.key for r in s.web.pages] == ["amazon", "p0002", "p0000", "p0001",
                                             "flows-5-size-15360", "flows-10-size-15360"]
     assert (s.web.mode, s.web.interval_s, s.web.pages_per_run) == ("continuous", 20, 3)
@@ -93,7 +95,7 @@ def test_defaults_fill_what_is_left_out(tmp_path):
     assert s.rt.fps == 60 and s.rt.retransmit_s == 0 and s.web is None and s.bulk == () and s.probes is None
     assert s.rt.cpu == "realtime"
     assert s.engine == "qemu"
-    assert s.warmup.tolerance == 0.1
+    assert (s.warmup.tolerance, s.warmup.min_share, s.warmup.retries) == (0.1, 0.5, 2)
 
 
 def test_the_repository_scenarios_are_valid():
@@ -139,6 +141,8 @@ MISTAKES = [
     (('max_rate = "15mbit"', 'max_rate = "15mbit"\nstart_rate = "20mbit"'), ["start_rate", "min_rate <= start_rate"]),
     (('min = "4s"', 'min = "40s"'), ["warmup.max", "at least min"]),
     (('tolerance = 0.2', 'tolerance = 2'), ["warmup.tolerance", "between"]),
+    (('min_share = 0.6', 'min_share = 1.5'), ["warmup.min_share", "between"]),
+    (('retries = 1', 'retries = 9'), ["warmup.retries", "5"]),
     (('"amazon", "p0002"', '"amazon", "ebay"'), ["web.pages", "unknown page 'ebay'"]),
     (('"amazon", "p0002"', '"amazon", "amazon"'), ["web.pages", "listed twice"]),
     (('flows = [5, 10]', 'flows = [5, 500]'), ["web.sweep.flows", "1 to 100"]),

@@ -64,20 +64,24 @@ def test_a_guest_whose_clock_stands_still_is_ended_with_nothing_left(tmp_path):
     assert result.duration < 30
     with pytest.raises(uml.LabError, match="stopped advancing"):
         result.check()
-    assert running_uml_processes() == []
+    assert orphaned_uml_processes() == []
 
 
-def running_uml_processes() -> list[int]:
+def orphaned_uml_processes() -> list[int]:
     """Host processes of UML kernels booted from this checkout (the guest's processes are
-    forks of the kernel's, with its command line). Other checkouts may run UML meanwhile."""
+    forks of the kernel's, with its command line) whose run has ended: its control folder
+    (LAB_CTL), removed once the run's processes are gone, no longer exists. Other runs may
+    be under way meanwhile."""
     mine = f"init={uml.INIT_SCRIPT}".encode()
     found = []
     for entry in Path("/proc").iterdir():
         try:
-            if entry.name.isdigit() and mine in (entry / "cmdline").read_bytes().split(b"\0"):
-                found.append(int(entry.name))
+            words = (entry / "cmdline").read_bytes().split(b"\0") if entry.name.isdigit() else []
         except OSError:
             continue  # gone meanwhile
+        ctl = [w.removeprefix(b"LAB_CTL=") for w in words if w.startswith(b"LAB_CTL=")]
+        if mine in words and ctl and not Path(ctl[0].decode()).exists():
+            found.append(int(entry.name))
     return found
 
 
