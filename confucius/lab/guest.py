@@ -55,7 +55,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confucius import rtflow
+from confucius import metrics, rtflow
 from confucius.lab import rtnl, topology
 
 SPEC_FORMAT = "confucius-lab-run/1"
@@ -230,8 +230,7 @@ class FrameWatch:
 
     def update(self) -> None:
         for r in self.tail.rows():
-            on_time = r["complete"] == "1" and r["delay_ms"] != "" and \
-                float(r["delay_ms"]) <= rtflow.STALL_THRESHOLD_S * 1e3
+            on_time = metrics.on_time(r["complete"] == "1", float(r["delay_ms"]) if r["delay_ms"] else None)
             self.frames.append((int(r["capture_ns"]), on_time))
 
     def calm(self, since_ns: int, calm_s: float) -> bool:
