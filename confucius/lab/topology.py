@@ -16,11 +16,11 @@ that the router's egress towards the client (the bottleneck) carries the qdisc u
 and nothing else. The qdisc is given as a tc spec (`fq_codel`, `cake bandwidth 20mbit`,
 `confucius bandwidth 20mbit`); with a `rate` it runs as the leaf of an HTB class at that
 rate (for qdiscs that do not shape by themselves), without one it is the root and must
-shape by itself. `bottleneck_commands` writes these tc lines, for `Topology` and for the
-lab's runs, whose record of them (runner.bottleneck_commands) the guest installs as it is
-with `install_bottleneck` on a topology built with `qdisc=None`. The reverse direction is
-unshaped unless `reverse_rate` is given (then HTB with fq_codel on the router's egress
-towards the server).
+shape by itself. `bottleneck_commands` writes those tc lines, for `Topology` and for the
+lab's runs; a run's guest builds the topology with `qdisc=None` (a bare bottleneck) and
+installs the run's recorded lines (runner.bottleneck_commands) with `install_bottleneck`.
+The reverse direction is unshaped unless `reverse_rate` is given (then HTB with fq_codel on
+the router's egress towards the server).
 
 Everything runs `ip`/`tc`/`ethtool` as root, so this is for guest scripts
 (`confucius lab topology up ...` or `Topology(...).up()` with the venv's python).
