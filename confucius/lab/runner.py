@@ -100,7 +100,7 @@ def initial_rate_bps(scenario: Scenario) -> float:
     points = [bps for t, bps in topology.read_trace(link.trace) if t >= link.trace_offset_s]
     if not points:
         raise ScenarioError(f"{scenario.path}: link.trace_offset is beyond the end of {link.trace}")
-    return max(points[0] * link.trace_scale, 8000.0)
+    return max(points[0] * link.trace_scale, topology.MIN_RATE_BPS)
 
 
 def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
