@@ -6,7 +6,7 @@ command lines that start a sender and a receiver, and its logs read back as reco
     send = send_command("10.0.2.1:5000", mode="gcc", duration="30s", rate_log="rate.csv")
     ...                                   # run them (in their network namespaces)
     frames = read_frames("frames.csv")
-    print(stall_duration(frames), delay_percentile(frames, 95))
+    print(metrics.stall_duration(frames))   # confucius.metrics: every metric of the logs
 
 All timestamps in the logs are CLOCK_MONOTONIC nanoseconds (Python's time.monotonic_ns()).
 The log formats are described in tools/rtflow/README.md.
@@ -15,17 +15,14 @@ The log formats are described in tools/rtflow/README.md.
 from __future__ import annotations
 
 import csv
-import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 BINARY = REPO / "build" / "cargo" / "release" / "rtflow"
 MODES = ("gcc", "copa", "fixed", "tcp")
-# ITU-T G.1070's threshold, used by the seeds for a stall.
-STALL_THRESHOLD_S = 0.190
 
 FRAME_COLUMNS = ("frame_id", "capture_ns", "key", "size_bytes", "packets", "packets_received",
                  "first_arrival_ns", "last_arrival_ns", "delay_ms", "complete")
@@ -131,33 +128,3 @@ def read_rates(path: os.PathLike) -> list[RateSample]:
     """The sender's rate log, in time order."""
     return _read(path, RATE_COLUMNS, _RATE_TYPES, RateSample)
 
-
-def _stalled(frame: Frame, threshold_s: float) -> bool:
-    return not frame.complete or frame.delay_ms is None or frame.delay_ms > threshold_s * 1e3
-
-
-def stall_duration(frames: Iterable[Frame], threshold_s: float = STALL_THRESHOLD_S) -> float:
-    """Seconds of video during which frame delay exceeded `threshold_s`.
-
-    Each frame stands for the time until the next frame's capture (the last one for the
-    median frame interval). A frame counts as stalled when its delay exceeds the threshold
-    or when it never arrived whole: the viewer sees a frozen picture either way."""
-    ordered = sorted(frames, key=lambda f: f.capture_ns)
-    if not ordered:
-        return 0.0
-    gaps = [b.capture_ns - a.capture_ns for a, b in zip(ordered, ordered[1:])]
-    last_gap = sorted(gaps)[len(gaps) // 2] if gaps else 0
-    spans = gaps + [last_gap]
-    return sum(span for frame, span in zip(ordered, spans) if _stalled(frame, threshold_s)) / 1e9
-
-
-def delay_percentile(frames: Iterable[Frame], percent: float) -> float:
-    """The `percent` percentile of frame delay in ms, counting frames that never arrived
-    whole as infinitely late (nearest-rank method). NaN without frames."""
-    delays = sorted(math.inf if f.delay_ms is None or not f.complete else f.delay_ms for f in frames)
-    if not delays:
-        return math.nan
-    if not 0 <= percent <= 100:
-        raise ValueError(f"percentile must be within [0, 100], got {percent}")
-    rank = max(1, math.ceil(percent / 100 * len(delays)))
-    return delays[rank - 1]

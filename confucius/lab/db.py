@@ -24,7 +24,7 @@ import sqlite3
 from pathlib import Path
 from typing import Iterable
 
-from confucius.report import metrics
+from confucius import metrics
 
 SCHEMA_VERSION = 5
 # Older versions this code still reads, once it has added what they lack: the tables
@@ -92,13 +92,13 @@ CREATE TABLE IF NOT EXISTS pages (
     load_start_ns INTEGER,             -- web-client's start (first connection attempt)
     first_request_ns INTEGER, window_end_ns INTEGER NOT NULL,
     ok INTEGER NOT NULL, exit INTEGER, error TEXT,
-    plt_s REAL,                        -- first request to last byte (ARCHITECTURE.md)
+    plt_s REAL,                        -- first request to last byte (confucius/metrics.py)
     plt_client_s REAL,                 -- web-client's own: first connection attempt to last byte
     objects_total INTEGER, objects_done INTEGER, connections INTEGER, bytes INTEGER,
     peak_active INTEGER,
     warmup_s REAL, converged INTEGER, calm INTEGER, rt_target_bps REAL,
     warmups INTEGER,                   -- RT flows warmed up for this load (guest.py)
-    -- RT metrics over the window [load_start_ns, window_end_ns) (confucius/report/metrics.py)
+    -- RT metrics over the window [load_start_ns, window_end_ns) (confucius/metrics.py)
     stall_s REAL, max_delay_ms REAL, p99_delay_ms REAL, lost_share REAL, rt_goodput_bps REAL,
     jfi REAL,
     sender_max_gap_ms REAL NOT NULL, valid INTEGER NOT NULL, invalid_reason TEXT);
@@ -316,8 +316,8 @@ def _connection_spans(load, start_ns: int | None) -> dict[int, tuple[int | None,
 def _store_page(db: Database, run_id: int, page, rt_frames: list) -> None:
     load = page.load
     first = page.first_request_ns
-    last_byte = [o.last_byte for o in load.objects if o.last_byte is not None] if load else []
-    plt = (page.load_start_ns + round(max(last_byte) * 1e9) - first) / 1e9 if load and load.ok and first else None
+    last_byte = [o.last_byte for o in load.objects if o.last_byte is not None] if load and load.ok else []
+    plt = metrics.plt_s(first, _at(page.load_start_ns, max(last_byte)) if last_byte else None)
     targets = [t for t in page.rt_target_bps if t is not None]
     spans = _connection_spans(load, page.load_start_ns) if load else {}
     row = {
@@ -337,13 +337,11 @@ def _store_page(db: Database, run_id: int, page, rt_frames: list) -> None:
         "sender_max_gap_ms": page.sender_max_gap_ms, "valid": int(page.valid),
         "invalid_reason": page.invalid_reason}
     if page.load_start_ns is not None:
-        m = metrics.load_metrics(rt_frames, page.load_start_ns, page.window_end_ns)
+        connections = [(c.bytes, *spans[c.id]) for c in load.connections if None not in spans[c.id]] if load else []
+        m = metrics.load_metrics(rt_frames, page.load_start_ns, page.window_end_ns, connections, first, plt)
         row.update(stall_s=_finite(m.stall_s), max_delay_ms=_finite(m.max_delay_ms),
                    p99_delay_ms=_finite(m.p99_delay_ms), lost_share=_finite(m.lost_share),
-                   rt_goodput_bps=_finite(m.rt_bps))
-        if first is not None:
-            connections = [(c.bytes, *spans[c.id]) for c in load.connections if None not in spans[c.id]]
-            row["jfi"] = _finite(metrics.load_jfi(connections, rt_frames, first, plt))
+                   rt_goodput_bps=_finite(m.rt_bps), jfi=_finite(m.jfi))
     page_id = db._insert("pages", row)
     if load is None:
         return

@@ -24,6 +24,7 @@ import sys
 import time
 from collections import Counter
 
+from confucius import metrics
 from confucius.units import parse_rate, parse_time
 
 from . import topology
@@ -92,7 +93,7 @@ def analyse(stamps_ns: list[int], rate_bps: float) -> dict:
         raise ValueError(f"only {len(stamps_ns)} datagrams arrived")
     first = stamps_ns[0]
     times = [(t - first) / 1e9 for t in stamps_ns if (t - first) / 1e9 >= SKIP_S]
-    gaps = sorted(b - a for a, b in zip(times, times[1:]))
+    gaps = [b - a for a, b in zip(times, times[1:])]
     expected_gap = WIRE_BYTES * 8 / rate_bps
     windows = Counter(int((t - times[0]) / WINDOW_S) for t in times)
     # Every window up to the last, which is cut short; an empty one counts as 0.
@@ -104,7 +105,7 @@ def analyse(stamps_ns: list[int], rate_bps: float) -> dict:
         "max_window_bps": max(window_bps), "min_window_bps": min(window_bps),
         "max_window_ratio": max(window_bps) / rate_bps,
         "expected_gap_us": expected_gap * 1e6,
-        "median_gap_us": gaps[len(gaps) // 2] * 1e6, "p1_gap_us": gaps[len(gaps) // 100] * 1e6,
+        "median_gap_us": metrics.nearest_rank(gaps, 50) * 1e6, "p1_gap_us": metrics.nearest_rank(gaps, 1) * 1e6,
         "short_gap_share": sum(g < SHORT_GAP_S for g in gaps) / len(gaps),
     }
 

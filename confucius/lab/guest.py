@@ -55,7 +55,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confucius import rtflow
+from confucius import metrics, rtflow
 from confucius.lab import rtnl, topology
 
 SPEC_FORMAT = "confucius-lab-run/1"
@@ -230,8 +230,7 @@ class FrameWatch:
 
     def update(self) -> None:
         for r in self.tail.rows():
-            on_time = r["complete"] == "1" and r["delay_ms"] != "" and \
-                float(r["delay_ms"]) <= rtflow.STALL_THRESHOLD_S * 1e3
+            on_time = metrics.on_time(r["complete"] == "1", float(r["delay_ms"]) if r["delay_ms"] else None)
             self.frames.append((int(r["capture_ns"]), on_time))
 
     def calm(self, since_ns: int, calm_s: float) -> bool:
@@ -673,21 +672,19 @@ def counters() -> dict:
 # --------------------------------------------------------------------------- the run
 
 def qdisc_kind(spec: dict) -> str:
-    """The kind of the scheduler under test (the first word of its tc options)."""
-    return spec["topology"]["qdisc"].split()[0]
+    """The kind of the scheduler under test (its tc qdisc kind)."""
+    return spec["topology"]["kind"]
 
 
-def build_topology(spec: dict) -> None:
-    topo = spec["topology"]
-    topology.Topology(qdisc=topo["qdisc"], rate=topo["rate"], rtt=topo["rtt"]).up()
-    if topo["lines"]:
-        done = subprocess.run(["tc", "-n", topology.ROUTER, "-batch", "-"],
-                              input="".join(f"{line}\n" for line in topo["lines"]),
-                              capture_output=True, text=True)
-        if done.returncode != 0:
-            raise RuntimeError(f"installing the scheduler's classes and filters failed: {done.stderr.strip()}")
+def build_topology(spec: dict) -> list[str]:
+    """The dumbbell with a bare bottleneck, then the run's record of the bottleneck's tc
+    commands as it is (runner.bottleneck_commands; the database stores the same list).
+    Returns what was run, for the host to compare with the record."""
+    topology.Topology(qdisc=None, rate=None, rtt=spec["topology"]["rtt"]).up()
+    ran = topology.install_bottleneck(spec["tc_commands"])
     if spec.get("addresses"):
         topology.add_server_addresses(spec["addresses"])
+    return ran
 
 
 def run(spec: dict, results: Path) -> dict:
@@ -698,7 +695,7 @@ def run(spec: dict, results: Path) -> dict:
     events = {"format": EVENTS_FORMAT, "clock_offset_ns": time.time_ns() - time.monotonic_ns(),
               "mode": spec["mode"]}
     try:
-        build_topology(spec)
+        events["tc_commands"] = build_topology(spec)
         events["tc_show"] = subprocess.run(["tc", "-n", topology.ROUTER, "qdisc", "show", "dev",
                                             topology.BOTTLENECK[1]], capture_output=True, text=True).stdout
         sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"])

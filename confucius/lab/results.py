@@ -227,6 +227,15 @@ def _bulk(directory: Path, spec: dict, events: dict) -> list[BulkFlow]:
     return flows
 
 
+def _check_bottleneck(directory: Path, spec: dict, events: dict) -> None:
+    """The guest installs the bottleneck from the spec's record (the runs row stores the
+    same); what it says it ran must be that record, or the row would not say what ran."""
+    ran = events.get("tc_commands")
+    if ran != spec["tc_commands"]:
+        raise ResultsError(f"{directory}: the guest ran {ran!r} at the bottleneck, not the run's record "
+                           f"{spec['tc_commands']!r}")
+
+
 def read_run(directory) -> RunData:
     """Read a run's results folder (spec.json from the host, the rest from the guest)."""
     directory = Path(directory)
@@ -236,6 +245,7 @@ def read_run(directory) -> RunData:
     events = _json(directory / "events.json", "the guest's timeline; did the run start?")
     if events.get("format") != EVENTS_FORMAT:
         raise ResultsError(f"{directory}/events.json: not a {EVENTS_FORMAT} file")
+    _check_bottleneck(directory, spec, events)
     offset = events["clock_offset_ns"]
     sessions = _sessions(directory, events)
     hold = spec["warmup"]["hold_s"]

@@ -32,11 +32,10 @@ from typing import Callable, Sequence
 from confucius import rtflow
 
 from . import schedulers as sched
-from . import uml, vm, workload
+from . import topology, uml, vm, workload
 from .db import Database
 from .guest import IDLE_S, WRITE_RESULTS_S, SPEC_FORMAT
 from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
-from .topology import ROUTER, Topology
 from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice
 
 REPO = vm.REPO
@@ -98,11 +97,10 @@ def initial_rate_bps(scenario: Scenario) -> float:
     link = scenario.link
     if link.trace is None:
         return link.rate_bps
-    from .topology import read_trace
-    points = [bps for t, bps in read_trace(link.trace) if t >= link.trace_offset_s]
+    points = [bps for t, bps in topology.read_trace(link.trace) if t >= link.trace_offset_s]
     if not points:
         raise ScenarioError(f"{scenario.path}: link.trace_offset is beyond the end of {link.trace}")
-    return max(points[0] * link.trace_scale, 8000.0)
+    return max(points[0] * link.trace_scale, topology.MIN_RATE_BPS)
 
 
 def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
@@ -112,6 +110,13 @@ def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
                           extra_options=choice.options, shaper=scenario.link.shaper)
 
 
+def bottleneck_commands(scenario: Scenario, cell: Cell) -> list[str]:
+    """The tc batch lines that set up the cell's bottleneck in the router's namespace, all
+    of them (HTB's bucket as the scenario's engine needs it): the run's record, stored with
+    it (runs.tc_commands) and the only thing the guest installs (guest.build_topology)."""
+    return tc_setup(scenario, cell).commands(topology.htb_burst_s(scenario.engine))
+
+
 def _conditions(scenario: Scenario, cell: Cell) -> dict:
     link, web = scenario.link, scenario.web
     trace = hashlib.sha256(link.trace.read_bytes()).hexdigest() if link.trace else None
@@ -119,7 +124,10 @@ def _conditions(scenario: Scenario, cell: Cell) -> dict:
         "link": {"rate_bps": link.rate_bps, "trace": trace, "scale": link.trace_scale,
                  "offset_s": link.trace_offset_s, "rtt_s": link.rtt_s, "buffer": link.buffer_packets,
                  "shaper": link.shaper},
-        "tc": tc_setup(scenario, cell).commands(),
+        # The setup without HTB's bucket, which follows from the engine (below): the form
+        # the keys have named it by since before the bucket was recorded, so that measured
+        # units keep their keys.
+        "tc": tc_setup(scenario, cell).commands(htb_burst_s=None),
         "rt": [f.label for f in cell.rt], "rt_settings": scenario.rt.__dict__,
         "warmup": scenario.warmup.__dict__,
         "web": None if web is None else {k: getattr(web, k) for k in
@@ -250,7 +258,6 @@ def fair_share_bps(scenario: Scenario, cell: Cell) -> float:
 
 
 def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
-    setup = tc_setup(scenario, task.cell)
     link, rt = scenario.link, scenario.rt
     fair = fair_share_bps(scenario, task.cell)
     flows = [{"mode": f.mode, "cca": f.cca, "rate": None if f.rate_bps is None else f"{f.rate_bps:.0f}bit",
@@ -260,11 +267,8 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
     return {
         "format": SPEC_FORMAT, "scenario": scenario.name, "cell_key": task.cell_key,
         "mode": web.mode if web else "timed",
-        "topology": {"qdisc": setup.qdisc, "rate": setup.rate, "rtt": f"{link.rtt_s * 1e3:g}ms",
-                     "lines": list(setup.lines)},
-        "tc_commands": setup.commands(),
-        "topology_script": Topology(qdisc=setup.qdisc, rate=setup.rate, rtt=f"{link.rtt_s * 1e3:g}ms").script()
-        + "".join(f"tc -n {ROUTER} {line}\n" for line in setup.lines),
+        "topology": {"rtt": f"{link.rtt_s * 1e3:g}ms", "kind": sched.scheduler(task.cell.scheduler.base).kind},
+        "tc_commands": bottleneck_commands(scenario, task.cell),
         "trace": None if link.trace is None else {"path": str(link.trace), "scale": link.trace_scale,
                                                   "offset_s": link.trace_offset_s},
         "rt": {"flows": flows, "fps": rt.fps, "start_rate": f"{rt.start_rate_bps:.0f}bit",

@@ -22,6 +22,7 @@ the label-based ones.
     setup.qdisc        # 'drr' (the spec for topology.Topology)
     setup.rate         # '20000000bit' (HTB) or None (the qdisc is the root)
     setup.lines        # classes, leaves and filters: tc batch lines for the router
+    setup.commands(topology.htb_burst_s("uml"))   # all of it, as the router's tc batch
 """
 
 from __future__ import annotations
@@ -30,11 +31,10 @@ import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
-from confucius.lab.topology import BOTTLENECK
+from confucius.lab import topology
+from confucius.lab.topology import BOTTLENECK, LEAF_HANDLE, ROOT_HANDLE
 
 MTU_BYTES = 1514
-# Handles topology.Topology gives the qdisc under test.
-LEAF_HANDLE, ROOT_HANDLE = "10:", "1:"
 
 
 class SchedulerError(ValueError):
@@ -94,18 +94,11 @@ class TcSetup:
     rate: str | None
     lines: tuple[str, ...] = ()
 
-    def commands(self) -> list[str]:
-        """The scheduler's installation at the bottleneck as tc lines, for records and tests
-        (topology.py adds HTB's burst and quantum to its class; the run's spec keeps the
-        topology's whole script)."""
-        dev = BOTTLENECK[1]
-        if self.rate is None:
-            head = [f"qdisc add dev {dev} root handle {ROOT_HANDLE} {self.qdisc}"]
-        else:
-            head = [f"qdisc add dev {dev} root handle 1: htb default 1",
-                    f"class add dev {dev} parent 1: classid 1:1 htb rate {self.rate}",
-                    f"qdisc add dev {dev} parent 1:1 handle {LEAF_HANDLE} {self.qdisc}"]
-        return head + list(self.lines)
+    def commands(self, htb_burst_s: float | None = None) -> list[str]:
+        """The scheduler's installation at the bottleneck, whole, as tc batch lines for the
+        router (topology.bottleneck_commands, then the classes and filters); HTB's bucket
+        `htb_burst_s` (topology.htb_burst_s; None: tc's default)."""
+        return topology.bottleneck_commands(self.qdisc, self.rate, htb_burst_s) + list(self.lines)
 
 
 def scheduler(name: str) -> Scheduler:

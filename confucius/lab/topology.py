@@ -16,8 +16,11 @@ that the router's egress towards the client (the bottleneck) carries the qdisc u
 and nothing else. The qdisc is given as a tc spec (`fq_codel`, `cake bandwidth 20mbit`,
 `confucius bandwidth 20mbit`); with a `rate` it runs as the leaf of an HTB class at that
 rate (for qdiscs that do not shape by themselves), without one it is the root and must
-shape by itself. The reverse direction is unshaped unless `reverse_rate` is given (then
-HTB with fq_codel on the router's egress towards the server).
+shape by itself. `bottleneck_commands` writes those tc lines, for `Topology` and for the
+lab's runs; a run's guest builds the topology with `qdisc=None` (a bare bottleneck) and
+installs the run's recorded lines (runner.bottleneck_commands) with `install_bottleneck`.
+The reverse direction is unshaped unless `reverse_rate` is given (then HTB with fq_codel on
+the router's egress towards the server).
 
 Everything runs `ip`/`tc`/`ethtool` as root, so this is for guest scripts
 (`confucius lab topology up ...` or `Topology(...).up()` with the venv's python).
@@ -33,7 +36,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
 from confucius.units import UnitError, parse_rate, parse_time
 
@@ -44,6 +47,8 @@ DOMAIN_NETWORK = ipaddress.ip_network("198.18.128.0/17")
 ROUTER_SERVER_SIDE, SERVER_ADDRESS = "198.18.0.1", "198.18.0.2"
 ROUTER_CLIENT_SIDE, CLIENT_ADDRESS = "198.19.0.1", "198.19.0.2"
 BOTTLENECK = (ROUTER, "rtr-cli")
+# The qdisc under test's handle: the root when it shapes, else HTB's leaf.
+ROOT_HANDLE, LEAF_HANDLE = "1:", "10:"
 # HTB cannot run at 0; trace outages (0 Mbit/s) become this rate.
 MIN_RATE_BPS = 8000.0
 # HTB's bucket, in seconds of traffic at the rate, by lab engine ($LAB_ENGINE, set by the
@@ -110,33 +115,62 @@ def _interfaces() -> list[tuple[str, str]]:
     return [(SERVER, "srv-rtr"), (ROUTER, "rtr-srv"), (ROUTER, "rtr-cli"), (CLIENT, "cli-rtr")]
 
 
-def _htb_class(rate_bps: float) -> str:
+def htb_burst_s(engine: str | None = None) -> float:
+    """HTB's bucket under `engine` (by default the one running this guest, $LAB_ENGINE)."""
+    return HTB_BURST_S[engine or os.environ.get("LAB_ENGINE", "qemu")]
+
+
+def _htb_class(rate_bps: float, burst_s: float | None) -> str:
+    """HTB's class at `rate_bps`, its bucket `burst_s` of traffic; None: tc's default
+    bucket (how the lab's cell keys name the setup, see runner.cell_key)."""
+    if burst_s is None:
+        return f"htb rate {rate_bps:.0f}bit"
     # Bursts of HTB_BURST_S of traffic: under emulation the shaper's timer fires late by
     # milliseconds, and with tc's default burst (one tick, 4 ms) the tokens lost meanwhile
     # cut a Cubic flow to 60 % of the rate (measured: 12.6 of 20 Mbit/s; 18 with 12 ms).
     # One class only, so quantum shares nothing; set to stop HTB's warning that the
     # default (rate / r2q) is too big.
-    burst = max(rate_bps / 8 * HTB_BURST_S[os.environ.get("LAB_ENGINE", "qemu")], 2 * 1514)
+    burst = max(rate_bps / 8 * burst_s, 2 * 1514)
     return f"htb rate {rate_bps:.0f}bit burst {burst:.0f}b cburst {burst:.0f}b quantum 1514"
 
 
-def _htb(dev: str, rate_bps: float) -> list[str]:
+def _htb(dev: str, rate_bps: float, burst_s: float | None) -> list[str]:
     return [f"qdisc add dev {dev} root handle 1: htb default 1",
-            f"class add dev {dev} parent 1: classid 1:1 {_htb_class(rate_bps)}"]
+            f"class add dev {dev} parent 1: classid 1:1 {_htb_class(rate_bps, burst_s)}"]
+
+
+def bottleneck_commands(qdisc: str, rate: str | None, burst_s: float | None) -> list[str]:
+    """The tc batch lines (in the router's namespace) that put the qdisc `qdisc` (a tc spec)
+    at the bottleneck: the root (handle 1:) without a `rate`, else the leaf (handle 10:) of
+    an HTB class at `rate` with a bucket of `burst_s` (`htb_burst_s`; None: tc's default)."""
+    dev = BOTTLENECK[1]
+    if rate is None:
+        return [f"qdisc add dev {dev} root handle {ROOT_HANDLE} {qdisc}"]
+    return [*_htb(dev, _rate(rate, "rate"), burst_s), f"qdisc add dev {dev} parent 1:1 handle {LEAF_HANDLE} {qdisc}"]
+
+
+def install_bottleneck(commands: Sequence[str]) -> list[str]:
+    """Run `commands` (tc batch lines) in the router's namespace, as one batch; returns
+    the lines run, for the run's record of what ran."""
+    _run(_tc_batch(ROUTER, commands))
+    return list(commands)
 
 
 @dataclass
 class Topology:
-    """The dumbbell to build: qdisc under test (tc spec), bottleneck rate (an HTB class; None
-    when the qdisc shapes by itself), round-trip propagation delay, client-to-server rate
-    (None: unshaped). Checked on creation; `up()` builds it."""
-    qdisc: str = "fq_codel"
+    """The dumbbell to build: qdisc under test (tc spec; None: a bare bottleneck, for
+    `install_bottleneck`), bottleneck rate (an HTB class; None when the qdisc shapes by
+    itself), round-trip propagation delay, client-to-server rate (None: unshaped). Checked
+    on creation; `up()` builds it."""
+    qdisc: str | None = "fq_codel"
     rate: str | None = "20mbit"
     rtt: str = "40ms"
     reverse_rate: str | None = None
 
     def __post_init__(self):
-        self._qdisc = shlex.join(_qdisc_words(self.qdisc))
+        if self.qdisc is None and self.rate is not None:
+            raise TopologyError("a bare bottleneck (no qdisc) takes no rate: the recorded commands shape")
+        self._qdisc = None if self.qdisc is None else shlex.join(_qdisc_words(self.qdisc))
         self._rate = None if self.rate is None else _rate(self.rate, "rate")
         self._reverse = None if self.reverse_rate is None else _rate(self.reverse_rate, "reverse rate")
         try:
@@ -225,15 +259,12 @@ class Topology:
         netem = f"netem delay {self._one_way * 1e6:.0f}us limit {NETEM_LIMIT}"
         steps = [_tc_batch(SERVER, [f"qdisc add dev srv-rtr root {netem}"]),
                  _tc_batch(CLIENT, [f"qdisc add dev cli-rtr root {netem}"])]
-        dev = BOTTLENECK[1]
-        if self._rate is None:
-            router = [f"qdisc add dev {dev} root handle 1: {self._qdisc}"]
-        else:
-            router = [*_htb(dev, self._rate), f"qdisc add dev {dev} parent 1:1 handle 10: {self._qdisc}"]
+        router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s())
         if self._reverse is not None:
-            router += [*_htb("rtr-srv", self._reverse),
+            router += [*_htb("rtr-srv", self._reverse, htb_burst_s()),
                        "qdisc add dev rtr-srv parent 1:1 handle 10: fq_codel"]
-        steps.append(_tc_batch(ROUTER, router))
+        if router:
+            steps.append(_tc_batch(ROUTER, router))
         return steps
 
 
@@ -290,7 +321,8 @@ def _rate_line() -> Callable[[float], str]:
     line that sets it: the HTB class if there is one, else the root qdisc's rate option."""
     dev = BOTTLENECK[1]
     if any(words[:3] == ["class", "htb", "1:1"] for words in _tc_show("class")):
-        return lambda bps: f"class change dev {dev} parent 1: classid 1:1 {_htb_class(max(bps, MIN_RATE_BPS))}"
+        burst_s = htb_burst_s()
+        return lambda bps: f"class change dev {dev} parent 1: classid 1:1 {_htb_class(max(bps, MIN_RATE_BPS), burst_s)}"
     kind = next((words[1] for words in _tc_show("qdisc") if "root" in words), "")
     if kind not in SELF_SHAPING_RATE_OPTION:
         raise TopologyError(f"cannot change the rate of a {kind or 'missing'} root qdisc: build the "

@@ -14,13 +14,16 @@ are fractions of the link.
 - Throughput (Eq. 15): Thr_i = Σ_j p_ij·c_j, with c_j proportional to the queue's flows or
   optimised (`optimal_rates`).
 - MinThr (Eq. 17): min_i avgThr_i / fairShare, where avgThr_i = Thr_i/N_i and fairShare is
-  the mean of avgThr_i over the CCAs that have flows.
+  the mean of avgThr_i over the CCAs that have flows (confucius.metrics.min_thr, the same
+  definition the lab's measurements use).
 """
 
 from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import linprog
+
+from confucius import metrics
 
 from .aggressiveness import AggressivenessParams
 from .validate import ModelInputError, f1_score, flow_count, positive
@@ -138,14 +141,12 @@ def throughputs(p: np.ndarray, rates: np.ndarray) -> np.ndarray:
 
 def normalised_throughputs(thr: np.ndarray, counts) -> np.ndarray:
     """avgThr_i / fairShare (the ratio inside Eq. 17); NaN for CCAs without flows."""
-    counts = check_counts(counts)
-    avg = np.divide(thr, counts, out=np.full_like(thr, np.nan), where=counts > 0)
-    return avg / np.nanmean(avg)
+    return np.array(metrics.normalised_throughputs(list(thr), list(check_counts(counts))))
 
 
 def min_thr(thr: np.ndarray, counts) -> float:
     """MinThr = min_i avgThr_i / fairShare (Eq. 17)."""
-    return float(np.nanmin(normalised_throughputs(thr, counts)))
+    return float(metrics.min_thr(list(thr), list(check_counts(counts))))
 
 
 def optimal_rates(p: np.ndarray, counts) -> tuple:
@@ -199,5 +200,4 @@ def evaluate(a: np.ndarray, params: AggressivenessParams, counts, arrangement: s
     else:
         rates = proportional_rates(a)
     thr = throughputs(p, rates)
-    norm = normalised_throughputs(thr, counts)
-    return Outcome(arrangement, model, optimise, rates, norm, float(np.nanmin(norm)))
+    return Outcome(arrangement, model, optimise, rates, normalised_throughputs(thr, counts), min_thr(thr, counts))

@@ -203,7 +203,9 @@ def four_cca_command(
     disturbed: bool = typer.Option(False, help="Also use completed runs whose RT sender paused (marked)."),
 ):
     """Four flows with four CCAs: per scheduler JFI and RT delays; classes over time (§7.4)."""
-    from . import metrics, plots
+    from confucius import metrics
+
+    from . import plots
 
     with _open(db) as database:
         runs = data.timed_runs(database, scenario, disturbed)
@@ -215,7 +217,7 @@ def four_cca_command(
         table.add_column(column)
     for run in runs:
         rates = run.throughputs_bps()
-        delays = {label: metrics.delivered_delays(f for f in frames if run.start_ns <= f.capture_ns < run.end_ns)
+        delays = {label: metrics.delivered_delays(metrics.in_window(frames, run.start_ns, run.end_ns))
                   for label, frames in run.rt.items()}
         name = run.scheduler if run.valid else f"{run.scheduler} (disturbed: {run.sender_max_gap_ms:.0f} ms pause)"
         table.add_row(name, ", ".join(rates), ", ".join(f"{v / 1e6:.1f}" for v in rates.values()),

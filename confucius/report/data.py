@@ -13,10 +13,9 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confucius import rtflow
+from confucius import metrics, rtflow
 from confucius.lab.db import Database
 
-from . import metrics
 
 class ReportError(ValueError):
     """Nothing to report, or a database that is not there."""
@@ -91,11 +90,11 @@ def _rt_flows(db: Database, run_id: int, session: int) -> list[int]:
                                       "ORDER BY number", (run_id, session))]
 
 
-def _page_jfi(db: Database, row, rt_frames: list[list[rtflow.Frame]]) -> float:
-    connections = [(c["bytes"], c["started_ns"], c["ended_ns"]) for c in db.query(
-        "SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web' AND ended_ns IS NOT NULL",
-        (row["id"],))]
-    return metrics.load_jfi(connections, rt_frames, row["first_request_ns"] or row["load_start_ns"], row["plt_s"])
+def _connections(db: Database, page_row: int) -> list[tuple[int, int, int]]:
+    """The page's connections as metrics.load_jfi takes them: (bytes, opened, last byte)."""
+    return [(c["bytes"], c["started_ns"], c["ended_ns"]) for c in db.query(
+        "SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web' "
+        "AND started_ns IS NOT NULL AND ended_ns IS NOT NULL", (page_row,))]
 
 
 def rates(db: Database, flow_id: int) -> list[rtflow.RateSample]:
@@ -122,7 +121,8 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
         start, end = row["load_start_ns"], row["window_end_ns"]
         rt_flows = _rt_flows(db, row["run_id"], row["session"])
         per_flow = [frames(db, f, start, end) for f in rt_flows]
-        m = metrics.load_metrics(per_flow, start, end)
+        m = metrics.load_metrics(per_flow, start, end, _connections(db, row["id"]), row["first_request_ns"],
+                                 row["plt_s"])
         results.append(PageResult(
             page_row=row["id"], run_id=row["run_id"], scenario=row["scenario"], scheduler=row["scheduler"],
             scheduler_base=row["scheduler_base"], controller=row["controller"], repetition=row["repetition"],
@@ -133,7 +133,7 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
             stall_s=m.stall_s, max_delay_ms=m.max_delay_ms, p99_delay_ms=m.p99_delay_ms,
             lost_share=m.lost_share, rt_bps=m.rt_bps, rt_target_bps=row["rt_target_bps"],
             link_bps=row["link_rate_bps"],
-            jfi=_page_jfi(db, row, per_flow), sender_backlog_ms=_sender_backlog_ms(db, rt_flows, start, end),
+            jfi=m.jfi, sender_backlog_ms=_sender_backlog_ms(db, rt_flows, start, end),
             delays_ms=m.delays_ms))
     return results
 
@@ -239,8 +239,7 @@ class TimedRun:
         """Each flow's mean throughput over the measured span."""
         found = {label: metrics.goodput_bps(f, self.start_ns, self.end_ns) for label, f in self.rt.items()}
         for cca, samples in self.bulk.items():
-            inside = [bps for t, bps in samples if self.start_ns <= t <= self.end_ns]
-            found[cca] = sum(inside) / len(inside) if inside else math.nan
+            found[cca] = metrics.mean(bps for t, bps in samples if self.start_ns <= t <= self.end_ns)
         return found
 
 

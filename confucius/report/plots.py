@@ -17,9 +17,9 @@ import math
 import re
 from pathlib import Path
 
+from confucius import metrics
 from confucius.lab.schedulers import SCHEDULERS
 
-from . import metrics
 from .data import PageResult, RtView, TimedRun
 from .summary import BASELINE
 

@@ -12,10 +12,11 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from confucius import metrics
 from confucius.lab.db import Database
 from confucius.lab.topology import read_trace
 
-from . import data, metrics
+from . import data
 
 
 @dataclass(frozen=True)

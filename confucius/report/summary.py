@@ -6,7 +6,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from . import metrics
+from confucius import metrics
+
+from . import intervals
 from .data import PageResult
 
 BASELINE = "fq"  # PLT degradation is measured against fair queueing without AQM (the seeds' FQ)
@@ -133,14 +135,14 @@ def target_checks(results: list[PageResult], baseline: str = BASELINE) -> list[T
             ratio = metrics.ratio_of_sums(pairs)
             if not math.isnan(ratio):
                 checks.append(TargetCheck(controller, f"stall vs {other}", ratio,
-                                          *metrics.ratio_interval(pairs), bound, "×"))
+                                          *intervals.ratio_interval(pairs), bound, "×"))
         stalled = [r.stall_s > 0 for r in mine.values()]
         checks.append(TargetCheck(controller, "loads with a stall", metrics.share(stalled),
-                                  *metrics.share_interval(stalled), STALL_SHARE_TARGET, "%"))
+                                  *intervals.share_interval(stalled), STALL_SHARE_TARGET, "%"))
         pairs = _paired(mine, loads.get((baseline, controller), {}), "plt_s")
         ratio = metrics.ratio_of_sums(pairs)
         if not math.isnan(ratio):
-            low, high = metrics.ratio_interval(pairs)
+            low, high = intervals.ratio_interval(pairs)
             checks.append(TargetCheck(controller, f"PLT degradation vs {baseline}", ratio - 1,
                                       low - 1, high - 1, DEGRADATION_TARGET, "±%"))
     return checks

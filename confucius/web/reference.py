@@ -16,7 +16,8 @@ import heapq
 from collections import deque
 from dataclasses import dataclass
 
-from .metrics import peak_active
+from confucius.metrics import peak_active
+
 from .page import Page
 
 REFERENCE_RATE_BPS = 20e6

@@ -10,7 +10,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from .metrics import peak_active
+from confucius.metrics import peak_active
 
 REPORT_FORMAT = "confucius-web-load/1"
 

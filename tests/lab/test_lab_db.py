@@ -20,6 +20,9 @@ from confucius.report import data
 OFFSET = 1_700_000_000_000_000_000   # wall clock - monotonic, ns
 LOAD_START = 20_000_000_000          # the client's start on the monotonic clock
 FRAME_NS = 16_666_667
+TC_COMMANDS = ["qdisc add dev rtr-cli root handle 1: htb default 1",
+               "class add dev rtr-cli parent 1: classid 1:1 htb rate 20000000bit burst 3028b cburst 3028b quantum 1514",
+               "qdisc add dev rtr-cli parent 1:1 handle 10: pfifo limit 1000"]
 
 SCENARIO = """
 name = "handmade"
@@ -71,6 +74,7 @@ def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = 
     (folder / "rt").mkdir(parents=True)
     (folder / "pages").mkdir()
     spec = {"format": "confucius-lab-run/1", "warmup": {"hold_s": 3.0}, "bulk": [{"cca": "cubic"}],
+            "tc_commands": TC_COMMANDS,
             "pages": [{"id": "flows-2-size-1000", "key": page_key, "unit_key": unit_key}]}
     (folder / "spec.json").write_text(json.dumps(spec))
     # 600 frames from 2 s before the load: frames 200-203 late, 300 lost.
@@ -94,6 +98,7 @@ def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = 
                                                     "end": {"sum_received": {"bytes": 500_000}},
                                                     "error": "interrupt - the client has terminated"}))
     events = {"format": "confucius-lab-events/1", "clock_offset_ns": OFFSET, "mode": "episodes",
+              "tc_commands": TC_COMMANDS,
               "t0_ns": LOAD_START - 8_000_000_000, "bulk_started_ns": {"0": LOAD_START},
               "sessions": [{"index": 0, "started_ns": LOAD_START - 8_000_000_000, "stopped_ns": LOAD_START + 9_000_000_000,
                             "flows": [{"flow": 0, "label": "gcc", "port": 5000, "frames": "rt/s0-f0-frames.csv",
@@ -138,6 +143,40 @@ def test_broken_folders_are_refused_with_the_reason(tmp_path):
     (folder / "events.json").write_text("{")
     with pytest.raises(ResultsError, match="events.json: not JSON"):
         read_run(folder)
+
+
+def test_a_guest_that_ran_other_tc_commands_than_the_record_is_refused(tmp_path):
+    folder = make_run(tmp_path / "run", "u1")
+    events = json.loads((folder / "events.json").read_text())
+    for ran in (TC_COMMANDS[:-1] + ["qdisc add dev rtr-cli parent 1:1 handle 10: fq_codel"], None):
+        events["tc_commands"] = ran
+        (folder / "events.json").write_text(json.dumps(events))
+        with pytest.raises(ResultsError, match="not the run's record"):
+            read_run(folder)
+
+
+def test_the_record_of_the_bottleneck_is_what_the_spec_sends_and_the_row_stores(tmp_path, scenario):
+    for engine, burst in (("qemu", 50_000), ("uml", 3028)):  # 20 ms of 20 Mbit/s; two packets
+        scenario = sc.load(scenario.path, engine=engine)
+        task = runner.plan(scenario, None)[0]
+        record = runner.bottleneck_commands(scenario, task.cell)
+        assert record == ["qdisc add dev rtr-cli root handle 1: htb default 1",
+                          f"class add dev rtr-cli parent 1: classid 1:1 htb rate 20000000bit burst {burst}b "
+                          f"cburst {burst}b quantum 1514",
+                          "qdisc add dev rtr-cli parent 1:1 handle 10: pfifo limit 1000"]
+        spec = runner.build_spec(scenario, task, {})
+        assert spec["tc_commands"] == record and spec["topology"]["kind"] == "pfifo"
+        row = runner._run_row(scenario, task, spec, tmp_path, {})
+        assert json.loads(row["tc_commands"]) == record
+
+
+def test_cell_keys_name_the_setup_without_htb_s_bucket(scenario):
+    # The form keys have always used: changing it would make every measured unit new.
+    task = runner.plan(scenario, None)[0]
+    assert runner._conditions(scenario, task.cell)["tc"] == [
+        "qdisc add dev rtr-cli root handle 1: htb default 1",
+        "class add dev rtr-cli parent 1: classid 1:1 htb rate 20000000bit",
+        "qdisc add dev rtr-cli parent 1:1 handle 10: pfifo limit 1000"]
 
 
 def test_store_and_read_back_with_metrics(tmp_path):

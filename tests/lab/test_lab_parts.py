@@ -93,8 +93,20 @@ def test_self_shaping_qdisc_is_the_root_and_reverse_rate_shapes_the_uplink():
     assert "class add dev rtr-srv parent 1: classid 1:1 htb rate 5000000bit" in script
 
 
+def test_a_bare_bottleneck_is_left_for_the_run_s_record():
+    script = topo.Topology(qdisc=None, rate=None, rtt="40ms").script()
+    assert "qdisc add dev rtr-cli" not in script and "class add dev rtr-cli" not in script
+    assert "qdisc add dev cli-rtr root netem delay 20000us" in script
+    # The bottleneck's lines are the same function's whether Topology or a run's record asks.
+    assert topo.bottleneck_commands("fq_codel", "20mbit", 0.0) == [
+        "qdisc add dev rtr-cli root handle 1: htb default 1",
+        "class add dev rtr-cli parent 1: classid 1:1 htb rate 20000000bit burst 3028b cburst 3028b quantum 1514",
+        "qdisc add dev rtr-cli parent 1:1 handle 10: fq_codel"]
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"rate": "0"}, "rate must be positive"),
+    ({"qdisc": None, "rate": "20mbit"}, "bare bottleneck"),
     ({"rate": "fast"}, "cannot read rate"),
     ({"rtt": "soon"}, "cannot read time"),
     ({"qdisc": ""}, "must be a tc qdisc spec"),

@@ -20,9 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from confucius import metrics
 from confucius.lab import runner, scenario as sc, schedulers as sched, uml
 from confucius.lab.db import Database
-from confucius.report import data, metrics
+from confucius.report import data
 
 pytestmark = pytest.mark.vm
 

@@ -6,6 +6,7 @@ stands still is ended with nothing left running."""
 import json
 import math
 import os
+import re
 import subprocess
 from pathlib import Path
 
@@ -157,3 +158,59 @@ def test_runs_in_virtual_cpu_time_need_no_machine_slot(tmp_path, monkeypatch):
         fcntl.flock(held, fcntl.LOCK_UN)
     waiter.join(10)
     assert entered.is_set()
+
+
+RECORD_SCENARIO = """
+name = "record"
+engine = "uml"
+duration = "10s"
+[link]
+rate = "20mbit"
+buffer = 500
+[schedulers]
+names = ["drr-1:5"]
+[rt]
+controllers = ["gcc"]
+"""
+
+RECORD_SCRIPT = """
+import json, os, subprocess, sys
+from confucius.lab import guest, topology
+spec = json.load(open(sys.argv[1]))
+ran = guest.build_topology(spec)
+tc = lambda *argv: subprocess.run(["tc", "-n", topology.ROUTER, *argv], capture_output=True, text=True, check=True).stdout
+json.dump({"ran": ran, "qdiscs": json.loads(tc("-j", "qdisc", "show", "dev", "rtr-cli")),
+           "classes": tc("class", "show", "dev", "rtr-cli"),
+           "filters": tc("filter", "show", "dev", "rtr-cli", "parent", "10:")},
+          open(os.path.join(os.environ["RESULTS"], "record.json"), "w"))
+"""
+
+
+def test_the_guest_installs_the_run_s_record_of_the_bottleneck_and_nothing_else(tmp_path):
+    from confucius.lab import runner, scenario as sc
+
+    path = tmp_path / "record.toml"
+    path.write_text(RECORD_SCENARIO)
+    scenario = sc.load(path)
+    task = runner.plan(scenario, None)[0]
+    spec = runner.build_spec(scenario, task, {})
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    uml.run('exec python -c "$1" "$2"', args=[RECORD_SCRIPT, str(tmp_path / "spec.json")], results_dir=tmp_path,
+            timeout=120).check()
+    found = json.loads((tmp_path / "record.json").read_text())
+    # What the guest ran is the record, which is what the runs row stores.
+    assert found["ran"] == spec["tc_commands"] == runner.bottleneck_commands(scenario, task.cell)
+    assert json.loads(runner._run_row(scenario, task, spec, tmp_path, {})["tc_commands"]) == found["ran"]
+    # And the kernel holds what the record says: HTB at the link rate with UML's bucket (two
+    # packets, 3028 bytes, which the kernel keeps in its time units: a few bytes less),
+    # DRR under it with the RT class and the rest at 1:5, a pfifo of the buffer in each, the
+    # two filters; nothing else at the bottleneck. (tc prints no JSON for classes.)
+    assert sorted((q["kind"], q["handle"]) for q in found["qdiscs"]) == [
+        ("drr", "10:"), ("htb", "1:"), ("pfifo", "101:"), ("pfifo", "102:")]
+    assert all(q["options"]["limit"] == 500 for q in found["qdiscs"] if q["kind"] == "pfifo")
+    htb = re.search(r"class htb 1:1 root leaf 10: prio 0 rate 20Mbit ceil 20Mbit burst (\d+)b", found["classes"])
+    assert htb and 3000 <= int(htb[1]) <= 3028
+    assert "class drr 10:1 root leaf 101: quantum 1514b" in found["classes"]
+    assert "class drr 10:2 root leaf 102: quantum 7570b" in found["classes"]
+    assert found["classes"].count("class ") == 3
+    assert found["filters"].count("flowid 10:1") == 1 and found["filters"].count("flowid 10:2") == 1

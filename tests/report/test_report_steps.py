@@ -5,8 +5,8 @@ import math
 
 import pytest
 
-from confucius import rtflow
-from confucius.report import metrics, steps
+from confucius import metrics, rtflow
+from confucius.report import steps
 
 MS = 1_000_000
 S = 1000 * MS

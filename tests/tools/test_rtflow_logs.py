@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""confucius.rtflow: reading rtflow's logs, stall duration, delay percentiles, commands."""
+"""confucius.rtflow: reading rtflow's logs (and the stall and delay metrics over them), commands."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from confucius import rtflow
+from confucius import metrics, rtflow
 
 MS = 1_000_000
 FRAME_HEADER = ",".join(rtflow.FRAME_COLUMNS)
@@ -70,19 +70,19 @@ def test_stall_duration_counts_late_and_lost_frames_for_their_frame_interval(tmp
     rows[7] = _frame_row(7, None, complete=False)
     rows[9] = _frame_row(9, 500.0)  # the last frame counts for the usual interval
     frames = _frames(tmp_path, rows)
-    assert rtflow.stall_duration(frames) == pytest.approx(4 * 0.016666667, abs=1e-6)
-    assert rtflow.stall_duration(frames, threshold_s=0.3) == pytest.approx(2 * 0.016666667, abs=1e-6)
-    assert rtflow.stall_duration([]) == 0.0
+    assert metrics.stall_duration(frames) == pytest.approx(4 * 0.016666667, abs=1e-6)
+    assert metrics.stall_duration(frames, threshold_s=0.3) == pytest.approx(2 * 0.016666667, abs=1e-6)
+    assert metrics.stall_duration([]) == 0.0
 
 
 def test_delay_percentile_counts_lost_frames_as_infinitely_late(tmp_path):
     frames = _frames(tmp_path, [_frame_row(i, float(i + 1)) for i in range(9)] + [_frame_row(9, None, False)])
-    assert rtflow.delay_percentile(frames, 50) == 5.0
-    assert rtflow.delay_percentile(frames, 90) == 9.0
-    assert rtflow.delay_percentile(frames, 100) == math.inf
-    assert math.isnan(rtflow.delay_percentile([], 50))
+    assert metrics.delay_percentile(frames, 50) == 5.0
+    assert metrics.delay_percentile(frames, 90) == 9.0
+    assert metrics.delay_percentile(frames, 100) == math.inf
+    assert math.isnan(metrics.delay_percentile([], 50))
     with pytest.raises(ValueError):
-        rtflow.delay_percentile(frames, 101)
+        metrics.delay_percentile(frames, 101)
 
 
 def test_commands_spell_the_flags_and_reject_unknown_modes(monkeypatch, tmp_path):

@@ -3,7 +3,7 @@
 
 import pytest
 
-from confucius.web.metrics import peak_active
+from confucius.metrics import peak_active
 from confucius.web.page import Page, WebObject
 from confucius.web.reference import reference_load
 

@@ -1,65 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""The report's metrics on hand-made frames and page loads, against values worked out by hand."""
+"""The report's summary, targets and intervals on hand-made page loads, against values worked out by hand."""
 
 import math
 from dataclasses import replace
 
 import pytest
 
-from confucius import rtflow
-from confucius.report import metrics, summary
+from confucius.report import intervals, summary
 from confucius.report.data import PageResult
-
-MS = 1_000_000
-
-
-def frame(i: int, delay_ms: float | None, interval_ms: float = 20.0, size: int = 1000) -> rtflow.Frame:
-    capture = round(i * interval_ms * MS)
-    complete = delay_ms is not None
-    return rtflow.Frame(i, capture, False, size, 1, 1 if complete else 0, None,
-                        capture + round(delay_ms * MS) if complete else None, delay_ms, complete)
-
-
-def test_stall_counts_late_and_lost_frames_for_their_interval():
-    # 50 fps: frames 10-14 late (5 x 20 ms), frame 30 lost (20 ms), the last frame late too
-    # (it stands for the median interval, 20 ms): 140 ms of stall.
-    delays = [30.0] * 50
-    for i in range(10, 15):
-        delays[i] = 191.0
-    delays[30] = None
-    delays[49] = 400.0
-    frames = [frame(i, d) for i, d in enumerate(delays)]
-    assert metrics.stall_seconds(frames) == pytest.approx(0.140)
-    assert metrics.max_delay_ms(frames) == 400.0
-    assert metrics.lost_share(frames) == pytest.approx(1 / 50)
-    # 190 ms itself is not a stall: the threshold is "exceeds".
-    assert metrics.stall_seconds([frame(i, 190.0) for i in range(5)]) == 0.0
-
-
-def test_nearest_rank_percentiles():
-    values = list(range(1, 101))  # 1..100
-    assert metrics.nearest_rank(values, 99) == 99
-    assert metrics.nearest_rank(values, 100) == 100
-    assert metrics.nearest_rank(values, 0) == 1
-    assert metrics.nearest_rank([5.0, 1.0, 3.0], 50) == 3.0
-    assert math.isnan(metrics.nearest_rank([], 99))
-    with pytest.raises(ValueError):
-        metrics.nearest_rank(values, 101)
-
-
-def test_goodput_counts_whole_frames_captured_in_the_window():
-    frames = [frame(i, 30.0, interval_ms=100.0, size=1250) for i in range(10)]
-    frames[3] = frame(3, None, interval_ms=100.0, size=1250)
-    # Window [0, 1 s): 10 frames, 9 whole, 1250 B each: 9 * 10 kbit in 1 s.
-    assert metrics.goodput_bps(frames, 0, 1000 * MS) == pytest.approx(90_000)
-    assert metrics.goodput_bps(frames, 0, 500 * MS) == pytest.approx(4 * 10_000 / 0.5)
-    assert math.isnan(metrics.goodput_bps(frames, 5, 5))
-
-
-def test_sender_backlog_in_ms_at_the_target_rate():
-    # 25 000 bytes held at 10 Mbit/s is 20 ms; samples without a queue or a target are skipped.
-    assert metrics.sender_backlog_ms([(10e6, 12_500), (10e6, 25_000), (5e6, None), (0.0, 9_999)]) == 20.0
-    assert math.isnan(metrics.sender_backlog_ms([(10e6, None)]))
 
 
 def test_a_paced_sender_holding_media_marks_the_load_starved():
@@ -67,23 +15,6 @@ def test_a_paced_sender_holding_media_marks_the_load_starved():
     gcc.sender_backlog_ms = copa.sender_backlog_ms = 400.0
     assert summary.starved(gcc, 250.0) and not summary.starved(gcc, 500.0)
     assert not summary.starved(copa, 250.0)  # Copa's window holds media by design
-
-
-def test_jain_fairness_index():
-    assert metrics.jfi([5.0, 5.0, 5.0]) == pytest.approx(1.0)
-    assert metrics.jfi([1.0, 0.0]) == pytest.approx(0.5)
-    assert metrics.jfi([3.0, 1.0]) == pytest.approx(16 / 20)          # (3+1)^2 / (2 * (9+1))
-    assert metrics.jfi([4.0, 1.0, 1.0, 0.0]) == pytest.approx(36 / 72)  # 6^2 / (4 * 18)
-    assert math.isnan(metrics.jfi([]))
-
-
-def test_degradation_pairs_the_same_pages():
-    plt = {"a": 2.0, "b": 3.0, "c": 9.0, "d": None}
-    baseline = {"a": 1.0, "b": 2.0, "d": 1.0}
-    mean_s, relative, paired = metrics.degradation(plt, baseline)
-    assert (mean_s, paired) == (1.0, 2)
-    assert relative == pytest.approx(2 / 3)
-    assert metrics.degradation({"x": 1.0}, baseline)[2] == 0
 
 
 def result(scheduler: str, page: str, stall: float, plt: float | None, max_delay: float = 100.0,
@@ -129,18 +60,18 @@ def test_common_loads_keep_the_pages_every_scheduler_met():
 
 
 def test_ratio_interval_resamples_pages():
-    assert metrics.ratio_interval([(2.0, 1.0), (4.0, 2.0), (6.0, 3.0)]) == (2.0, 2.0)  # every page 2:1
-    assert all(math.isnan(v) for v in metrics.ratio_interval([(1.0, 1.0)]))
+    assert intervals.ratio_interval([(2.0, 1.0), (4.0, 2.0), (6.0, 3.0)]) == (2.0, 2.0)  # every page 2:1
+    assert all(math.isnan(v) for v in intervals.ratio_interval([(1.0, 1.0)]))
     pairs = [(0.1, 1.0), (2.0, 1.0), (0.0, 0.5), (1.0, 0.2), (0.3, 0.9), (0.0, 0.0)]
-    low, high = metrics.ratio_interval(pairs)
+    low, high = intervals.ratio_interval(pairs)
     assert low < sum(a for a, _ in pairs) / sum(b for _, b in pairs) < high
-    assert metrics.ratio_interval(pairs) == (low, high)  # seeded: the same report twice
+    assert intervals.ratio_interval(pairs) == (low, high)  # seeded: the same report twice
 
 
 def test_share_interval_is_wilsons():
-    assert metrics.share_interval([False] * 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
-    assert metrics.share_interval([True] * 5 + [False] * 5) == pytest.approx((0.23659, 0.76341), abs=1e-5)
-    assert all(math.isnan(v) for v in metrics.share_interval([]))
+    assert intervals.share_interval([False] * 10) == pytest.approx((0.0, 0.27753), abs=1e-5)
+    assert intervals.share_interval([True] * 5 + [False] * 5) == pytest.approx((0.23659, 0.76341), abs=1e-5)
+    assert all(math.isnan(v) for v in intervals.share_interval([]))
 
 
 def target_results() -> list[PageResult]:

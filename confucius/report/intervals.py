@@ -1,0 +1,38 @@
+# SPDX-License-Identifier: MIT
+"""How sure the report's figures are: confidence intervals over the pages measured.
+
+Statistics over the metrics (confucius/metrics.py), not metrics themselves: they say how
+far a figure could move with another sample of pages.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+from scipy.stats import binomtest
+
+
+def ratio_interval(pairs: Sequence[tuple[float, float]], confidence: float = 0.95,
+                   resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
+    """Percentile bootstrap interval of Σa / Σb (metrics.ratio_of_sums) over paired (a, b),
+    resampling the pairs (pages): how far two schedulers' ratio could move with another
+    sample of pages. Seeded, so that a report is reproducible."""
+    if len(pairs) < 2:
+        return math.nan, math.nan
+    values = np.asarray(pairs, dtype=float)
+    picks = np.random.default_rng(seed).integers(0, len(values), size=(resamples, len(values)))
+    numerator, denominator = values[picks, 0].sum(axis=1), values[picks, 1].sum(axis=1)
+    ratios = numerator[denominator > 0] / denominator[denominator > 0]
+    tail = (1 - confidence) / 2 * 100
+    low, high = np.percentile(ratios, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def share_interval(flags: Sequence[bool], confidence: float = 0.95) -> tuple[float, float]:
+    """Wilson score interval of the share of true flags (metrics.share)."""
+    if not flags:
+        return math.nan, math.nan
+    interval = binomtest(sum(flags), len(flags)).proportion_ci(confidence, method="wilson")
+    return float(interval.low), float(interval.high)
