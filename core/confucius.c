@@ -478,21 +478,19 @@ static void graduate_all(struct cfc_sched *s)
 
 /*
  * Pace adaptive: an old flow whose queue did not once fall to `target` in the
- * recent window has not yet followed its last cut of share, so the tick is held.
- * A held tick costs the newcomers two intervals (its own, and the doubling its
- * give-back undoes), so at most maxhold / (2 interval) ticks are held per burst
- * of new flows: an unresponsive old flow delays their fair share by at most
- * maxhold (and the two ticks back from the floor).
+ * recent window has not yet followed its last cut of share, so the tick is held,
+ * for at most `maxhold` per burst of new flows: an unresponsive old flow delays
+ * the newcomers' fair share by at most twice that (each held tick, and the
+ * doubling its give-back undoes), and the ticks back from the floor.
  */
 static int tick_held(struct cfc_sched *s)
 {
-	u64 cost = 2 * s->cfg.interval_ns;
-
-	if (s->cfg.pace == CFC_PACE_FIXED || s->held_ns + cost > s->cfg.maxhold_ns ||
+	if (s->cfg.pace == CFC_PACE_FIXED ||
+	    s->held_ns + s->cfg.interval_ns > s->cfg.maxhold_ns ||
 	    s->old_sojourn_min == CFC_NO_SOJOURN ||
 	    ((u64)s->old_sojourn_min << CFC_TICK_SHIFT) <= s->cfg.target_ns)
 		return 0;
-	s->held_ns += cost;
+	s->held_ns += s->cfg.interval_ns;
 	s->cnt.holds++;
 	return 1;
 }
@@ -509,27 +507,40 @@ static void give_back(struct cfc_sched *s)
 	s->new_sum = half > CFC_GIVE_BACK_FLOOR ? half : CFC_GIVE_BACK_FLOOR;
 }
 
+/* Alg. 1: every new weight doubles, and S is raised to E if below (see reweight). */
+static void double_weights(struct cfc_sched *s, u64 t)
+{
+	u64 competing = (u64)competing_old_flows(s, t) << CFC_W_SHIFT;
+
+	s->cnt.ticks++;
+	s->new_sum <<= 1;
+	if (s->new_sum < competing)
+		s->new_sum = competing;
+}
+
 /*
  * Alg. 1 at tick time t: every new weight doubles; if the new flows together
  * still weigh less than the competing old ones (E), they are raised to match (the
  * old flows lose at most half per tick, never below their fair share); new
- * flows reaching weight 1 are old. A held tick gives back instead.
+ * flows reaching weight 1 are old. Pace adaptive: a held tick gives back
+ * instead, and new flows become old only at an unheld tick that finds them at
+ * weight 1 already (capped there meanwhile), so that the last step, too, can be
+ * given back while an old flow follows it.
  */
 static void reweight(struct cfc_sched *s, u64 t)
 {
-	if (tick_held(s)) {
-		give_back(s);
-	} else {
-		u64 competing = (u64)competing_old_flows(s, t) << CFC_W_SHIFT;
+	u64 full = (u64)s->nnew << CFC_W_SHIFT;
+	int held = tick_held(s), at_one = s->new_sum >= full;
 
-		s->cnt.ticks++;
-		s->new_sum <<= 1;
-		if (s->new_sum < competing)
-			s->new_sum = competing;
-	}
+	if (held)
+		give_back(s);
+	else
+		double_weights(s, t);
 	s->old_sojourn_min = CFC_NO_SOJOURN;
-	if (s->nold == 0 || s->new_sum >= ((u64)s->nnew << CFC_W_SHIFT))
+	if (s->nold == 0 || (s->cfg.pace == CFC_PACE_FIXED ? s->new_sum >= full : !held && at_one))
 		graduate_all(s);
+	else if (s->new_sum > full)
+		s->new_sum = full;
 }
 
 /* Alg. 3: a completed new flow leaves S to the remaining new flows. */

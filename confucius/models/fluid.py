@@ -144,32 +144,34 @@ class AdaptivePace:
     """The qdisc's `pace adaptive` on the model's grid (docs/ALGORITHM.md): the new flows'
     weight S starts at 1 at the burst and doubles every 1/λ, r = C/(1 + min(S, N)), but
     while the real-time flow's least queueing delay over the last quarter of the interval
-    stood above `target` a tick halves S instead (down to GIVE_BACK_FLOOR); a held tick
-    costs two intervals of `maxhold`."""
+    stood above `target` a tick halves S instead (down to GIVE_BACK_FLOOR), for at most
+    `maxhold` in all; S stops at N, and the new flows are old at the next tick not held."""
 
     def __init__(self, sc: FluidScenario, h: float, target: float = TARGET_S,
                  maxhold: float = MAXHOLD_S):
         self.sc, self.h, self.target, self.maxhold = sc, h, target, maxhold
         self.window = max(1, round(1 / (4 * sc.lam * h)))
         self.next_tick = 1 / sc.lam
-        self.weight, self.held, self.holds = 1.0, 0.0, 0
+        self.weight, self.held, self.holds, self.graduated = 1.0, 0.0, 0, False
 
     def __call__(self, j: int, q: list, r: list) -> None:
         """At grid index j, once q is known up to j − 1: a tick due by t_j sets r from j on
         (the grid point where the open-loop floor(λt) steps, too)."""
-        if self.weight >= self.sc.flows or r[j] == self.sc.capacity:  # fair shares, or released
+        if self.graduated or r[j] == self.sc.capacity:  # fair shares for good, or released
             return
         if j * self.h < self.next_tick - 1e-12:
             return
-        cost = 2 / self.sc.lam
-        self.next_tick += 1 / self.sc.lam
-        if min(q[max(0, j - self.window):j]) > self.target and self.held + cost <= self.maxhold + 1e-12:
-            self.held += cost
+        interval = 1 / self.sc.lam
+        self.next_tick += interval
+        if min(q[max(0, j - self.window):j]) > self.target and self.held + interval <= self.maxhold + 1e-12:
+            self.held += interval
             self.holds += 1
             self.weight = max(self.weight / 2, GIVE_BACK_FLOOR)
+        elif self.weight >= self.sc.flows:
+            self.graduated = True
         else:
-            self.weight *= 2
-        r[j:] = [self.sc.capacity / (1 + min(self.weight, self.sc.flows))] * (len(r) - j)
+            self.weight = min(2 * self.weight, self.sc.flows)
+        r[j:] = [self.sc.capacity / (1 + self.weight)] * (len(r) - j)
 
 
 def _integrate(r: list, h: float, lag: int, sc: FluidScenario, served: bool,

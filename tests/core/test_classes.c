@@ -92,7 +92,8 @@ static void low_medium_high_occupancy_find_their_classes(void **state)
 	(void)state;
 	for (i = 0; i < 3; i++)
 		ts_enqueue(ts, i, PKT);
-	ts_run_link(ts, RATE, 3 * SEC, hold_occupancy, &load);
+	/* flows 1 and 2 arrive new; flow 0's standing queue holds their ticks (pace adaptive) */
+	ts_run_link(ts, RATE, 6 * SEC, hold_occupancy, &load);
 	assert_int_equal(class_of(ts, 0), 1);
 	assert_int_equal(class_of(ts, 1), 2);
 	assert_int_equal(class_of(ts, 2), 3);

@@ -111,8 +111,8 @@ static void five_old_twelve_new(void **state)
 	u32 step;
 
 	(void)state;
-	arrive(ts, 0, 5);			/* flow 0 is old, 1..4 become old after two ticks */
-	serve(ts, 5, 2 * TICK + 10 * MS);
+	arrive(ts, 0, 5);	/* flow 0 is old, 1..4 reach weight 1 at the second tick, old at the third */
+	serve(ts, 5, 3 * TICK + 10 * MS);
 	assert_int_equal(ts->s.nold, 5);
 	assert_int_equal(ts->s.nnew, 0);
 	arrive(ts, 5, 12);
