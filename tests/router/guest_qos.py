@@ -148,16 +148,19 @@ def goodput(sender, sender_address, receiver, port, *args):
     return sum(i["bytes"] for i in intervals) * 8 / seconds
 
 
-def rates(env):
-    """Goodput out (rtr -> peer, wan0's root) and in (peer -> rtr, through the IFB)."""
-    start = qos("start", IFACE, str(RATE_KBIT), str(RATE_KBIT), env=env)
+def rates(env, shell=()):
+    """Goodput out (rtr -> peer, wan0's root) and in (peer -> rtr, through the IFB), the
+    script run by `shell` (default: its #!, /bin/sh)."""
+    before = state()
+    start = qos("start", IFACE, str(RATE_KBIT), str(RATE_KBIT), env=env, wrap=shell)
     assert start["rc"] == 0, start
     udp = ("--udp", "--length", str(PAYLOAD), "--bitrate", str(UDP_OFFERED_BPS))
     found = {"env": env,
              "udp_out": goodput(RTR, RTR_ADDRESS, PEER, 5201, *udp),
              "udp_in": goodput(PEER, PEER_ADDRESS, RTR, 5202, *udp),
              "tcp_out": goodput(RTR, RTR_ADDRESS, PEER, 5203, "--congestion", "cubic")}
-    qos("stop", IFACE)
+    stop = qos("stop", IFACE, wrap=shell)
+    assert stop["rc"] == 0 and state() == before, stop
     return found
 
 
@@ -174,7 +177,8 @@ def main():
     topology()
     found = {"baseline": state(), "bad": timed(seconds, "bad", bad_inputs)}
     found["started"], found["stopped"] = timed(seconds, "start_stop", started_and_stopped)
-    found["rates"] = {"plain": timed(seconds, "plain", lambda: rates(QUEUE)),
+    # Once under busybox's shell, as on OpenWrt.
+    found["rates"] = {"plain": timed(seconds, "plain", lambda: rates(QUEUE, ("busybox", "sh"))),
                       "stab": timed(seconds, "stab", lambda: rates({**QUEUE, **STAB}))}
     found["seconds"] = seconds
     found["constants"] = {"rate_bps": RATE_KBIT * 1000, "payload": PAYLOAD,
