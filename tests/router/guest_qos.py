@@ -10,7 +10,8 @@ is the rest of the Internet. Results go to $RESULTS/qos.json:
    status, its error and the namespace's qdiscs and links afterwards; `baseline` is that
    state before anything ran.
 2. `started`: the qdiscs, the ingress filter and the IFB after `start`, and the qdiscs'
-   counters before and after pings each way; `stopped`: the state after `stop`.
+   counters before and after pings each way; `stopped`: the state after `stop`; `sqm`:
+   the script used as sqm-scripts uses a recipe.
 3. `rates`: the receivers' goodput of 200-byte UDP datagrams each way and of a TCP flow
    out (its GSO packets are split in the qdisc), shaped by the script without and with
    `LINKLAYER=ethernet OVERHEAD=100`.
@@ -135,6 +136,29 @@ def started_and_stopped():
     return found, stopped
 
 
+def as_sqm_recipe():
+    """What sqm-scripts' start and stop do with a recipe (sqm-scripts is not packaged
+    for Debian), by hand: source it with SQM_LIB_DIR and sqm's variables set, which must
+    run nothing; load the qdisc's module, make the IFB, call egress() and ingress(); then
+    remove the ingress qdisc, the root qdisc and the IFB as sqm's stop does."""
+    start = f"""
+        SQM_LIB_DIR=/usr/lib/sqm IFACE={IFACE} UPLINK=10000 DOWNLINK=20000 DEV={IFB}
+        TC=tc IP=ip INSMOD='modprobe -q' LINKLAYER=atm OVERHEAD=44 STAB_MPU=0
+        . {SCRIPT}
+        echo "sourced: $QDISC"
+        sqm_prepare_script && ip link add name "$DEV" type ifb && egress && ingress
+    """
+    found = {"start": run(*in_ns(RTR, "sh", "-c", start), check=False).__dict__,
+             "wan0": tc_json("-d", "qdisc", "show", "dev", IFACE),
+             "ifb": tc_json("-d", "qdisc", "show", "dev", IFB)}
+    found["start"].pop("args")
+    run(*in_ns(RTR, "tc", "qdisc", "del", "dev", IFACE, "ingress"))
+    run(*in_ns(RTR, "tc", "qdisc", "del", "dev", IFACE, "root"))
+    run(*in_ns(RTR, "ip", "link", "del", IFB))
+    found["state_after_stop"] = state()
+    return found
+
+
 def goodput(sender, sender_address, receiver, port, *args):
     """bit/s of payload the receiver got from an iperf3 flow sender -> receiver, over the
     intervals after OMIT seconds. The receiver is iperf3's client (--reverse: the server
@@ -177,6 +201,7 @@ def main():
     topology()
     found = {"baseline": state(), "bad": timed(seconds, "bad", bad_inputs)}
     found["started"], found["stopped"] = timed(seconds, "start_stop", started_and_stopped)
+    found["sqm"] = timed(seconds, "sqm", as_sqm_recipe)
     # Once under busybox's shell, as on OpenWrt.
     found["rates"] = {"plain": timed(seconds, "plain", lambda: rates(QUEUE, ("busybox", "sh"))),
                       "stab": timed(seconds, "stab", lambda: rates({**QUEUE, **STAB}))}

@@ -101,6 +101,19 @@ def test_stop_removes_all_that_start_added(found):
     assert stopped["again"]["rc"] == 0 and stopped["again"]["state"] == found["baseline"]
 
 
+def test_sourced_as_an_sqm_recipe_it_sets_up_what_sqm_asks(found):
+    """Sourcing runs nothing (sqm's variables stand, the IFB is sqm's); egress() and
+    ingress() put confucius with sqm's rates and its ATM size table on both sides."""
+    sqm = found["sqm"]
+    assert sqm["start"]["returncode"] == 0, sqm["start"]["stderr"]
+    assert sqm["start"]["stdout"] == "sourced: confucius\n" and sqm["start"]["stderr"] == ""
+    for listing, bandwidth in ((sqm["wan0"], 10_000_000 // 8), (sqm["ifb"], 20_000_000 // 8)):
+        shaper = qdisc(listing, "confucius")
+        assert shaper["options"]["bandwidth"] == bandwidth
+        assert (shaper["stab"]["linklayer"], shaper["stab"]["overhead"]) == ("atm", 44)
+    assert sqm["state_after_stop"] == found["baseline"]
+
+
 def expected_bps(rate_bps, payload, on_the_link):
     return rate_bps * payload / on_the_link
 
