@@ -100,7 +100,11 @@ def bad_inputs():
              qos(*start, env={"LINKLAYER": "ethernet", "OVERHEAD": "lots"}),
              qos(*start, env={"LINKLAYER": "ethernet", "OVERHEAD": "1000"}),
              qos(*start, env={"OVERHEAD": "20"}),
-             qos(*start, env={"TC_LIB_DIR": "/nonexistent"})]
+             qos(*start, env={"TC_LIB_DIR": "/nonexistent"}),
+             # Refused by tc, after the checks: egress first, then ingress (the
+             # interface's root qdisc and the IFB were in place by then).
+             qos(*start, env={"EQDISC_OPTS": "limit 0"}),
+             qos(*start, env={"IQDISC_OPTS": "limit 0"})]
     for case in cases:
         case["state"] = state()
     return cases
