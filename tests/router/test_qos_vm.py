@@ -5,9 +5,9 @@ nothing, and that the shaped rate counts link-layer overhead given as tc's size 
 
 The kernel is the lab's User-Mode Linux in virtual time (inf-cpu): CPU work takes no guest
 time, so the senders always keep up and the goodputs measured do not depend on the host's
-load. Under qemu's emulation a loaded host left iperf3 unable to offer even 1500 small
-datagrams/s, so the shaper was not what set the rate. The script itself is plain POSIX sh
-and is checked with dash, the router's kind of shell, and shellcheck."""
+load. (Under qemu's emulation on a loaded host, 200-byte UDP reached 2.09 of the 2.34
+Mbit/s the shaper allowed: the sender, not the shaper, set the rate.) The script itself is
+plain POSIX sh and is checked with dash, the router's kind of shell, and shellcheck."""
 
 import json
 import subprocess
