@@ -144,15 +144,41 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
 }
 
 /*
+ * The length our size table (tc ... stab) gives a packet of `len` bytes: its
+ * link-layer overhead, cells and minimum size. The kernel measures only the
+ * packet it hands the root qdisc this way, and does not export its lookup.
+ */
+static unsigned int stab_len(const struct qdisc_size_table *stab, unsigned int len)
+{
+	const struct tc_sizespec *spec = &stab->szopts;
+	int size = (int)len + spec->overhead;
+	int cell;
+
+	if (spec->tsize) {
+		cell = max(size + spec->cell_align, 0) >> spec->cell_log;
+		/* Past the table, a whole table's worth per tsize cells. */
+		size = (cell / spec->tsize) * stab->data[spec->tsize - 1] +
+		       stab->data[cell % spec->tsize];
+		size <<= spec->size_log;
+	}
+	return max(size, 1);
+}
+
+/*
  * Shaping, a GSO packet (up to 64 KB from GRO or TSO) would leave as one burst
  * of many milliseconds ahead of the real-time flows: queue its segments
- * instead, as CAKE does. Our parents count the packet they handed us once;
- * they are told about the segments and the drops in one correction.
+ * instead, as CAKE does. Each segment is measured again through our size
+ * table (stab), so that the shaper charges its link-layer overhead once per
+ * segment as it will be on the wire. Our parents count the packet they handed
+ * us once; they are told about the segments and the drops in one correction.
  */
 static int enqueue_segments(struct sk_buff *skb, struct Qdisc *sch, int cls,
 			    struct sk_buff **to_free)
 {
 	unsigned int len = qdisc_pkt_len(skb), seg_bytes = 0, nsegs = 0, drops = 0, drop_bytes = 0;
+	/* Only a root qdisc's table measured the packet: keep to what it did. */
+	const struct qdisc_size_table *stab = sch->parent == TC_H_ROOT ?
+		rcu_dereference_bh(sch->stab) : NULL;
 	struct sk_buff *segs, *next;
 
 	segs = skb_gso_segment(skb, netif_skb_features(skb) & ~NETIF_F_GSO_MASK);
@@ -160,8 +186,8 @@ static int enqueue_segments(struct sk_buff *skb, struct Qdisc *sch, int cls,
 		return qdisc_drop(skb, sch, to_free);
 	skb_list_walk_safe(segs, segs, next) {
 		skb_mark_not_on_list(segs);
-		qdisc_skb_cb(segs)->pkt_len = segs->len;
-		seg_bytes += segs->len;
+		qdisc_skb_cb(segs)->pkt_len = stab ? stab_len(stab, segs->len) : segs->len;
+		seg_bytes += qdisc_pkt_len(segs);
 		nsegs++;
 		enqueue_packet(segs, sch, cls, &drops, &drop_bytes, to_free);
 	}
