@@ -1,4 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Confucius: laboratory, simulation and models for the Confucius queue discipline."""
 
-__version__ = "0.1.0"
+from importlib.metadata import version
+
+__version__ = version("confucius")  # from VERSION, through pyproject.toml

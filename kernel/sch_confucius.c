@@ -769,3 +769,4 @@ MODULE_ALIAS_NET_SCH("confucius");
 MODULE_AUTHOR("The Confucius authors");
 MODULE_LICENSE("GPL");
 MODULE_DESCRIPTION("Confucius: gradual bandwidth reallocation for consistent low latency");
+MODULE_VERSION(CONFUCIUS_VERSION);

@@ -9,7 +9,7 @@ KMOD       := $(KMOD_BUILD)/sch_confucius.ko
 # The same module for the lab's User-Mode Linux kernel (mk/uml.mk).
 KMOD_UML_BUILD := $(BUILD)/kernel-uml
 KMOD_UML   := $(KMOD_UML_BUILD)/sch_confucius.ko
-KMOD_SRC   := kernel/sch_confucius.c kernel/Kbuild kernel/include/uapi/linux/pkt_sched_confucius.h \
+KMOD_SRC   := VERSION kernel/sch_confucius.c kernel/Kbuild kernel/include/uapi/linux/pkt_sched_confucius.h \
               $(CORE_SRC) $(CORE_HDR)
 
 # $(call kmod_build,build directory,kernel tree,extra make arguments): the module built

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # The Python package in a project-local virtualenv, and the pytest run that closes `make test`.
 
-$(VENV_STAMP): pyproject.toml $(DEPS_STAMP)
+$(VENV_STAMP): pyproject.toml VERSION $(DEPS_STAMP)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
 	$(VENV)/bin/pip install -q -e '.[test]'

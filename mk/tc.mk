@@ -4,7 +4,7 @@
 
 TC_BUILD  := $(BUILD)/tc
 TC_PLUGIN := $(TC_BUILD)/q_confucius.so
-TC_SRC    := tc/q_confucius.c tc/build.sh kernel/include/uapi/linux/pkt_sched_confucius.h \
+TC_SRC    := VERSION tc/q_confucius.c tc/build.sh kernel/include/uapi/linux/pkt_sched_confucius.h \
              $(CORE_SRC) $(CORE_HDR)
 
 $(TC_PLUGIN): $(TC_SRC) $(wildcard /var/lib/dpkg/info/iproute2.list) | $(DEPS_STAMP)

@@ -6,13 +6,15 @@
 #
 # The source comes from the archive and suite that the installed binary package came from
 # (`apt-cache madison`), through a deb-src list of our own in BUILD_DIR/apt: the system's apt
-# configuration is left untouched. The configured source tree is cached in BUILD_DIR/src.
+# configuration is left untouched. The configured source tree is cached in BUILD_DIR/src, or
+# in $IPROUTE2_SRC when set (the Debian package build reuses the tree of `make tc` that way).
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 build=$(realpath -m "${1:?usage: tc/build.sh BUILD_DIR}")
 CC=${CC:-cc}
 TC=${TC:-/usr/sbin/tc}
+src_cache=$(realpath -m "${IPROUTE2_SRC:-$build/src}")
 
 die() { echo "tc/build.sh: $*" >&2; exit 1; }
 
@@ -59,13 +61,13 @@ source_tree() {
 	version=$(installed_version)
 	upstream=${version#*:}
 	upstream=${upstream%-*}
-	tree=$build/src/iproute2-$upstream
+	tree=$src_cache/iproute2-$upstream
 	if [ ! -f "$tree/.configured-$version" ]; then
-		download_source "$version" "$build/src" >&2
+		download_source "$version" "$src_cache" >&2
 		[ -f "$tree/configure" ] || die "iproute2 $version did not unpack into $tree"
 		# configure writes config.mk, the feature flags tc was built with.
-		(cd "$tree" && ./configure >"$build/src/configure.log" 2>&1) ||
-			die "iproute2's configure failed, see $build/src/configure.log"
+		(cd "$tree" && ./configure >"$src_cache/configure.log" 2>&1) ||
+			die "iproute2's configure failed, see $src_cache/configure.log"
 		touch "$tree/.configured-$version"
 	fi
 	echo "$tree"
@@ -83,6 +85,7 @@ compile_plugin() {
 		   $(dpkg-buildflags --get LDFLAGS))
 	flags=(
 		-std=gnu11 -D_GNU_SOURCE "${config_flags[@]}" "${deb_flags[@]}"
+		-DCONFUCIUS_VERSION="\"$(<"$repo/VERSION")\""
 		-Wall -Wextra -Wno-unused-parameter -Wmissing-prototypes -Werror
 		# Only confucius_qdisc_util is exported; the core's symbols stay inside.
 		-fPIC -shared -fvisibility=hidden

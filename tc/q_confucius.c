@@ -236,7 +236,8 @@ static void explain(void)
 		"pace adaptive: while an old flow's queue stands above target, a reweight tick\n"
 		"halves the new flows' weight instead of doubling it, for at most maxhold per\n"
 		"burst of new flows; pace fixed is the seeds' schedule.\n"
-		"A time without a unit is in microseconds, a rate without one in bit/s.\n");
+		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
+		"confucius " CONFUCIUS_VERSION " (q_confucius.so, for sch_confucius)\n");
 }
 
 /* ------------------------------------------------------------- parsing */
