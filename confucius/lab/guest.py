@@ -350,14 +350,14 @@ def wait_until(condition, deadline_ns: int) -> bool:
 class StatsSampler(threading.Thread):
     """`tc -s -j qdisc show` of the bottleneck every `interval_s`, from one tc process."""
 
-    def __init__(self, path: Path, interval_s: float):
+    def __init__(self, path: Path, interval_s: float, dev: str = topology.BOTTLENECK[1]):
         super().__init__(daemon=True)
-        self.path, self.interval_s = path, interval_s
+        self.path, self.interval_s, self.dev = path, interval_s, dev
         self.halt = threading.Event()
         self.samples = 0
 
     def run(self) -> None:
-        ns, dev = topology.BOTTLENECK
+        ns, dev = topology.ROUTER, self.dev
         tc = subprocess.Popen(["tc", "-s", "-j", "-n", ns, "-batch", "-"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         with self.path.open("w") as out:
@@ -390,9 +390,9 @@ class FlowSampler(threading.Thread):
     `relax()` (the load's tail ended) goes back to the slow pace. Lines are in time order
     except the lead, which is written when the load starts."""
 
-    def __init__(self, path: Path, interval_s: float):
+    def __init__(self, path: Path, interval_s: float, dev: str = topology.BOTTLENECK[1]):
         super().__init__(daemon=True)
-        self.path, self.interval_s = path, interval_s
+        self.path, self.interval_s, self.dev = path, interval_s, dev
         self.halt = threading.Event()
         self.recording = False
         self.armed_from_ns: int | None = None
@@ -414,7 +414,7 @@ class FlowSampler(threading.Thread):
         return self.recording or (self.armed_from_ns is not None and now_ns() >= self.armed_from_ns)
 
     def run(self) -> None:
-        ns, dev = topology.BOTTLENECK
+        ns, dev = topology.ROUTER, self.dev
         with rtnl.ClassDump(ns) as dump, self.path.open("w") as out:
             index = dump.index(dev)
             next_at = time.monotonic()
@@ -676,11 +676,17 @@ def qdisc_kind(spec: dict) -> str:
     return spec["topology"]["kind"]
 
 
+def bottleneck_device(spec: dict) -> str:
+    """The router's device whose root is the scheduler under test (topology.shaping_device)."""
+    return topology.shaping_device(spec["topology"]["shaping"])
+
+
 def build_topology(spec: dict) -> list[str]:
     """The dumbbell with a bare bottleneck, then the run's record of the bottleneck's tc
     commands as it is (runner.bottleneck_commands; the database stores the same list).
     Returns what was run, for the host to compare with the record."""
-    topology.Topology(qdisc=None, rate=None, rtt=spec["topology"]["rtt"]).up()
+    topology.Topology(qdisc=None, rate=None, rtt=spec["topology"]["rtt"],
+                      shaping=spec["topology"]["shaping"]).up()
     ran = topology.install_bottleneck(spec["tc_commands"])
     if spec.get("addresses"):
         topology.add_server_addresses(spec["addresses"])
@@ -696,11 +702,12 @@ def run(spec: dict, results: Path) -> dict:
               "mode": spec["mode"]}
     try:
         events["tc_commands"] = build_topology(spec)
-        events["tc_show"] = subprocess.run(["tc", "-n", topology.ROUTER, "qdisc", "show", "dev",
-                                            topology.BOTTLENECK[1]], capture_output=True, text=True).stdout
-        sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"])
+        dev = bottleneck_device(spec)
+        events["tc_show"] = subprocess.run(["tc", "-n", topology.ROUTER, "qdisc", "show", "dev", dev],
+                                           capture_output=True, text=True).stdout
+        sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"], dev)
         sampler.start()
-        flows = FlowSampler(scratch / "flows.jsonl", spec["stats_interval_s"])
+        flows = FlowSampler(scratch / "flows.jsonl", spec["stats_interval_s"], dev)
         if qdisc_kind(spec) == "confucius":
             flows.start()
         trace = TracePlayer(spec["trace"], scratch) if spec["trace"] else None

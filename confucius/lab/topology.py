@@ -47,6 +47,11 @@ DOMAIN_NETWORK = ipaddress.ip_network("198.18.128.0/17")
 ROUTER_SERVER_SIDE, SERVER_ADDRESS = "198.18.0.1", "198.18.0.2"
 ROUTER_CLIENT_SIDE, CLIENT_ADDRESS = "198.19.0.1", "198.19.0.2"
 BOTTLENECK = (ROUTER, "rtr-cli")
+# Where the bottleneck's shaper sits: "egress", the router's egress towards the client, or
+# "ingress", as a home router shapes its download: what arrives on the router's interface
+# towards the server (its WAN side) is redirected to an IFB whose root is the shaper.
+SHAPINGS = ("egress", "ingress")
+WAN_DEVICE, IFB_DEVICE = "rtr-srv", "rtr-ifb"
 # The qdisc under test's handle: the root when it shapes, else HTB's leaf.
 ROOT_HANDLE, LEAF_HANDLE = "1:", "10:"
 # HTB cannot run at 0; trace outages (0 Mbit/s) become this rate.
@@ -139,14 +144,34 @@ def _htb(dev: str, rate_bps: float, burst_s: float | None) -> list[str]:
             f"class add dev {dev} parent 1: classid 1:1 {_htb_class(rate_bps, burst_s)}"]
 
 
-def bottleneck_commands(qdisc: str, rate: str | None, burst_s: float | None) -> list[str]:
+def shaping_device(shaping: str = "egress") -> str:
+    """The router's device whose root qdisc is the bottleneck under `shaping` (SHAPINGS)."""
+    if shaping not in SHAPINGS:
+        raise TopologyError(f"shaping must be one of {', '.join(SHAPINGS)}, got {shaping!r}")
+    return BOTTLENECK[1] if shaping == "egress" else IFB_DEVICE
+
+
+def _redirect_to_ifb() -> list[str]:
+    """Everything arriving on the WAN side to the IFB; it comes back out of the IFB into the
+    WAN side's receive path, and is forwarded to the client through an unshaped egress."""
+    return [f"qdisc add dev {WAN_DEVICE} handle ffff: ingress",
+            f"filter add dev {WAN_DEVICE} parent ffff: protocol all prio 1 matchall "
+            f"action mirred egress redirect dev {IFB_DEVICE}"]
+
+
+def bottleneck_commands(qdisc: str, rate: str | None, burst_s: float | None,
+                        shaping: str = "egress") -> list[str]:
     """The tc batch lines (in the router's namespace) that put the qdisc `qdisc` (a tc spec)
     at the bottleneck: the root (handle 1:) without a `rate`, else the leaf (handle 10:) of
-    an HTB class at `rate` with a bucket of `burst_s` (`htb_burst_s`; None: tc's default)."""
-    dev = BOTTLENECK[1]
+    an HTB class at `rate` with a bucket of `burst_s` (`htb_burst_s`; None: tc's default).
+    The bottleneck is the router's egress towards the client, or with `shaping="ingress"`
+    the IFB fed from the WAN side's ingress (the IFB itself is made by `Topology(shaping="ingress")`)."""
+    dev = shaping_device(shaping)
+    redirect = _redirect_to_ifb() if shaping == "ingress" else []
     if rate is None:
-        return [f"qdisc add dev {dev} root handle {ROOT_HANDLE} {qdisc}"]
-    return [*_htb(dev, _rate(rate, "rate"), burst_s), f"qdisc add dev {dev} parent 1:1 handle {LEAF_HANDLE} {qdisc}"]
+        return [*redirect, f"qdisc add dev {dev} root handle {ROOT_HANDLE} {qdisc}"]
+    return [*redirect, *_htb(dev, _rate(rate, "rate"), burst_s),
+            f"qdisc add dev {dev} parent 1:1 handle {LEAF_HANDLE} {qdisc}"]
 
 
 def install_bottleneck(commands: Sequence[str]) -> list[str]:
@@ -160,12 +185,14 @@ def install_bottleneck(commands: Sequence[str]) -> list[str]:
 class Topology:
     """The dumbbell to build: qdisc under test (tc spec; None: a bare bottleneck, for
     `install_bottleneck`), bottleneck rate (an HTB class; None when the qdisc shapes by
-    itself), round-trip propagation delay, client-to-server rate (None: unshaped). Checked
-    on creation; `up()` builds it."""
+    itself), round-trip propagation delay, client-to-server rate (None: unshaped), where the
+    bottleneck shapes (SHAPINGS; "ingress" makes the router's IFB). Checked on creation;
+    `up()` builds it."""
     qdisc: str | None = "fq_codel"
     rate: str | None = "20mbit"
     rtt: str = "40ms"
     reverse_rate: str | None = None
+    shaping: str = "egress"
 
     def __post_init__(self):
         if self.qdisc is None and self.rate is not None:
@@ -173,6 +200,7 @@ class Topology:
         self._qdisc = None if self.qdisc is None else shlex.join(_qdisc_words(self.qdisc))
         self._rate = None if self.rate is None else _rate(self.rate, "rate")
         self._reverse = None if self.reverse_rate is None else _rate(self.reverse_rate, "reverse rate")
+        shaping_device(self.shaping)
         try:
             self._one_way = parse_time(self.rtt) / 2
         except UnitError as err:
@@ -202,6 +230,8 @@ class Topology:
         # packets back into them, distorting queueing, pacing and delays.
         made += [Step(("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
                  for _, dev in _interfaces()]
+        if self.shaping == "ingress":
+            made.append(_ip_batch([f"link add {IFB_DEVICE} type ifb", f"link set {IFB_DEVICE} up"], ROUTER))
         return made
 
     def _sysctls(self) -> list[Step]:
@@ -259,7 +289,8 @@ class Topology:
         netem = f"netem delay {self._one_way * 1e6:.0f}us limit {NETEM_LIMIT}"
         steps = [_tc_batch(SERVER, [f"qdisc add dev srv-rtr root {netem}"]),
                  _tc_batch(CLIENT, [f"qdisc add dev cli-rtr root {netem}"])]
-        router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s())
+        router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s(),
+                                                                    self.shaping)
         if self._reverse is not None:
             router += [*_htb("rtr-srv", self._reverse, htb_burst_s()),
                        "qdisc add dev rtr-srv parent 1:1 handle 10: fq_codel"]
