@@ -703,7 +703,9 @@ def run(spec: dict, results: Path) -> dict:
     try:
         events["tc_commands"] = build_topology(spec)
         dev = bottleneck_device(spec)
-        events["tc_show"] = subprocess.run(["tc", "-n", topology.ROUTER, "qdisc", "show", "dev", dev],
+        # Every device of the router, so that the record shows where the shaper is and
+        # where it is not (ingress shaping leaves the client side's egress without one).
+        events["tc_show"] = subprocess.run(["tc", "-n", topology.ROUTER, "qdisc", "show"],
                                            capture_output=True, text=True).stdout
         sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"], dev)
         sampler.start()
