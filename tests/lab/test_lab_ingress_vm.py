@@ -5,14 +5,56 @@ download (its counters grow by about what the link delivers), and the router's e
 the client has no shaper left."""
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
 
-from confucius.lab import runner, scenario as sc, uml
+from confucius.lab import runner, scenario as sc, schedulers as sched, uml
 from confucius.lab.db import Database
 
 pytestmark = pytest.mark.vm
+
+INSTALL_SCRIPT = f"""#!{sys.executable}
+import json, os, subprocess, sys
+from confucius.lab import topology as t
+
+found = {{}}
+for name, commands in json.loads(sys.argv[1]).items():
+    try:
+        t.Topology(qdisc=None, rate=None, shaping="ingress").up()
+        t.install_bottleneck(commands)
+        show = subprocess.run(["tc", "-n", t.ROUTER, "-j", "qdisc", "show"], capture_output=True, text=True)
+        found[name] = {{"qdiscs": [[q["dev"], q["kind"]] for q in json.loads(show.stdout)]}}
+    except Exception as err:
+        found[name] = {{"error": str(err)}}
+json.dump(found, open(os.path.join(os.environ["RESULTS"], "install.json"), "w"))
+"""
+
+
+@pytest.fixture(scope="module")
+def installed(tmp_path_factory) -> dict:
+    if not uml.KERNEL_BINARY.is_file():
+        pytest.skip("no UML kernel: run `make uml`")
+    commands = {name: sched.tc_setup(name, rate_bps=20e6, buffer_packets=500, rt_ports=[5000],
+                                     shaping="ingress").commands(0.0)
+                for name in sched.SCHEDULERS}
+    results = tmp_path_factory.mktemp("install")
+    runner.ENGINES["uml"].run(INSTALL_SCRIPT, results_dir=results, timeout=400,
+                              args=[json.dumps(commands)]).check()
+    return json.loads((results / "install.json").read_text())
+
+
+@pytest.mark.parametrize("name", list(sched.SCHEDULERS))
+def test_every_scheduler_installs_on_the_ifb(installed, name):
+    entry = installed[name]
+    assert "error" not in entry, entry.get("error")
+    devices = {}
+    for dev, kind in entry["qdiscs"]:
+        devices.setdefault(dev, []).append(kind)
+    assert sched.SCHEDULERS[name].kind in devices["rtr-ifb"]
+    assert devices["rtr-cli"] == ["noqueue"] and "ingress" in devices["rtr-srv"]
+
 
 INGRESS = """
 name = "ingress-check"
