@@ -19,6 +19,9 @@ rate (for qdiscs that do not shape by themselves), without one it is the root an
 shape by itself. `bottleneck_commands` writes those tc lines, for `Topology` and for the
 lab's runs; a run's guest builds the topology with `qdisc=None` (a bare bottleneck) and
 installs the run's recorded lines (runner.bottleneck_commands) with `install_bottleneck`.
+With `shaping="ingress"` the bottleneck moves to an IFB in the router (`rtr-ifb`), fed by
+a redirect of everything arriving on `rtr-srv`, as home routers shape their download; the
+router's egress towards the client is then left without a qdisc of the lab's.
 The reverse direction is unshaped unless `reverse_rate` is given (then HTB with fq_codel on
 the router's egress towards the server).
 
