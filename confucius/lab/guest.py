@@ -457,7 +457,8 @@ class TracePlayer:
     link runs at the trace's first rate. Episodes start it with each page load, so every
     scheduler's load meets the same bandwidth pattern whatever its warm-up took."""
 
-    def __init__(self, trace: dict, scratch: Path):
+    def __init__(self, trace: dict, scratch: Path, shaping: str):
+        self.shaping = shaping
         points = [(t, bps) for t, bps in topology.read_trace(Path(trace["path"])) if t >= trace["offset_s"]]
         self.path = scratch / "trace.log"
         self.path.write_text("".join(f"{t - points[0][0]:.3f} {bps / 1e6:.6f}\n" for t, bps in points))
@@ -476,7 +477,7 @@ class TracePlayer:
 
     def _loop(self, halt: threading.Event) -> None:
         while not halt.is_set():
-            topology.follow_trace(self.path, scale=self.scale, stop=halt)
+            topology.follow_trace(self.path, scale=self.scale, stop=halt, shaping=self.shaping)
 
     def stop(self) -> None:
         if self.thread is None:
@@ -484,7 +485,7 @@ class TracePlayer:
         self.halt.set()
         self.thread.join(timeout=10)
         self.thread = None
-        topology.set_rate(f"{self.first_bps:.0f}bit")
+        topology.set_rate(f"{self.first_bps:.0f}bit", self.shaping)
 
 
 def start_bulk(spec: dict, procs: Processes, scratch: Path, t0_ns: int,
@@ -712,7 +713,7 @@ def run(spec: dict, results: Path) -> dict:
         flows = FlowSampler(scratch / "flows.jsonl", spec["stats_interval_s"], dev)
         if qdisc_kind(spec) == "confucius":
             flows.start()
-        trace = TracePlayer(spec["trace"], scratch) if spec["trace"] else None
+        trace = TracePlayer(spec["trace"], scratch, spec["topology"]["shaping"]) if spec["trace"] else None
         if spec["pages"]:
             procs.start("web-server", in_ns(topology.SERVER, [spec["binaries"]["web_server"], "--hosts",
                                                               spec["hosts"], "--cca", spec["web"]["cca"]]),

@@ -338,10 +338,6 @@ def _read_link(t: _Table | None, base: Path) -> Link:
                 rtt_s=t.time("rtt", "40ms"), buffer_packets=_buffer_packets(t, buffer),
                 shaper=t.choice("shaper", "own", ("own", "htb")),
                 shaping=t.choice("shaping", "egress", SHAPINGS))
-    if link.shaping == "ingress" and trace is not None:
-        # A trace changes the rate on the router's egress towards the client (topology.set_rate).
-        raise t.error("shaping", "a trace follows the rate at the egress bottleneck only: "
-                                 "use shaping = \"egress\" with a trace, or a constant rate")
     t.done()
     return link
 

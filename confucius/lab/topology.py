@@ -341,23 +341,21 @@ def add_server_addresses(addresses: Iterable[str]) -> None:
     _run(_ip_batch(lines, SERVER))
 
 
-def _tc_show(what: str) -> list[list[str]]:
-    """`tc <what> show` on the bottleneck, one list of words per line."""
-    ns, dev = BOTTLENECK
-    done = subprocess.run(["tc", "-n", ns, what, "show", "dev", dev], capture_output=True, text=True)
+def _tc_show(what: str, dev: str) -> list[list[str]]:
+    """`tc <what> show` on the router's `dev`, one list of words per line."""
+    done = subprocess.run(["tc", "-n", ROUTER, what, "show", "dev", dev], capture_output=True, text=True)
     if done.returncode != 0:
         raise TopologyError(f"no bottleneck to change (is the topology up?): {done.stderr.strip()}")
     return [line.split() for line in done.stdout.splitlines()]
 
 
-def _rate_line() -> Callable[[float], str]:
-    """For the shaper that is installed, a function from a rate (bit/s) to the tc batch
-    line that sets it: the HTB class if there is one, else the root qdisc's rate option."""
-    dev = BOTTLENECK[1]
-    if any(words[:3] == ["class", "htb", "1:1"] for words in _tc_show("class")):
+def _rate_line(dev: str) -> Callable[[float], str]:
+    """For the shaper that is installed on `dev`, a function from a rate (bit/s) to the tc
+    batch line that sets it: the HTB class if there is one, else the root qdisc's rate option."""
+    if any(words[:3] == ["class", "htb", "1:1"] for words in _tc_show("class", dev)):
         burst_s = htb_burst_s()
         return lambda bps: f"class change dev {dev} parent 1: classid 1:1 {_htb_class(max(bps, MIN_RATE_BPS), burst_s)}"
-    kind = next((words[1] for words in _tc_show("qdisc") if "root" in words), "")
+    kind = next((words[1] for words in _tc_show("qdisc", dev) if "root" in words), "")
     if kind not in SELF_SHAPING_RATE_OPTION:
         raise TopologyError(f"cannot change the rate of a {kind or 'missing'} root qdisc: build the "
                             f"topology with a rate (HTB) or use one of {', '.join(SELF_SHAPING_RATE_OPTION)}")
@@ -365,9 +363,9 @@ def _rate_line() -> Callable[[float], str]:
     return lambda bps: f"qdisc change dev {dev} root {kind} {option} {max(bps, MIN_RATE_BPS):.0f}bit"
 
 
-def set_rate(rate) -> None:
-    """Change the bottleneck's rate now (e.g. `set_rate("10mbit")`)."""
-    _run(_tc_batch(ROUTER, [_rate_line()(_rate(rate, "rate"))]))
+def set_rate(rate, shaping: str = "egress") -> None:
+    """Change the bottleneck's rate now (e.g. `set_rate("10mbit")`), where `shaping` puts it."""
+    _run(_tc_batch(ROUTER, [_rate_line(shaping_device(shaping))(_rate(rate, "rate"))]))
 
 
 def read_trace(path: Path) -> list[tuple[float, float]]:
@@ -398,13 +396,13 @@ def _stopped_while_waiting(stop: threading.Event | None, seconds: float) -> bool
 
 
 def follow_trace(path: Path, *, duration: float | None = None, scale: float = 1.0,
-                 stop: threading.Event | None = None) -> int:
-    """Set the bottleneck's rate from a trace as time goes by, for `duration` seconds (the
-    whole trace by default) or until `stop` is set; rates are multiplied by `scale`.
-    Returns the changes made.
+                 stop: threading.Event | None = None, shaping: str = "egress") -> int:
+    """Set the bottleneck's rate (where `shaping` puts it) from a trace as time goes by, for
+    `duration` seconds (the whole trace by default) or until `stop` is set; rates are
+    multiplied by `scale`. Returns the changes made.
     """
     points = read_trace(path)
-    line_for = _rate_line()
+    line_for = _rate_line(shaping_device(shaping))
     # One tc reading commands as they come: a change costs a netlink message, not a program
     # start (a tenth of a second or more under emulation).
     tc = subprocess.Popen(["tc", "-n", ROUTER, "-batch", "-"], stdin=subprocess.PIPE,

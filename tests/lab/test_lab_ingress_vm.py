@@ -26,6 +26,10 @@ for name, commands in json.loads(sys.argv[1]).items():
         t.install_bottleneck(commands)
         show = subprocess.run(["tc", "-n", t.ROUTER, "-j", "qdisc", "show"], capture_output=True, text=True)
         found[name] = {{"qdiscs": [[q["dev"], q["kind"]] for q in json.loads(show.stdout)]}}
+        t.set_rate("7mbit", "ingress")
+        found[name]["after_rate"] = "".join(
+            subprocess.run(["tc", "-n", t.ROUTER, what, "show", "dev", t.IFB_DEVICE],
+                           capture_output=True, text=True).stdout for what in ("qdisc", "class"))
     except Exception as err:
         found[name] = {{"error": str(err)}}
 json.dump(found, open(os.path.join(os.environ["RESULTS"], "install.json"), "w"))
@@ -46,13 +50,16 @@ def installed(tmp_path_factory) -> dict:
 
 
 @pytest.mark.parametrize("name", list(sched.SCHEDULERS))
-def test_every_scheduler_installs_on_the_ifb(installed, name):
+def test_every_scheduler_installs_on_the_ifb_and_its_rate_changes(installed, name):
     entry = installed[name]
     assert "error" not in entry, entry.get("error")
     devices = {}
     for dev, kind in entry["qdiscs"]:
         devices.setdefault(dev, []).append(kind)
     assert sched.SCHEDULERS[name].kind in devices["rtr-ifb"]
+    # A bandwidth trace changes the rate there: the shaper's own option, or HTB's class.
+    option = "bandwidth 7Mbit" if sched.SCHEDULERS[name].shapes_itself else "rate 7Mbit"
+    assert option in entry["after_rate"]
     assert devices["rtr-cli"] == ["noqueue"] and "ingress" in devices["rtr-srv"]
 
 

@@ -114,6 +114,11 @@ def test_ingress_shaping_makes_the_ifb_and_shapes_there_only():
     assert "ifb" not in topo.Topology(qdisc=None, rate=None).script()
 
 
+def test_rates_change_where_the_shaping_is():
+    with pytest.raises(topo.TopologyError, match="shaping must be one of egress, ingress"):
+        topo.set_rate("7mbit", "wan")
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"shaping": "wan"}, "shaping must be one of egress, ingress"),
     ({"rate": "0"}, "rate must be positive"),

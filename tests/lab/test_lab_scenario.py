@@ -113,6 +113,9 @@ def test_ingress_shaping_and_cake_with_its_ingress_keyword(tmp_path):
     s = sc.load(write(tmp_path, text))
     assert s.link.shaping == "ingress"
     assert s.scheduler("cake-ingress") == sc.SchedulerChoice("cake-ingress", "cake", "ingress")
+    trace = tmp_path / "t.log"
+    trace.write_text("0 12.5\n0.5 3\n")
+    assert sc.load(write(tmp_path, text), trace=trace).link.shaping == "ingress"  # the IFB follows it
 
 
 def test_a_trace_given_on_the_command_line_replaces_the_rate(tmp_path):
@@ -142,7 +145,6 @@ MISTAKES = [
     (('buffer = "300kb"', 'shaper = "tbf"'), ["link.shaper", "own, htb"]),
     (('buffer = "300kb"', 'shaping = "wan"'), ["link.shaping", "egress, ingress", "'wan'"]),
     (('buffer = "300kb"', 'shaping = 1'), ["link.shaping", "must be a string"]),
-    (('rate = "20mbit"', 'trace = "t.log"\nshaping = "ingress"'), ["link.shaping", "egress bottleneck only"]),
     (('"pfifo", "confucius"', '"pfifo", "sfb"'), ["schedulers.names", "unknown scheduler 'sfb'", "fq_codel"]),
     (('options = "interval 500ms"', 'options = "interval 500ms; reboot"'), ["confucius-500ms", "plain tc words"]),
     (('base = "confucius"', 'base = "nosuch"'), ["base", "must be one of"]),
