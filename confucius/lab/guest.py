@@ -350,14 +350,14 @@ def wait_until(condition, deadline_ns: int) -> bool:
 class StatsSampler(threading.Thread):
     """`tc -s -j qdisc show` of the bottleneck every `interval_s`, from one tc process."""
 
-    def __init__(self, path: Path, interval_s: float):
+    def __init__(self, path: Path, interval_s: float, dev: str = topology.BOTTLENECK[1]):
         super().__init__(daemon=True)
-        self.path, self.interval_s = path, interval_s
+        self.path, self.interval_s, self.dev = path, interval_s, dev
         self.halt = threading.Event()
         self.samples = 0
 
     def run(self) -> None:
-        ns, dev = topology.BOTTLENECK
+        ns, dev = topology.ROUTER, self.dev
         tc = subprocess.Popen(["tc", "-s", "-j", "-n", ns, "-batch", "-"], stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
         with self.path.open("w") as out:
@@ -390,9 +390,9 @@ class FlowSampler(threading.Thread):
     `relax()` (the load's tail ended) goes back to the slow pace. Lines are in time order
     except the lead, which is written when the load starts."""
 
-    def __init__(self, path: Path, interval_s: float):
+    def __init__(self, path: Path, interval_s: float, dev: str = topology.BOTTLENECK[1]):
         super().__init__(daemon=True)
-        self.path, self.interval_s = path, interval_s
+        self.path, self.interval_s, self.dev = path, interval_s, dev
         self.halt = threading.Event()
         self.recording = False
         self.armed_from_ns: int | None = None
@@ -414,7 +414,7 @@ class FlowSampler(threading.Thread):
         return self.recording or (self.armed_from_ns is not None and now_ns() >= self.armed_from_ns)
 
     def run(self) -> None:
-        ns, dev = topology.BOTTLENECK
+        ns, dev = topology.ROUTER, self.dev
         with rtnl.ClassDump(ns) as dump, self.path.open("w") as out:
             index = dump.index(dev)
             next_at = time.monotonic()
@@ -457,7 +457,8 @@ class TracePlayer:
     link runs at the trace's first rate. Episodes start it with each page load, so every
     scheduler's load meets the same bandwidth pattern whatever its warm-up took."""
 
-    def __init__(self, trace: dict, scratch: Path):
+    def __init__(self, trace: dict, scratch: Path, shaping: str):
+        self.shaping = shaping
         points = [(t, bps) for t, bps in topology.read_trace(Path(trace["path"])) if t >= trace["offset_s"]]
         self.path = scratch / "trace.log"
         self.path.write_text("".join(f"{t - points[0][0]:.3f} {bps / 1e6:.6f}\n" for t, bps in points))
@@ -476,7 +477,7 @@ class TracePlayer:
 
     def _loop(self, halt: threading.Event) -> None:
         while not halt.is_set():
-            topology.follow_trace(self.path, scale=self.scale, stop=halt)
+            topology.follow_trace(self.path, scale=self.scale, stop=halt, shaping=self.shaping)
 
     def stop(self) -> None:
         if self.thread is None:
@@ -484,7 +485,7 @@ class TracePlayer:
         self.halt.set()
         self.thread.join(timeout=10)
         self.thread = None
-        topology.set_rate(f"{self.first_bps:.0f}bit")
+        topology.set_rate(f"{self.first_bps:.0f}bit", self.shaping)
 
 
 def start_bulk(spec: dict, procs: Processes, scratch: Path, t0_ns: int,
@@ -676,11 +677,17 @@ def qdisc_kind(spec: dict) -> str:
     return spec["topology"]["kind"]
 
 
+def bottleneck_device(spec: dict) -> str:
+    """The router's device whose root is the scheduler under test (topology.shaping_device)."""
+    return topology.shaping_device(spec["topology"]["shaping"])
+
+
 def build_topology(spec: dict) -> list[str]:
     """The dumbbell with a bare bottleneck, then the run's record of the bottleneck's tc
     commands as it is (runner.bottleneck_commands; the database stores the same list).
     Returns what was run, for the host to compare with the record."""
-    topology.Topology(qdisc=None, rate=None, rtt=spec["topology"]["rtt"]).up()
+    topology.Topology(qdisc=None, rate=None, rtt=spec["topology"]["rtt"],
+                      shaping=spec["topology"]["shaping"]).up()
     ran = topology.install_bottleneck(spec["tc_commands"])
     if spec.get("addresses"):
         topology.add_server_addresses(spec["addresses"])
@@ -696,14 +703,17 @@ def run(spec: dict, results: Path) -> dict:
               "mode": spec["mode"]}
     try:
         events["tc_commands"] = build_topology(spec)
-        events["tc_show"] = subprocess.run(["tc", "-n", topology.ROUTER, "qdisc", "show", "dev",
-                                            topology.BOTTLENECK[1]], capture_output=True, text=True).stdout
-        sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"])
+        dev = bottleneck_device(spec)
+        # Every device of the router, so that the record shows where the shaper is and
+        # where it is not (ingress shaping leaves the client side's egress without one).
+        events["tc_show"] = subprocess.run(["tc", "-n", topology.ROUTER, "qdisc", "show"],
+                                           capture_output=True, text=True).stdout
+        sampler = StatsSampler(scratch / "qdisc.jsonl", spec["stats_interval_s"], dev)
         sampler.start()
-        flows = FlowSampler(scratch / "flows.jsonl", spec["stats_interval_s"])
+        flows = FlowSampler(scratch / "flows.jsonl", spec["stats_interval_s"], dev)
         if qdisc_kind(spec) == "confucius":
             flows.start()
-        trace = TracePlayer(spec["trace"], scratch) if spec["trace"] else None
+        trace = TracePlayer(spec["trace"], scratch, spec["topology"]["shaping"]) if spec["trace"] else None
         if spec["pages"]:
             procs.start("web-server", in_ns(topology.SERVER, [spec["binaries"]["web_server"], "--hosts",
                                                               spec["hosts"], "--cca", spec["web"]["cca"]]),

@@ -107,7 +107,8 @@ def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
     choice = cell.scheduler
     return sched.tc_setup(choice.name, base=choice.base, rate_bps=initial_rate_bps(scenario),
                           buffer_packets=scenario.link.buffer_packets, rt_ports=rt_ports(scenario, cell),
-                          extra_options=choice.options, shaper=scenario.link.shaper)
+                          extra_options=choice.options, shaper=scenario.link.shaper,
+                          shaping=scenario.link.shaping)
 
 
 def bottleneck_commands(scenario: Scenario, cell: Cell) -> list[str]:
@@ -267,7 +268,8 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
     return {
         "format": SPEC_FORMAT, "scenario": scenario.name, "cell_key": task.cell_key,
         "mode": web.mode if web else "timed",
-        "topology": {"rtt": f"{link.rtt_s * 1e3:g}ms", "kind": sched.scheduler(task.cell.scheduler.base).kind},
+        "topology": {"rtt": f"{link.rtt_s * 1e3:g}ms", "kind": sched.scheduler(task.cell.scheduler.base).kind,
+                     "shaping": link.shaping},
         "tc_commands": bottleneck_commands(scenario, task.cell),
         "trace": None if link.trace is None else {"path": str(link.trace), "scale": link.trace_scale,
                                                   "offset_s": link.trace_offset_s},

@@ -15,6 +15,7 @@ The format is described in lab/README.md ("Scenarios"); in short:
     rate = "20mbit"
     rtt = "40ms"
     buffer = 1000                 # packets (or a size, "1.5mb", counted in 1514-byte packets)
+    shaping = "egress"            # or "ingress": the router's WAN-side ingress, through an IFB
 
     [schedulers]
     names = ["pfifo", "fq_codel", "cake", "confucius"]
@@ -52,6 +53,7 @@ from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
 from . import schedulers as sched
 from .engine import ENGINES
+from .topology import SHAPINGS
 
 MTU_BYTES = sched.MTU_BYTES
 RT_MODES = ("gcc", "copa", "tcp", "fixed")
@@ -77,6 +79,7 @@ class Link:
     rtt_s: float
     buffer_packets: int
     shaper: str                     # "own" or "htb", see schedulers.tc_setup
+    shaping: str                    # where the bottleneck shapes: topology.SHAPINGS
 
 
 @dataclass(frozen=True)
@@ -333,7 +336,8 @@ def _read_link(t: _Table | None, base: Path) -> Link:
     link = Link(rate_bps=rate, trace=trace,
                 trace_scale=t.number("trace_scale", 1.0, 1e-6), trace_offset_s=t.time("trace_offset", 0, positive=False),
                 rtt_s=t.time("rtt", "40ms"), buffer_packets=_buffer_packets(t, buffer),
-                shaper=t.choice("shaper", "own", ("own", "htb")))
+                shaper=t.choice("shaper", "own", ("own", "htb")),
+                shaping=t.choice("shaping", "egress", SHAPINGS))
     t.done()
     return link
 

@@ -2,7 +2,9 @@
 """The queue disciplines the lab compares, each as the tc commands that install it.
 
 One table, `SCHEDULERS`, maps a name to what stands for it in Debian's kernel 6.1. Every
-scheduler runs at the router's egress towards the client (the bottleneck, see topology.py):
+scheduler runs at the bottleneck (see topology.py): the router's egress towards the client,
+or with `shaping="ingress"` the IFB fed from the router's WAN-side ingress, the same way
+there (HTB and its leaf, classes and filters all on the IFB):
 
 - qdiscs that do not shape by themselves are the leaf (handle 10:) of an HTB class at the
   link rate;
@@ -32,7 +34,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from confucius.lab import topology
-from confucius.lab.topology import BOTTLENECK, LEAF_HANDLE, ROOT_HANDLE
+from confucius.lab.topology import LEAF_HANDLE, ROOT_HANDLE
 
 MTU_BYTES = 1514
 
@@ -93,12 +95,13 @@ class TcSetup:
     qdisc: str
     rate: str | None
     lines: tuple[str, ...] = ()
+    shaping: str = "egress"
 
     def commands(self, htb_burst_s: float | None = None) -> list[str]:
         """The scheduler's installation at the bottleneck, whole, as tc batch lines for the
         router (topology.bottleneck_commands, then the classes and filters); HTB's bucket
         `htb_burst_s` (topology.htb_burst_s; None: tc's default)."""
-        return topology.bottleneck_commands(self.qdisc, self.rate, htb_burst_s) + list(self.lines)
+        return topology.bottleneck_commands(self.qdisc, self.rate, htb_burst_s, self.shaping) + list(self.lines)
 
 
 def scheduler(name: str) -> Scheduler:
@@ -131,9 +134,8 @@ def _limit_words(s: Scheduler, buffer_packets: int) -> list[str]:
     return ["limit", str(buffer_packets)]
 
 
-def _label_lines(s: Scheduler, handle: str, buffer_packets: int, rt_ports: Sequence[int]) -> list[str]:
-    """Classes 1 (RT) and 2 (the rest) under `handle`, a pfifo in each, and the filters."""
-    dev = BOTTLENECK[1]
+def _label_lines(s: Scheduler, dev: str, handle: str, buffer_packets: int, rt_ports: Sequence[int]) -> list[str]:
+    """Classes 1 (RT) and 2 (the rest) under `handle` on `dev`, a pfifo in each, and the filters."""
     major = handle.rstrip(":")
     lines = []
     if s.rt_weight:  # weighted classes (DRR quantum in bytes, proportional to the weight)
@@ -153,16 +155,22 @@ def _label_lines(s: Scheduler, handle: str, buffer_packets: int, rt_ports: Seque
 
 
 def tc_setup(name: str, *, rate_bps: float, buffer_packets: int, rt_ports: Sequence[int] = (),
-             extra_options: str = "", shaper: str = "own", base: str | None = None) -> TcSetup:
+             extra_options: str = "", shaper: str = "own", base: str | None = None,
+             shaping: str = "egress") -> TcSetup:
     """The tc setup of scheduler `base or name` for a link of `rate_bps` (the initial rate
     for a trace), `buffer_packets` of buffer and RT flows on `rt_ports`.
 
     `extra_options` are appended to the qdisc's options (a scenario's variant, e.g.
     'interval 500ms' for confucius); `shaper` is "own" (cake and confucius shape by
-    themselves as the root) or "htb" (every qdisc is a leaf of HTB)."""
+    themselves as the root) or "htb" (every qdisc is a leaf of HTB); `shaping` where the
+    bottleneck is (topology.SHAPINGS)."""
     s = scheduler(base or name)
     if shaper not in ("own", "htb"):
         raise SchedulerError(f"shaper must be 'own' or 'htb', got {shaper!r}")
+    try:
+        dev = topology.shaping_device(shaping)
+    except topology.TopologyError as err:
+        raise SchedulerError(str(err)) from None
     if buffer_packets < 1:
         raise SchedulerError(f"the buffer must be at least 1 packet, got {buffer_packets}")
     if s.rt_weight is not None and not rt_ports:
@@ -179,6 +187,6 @@ def tc_setup(name: str, *, rate_bps: float, buffer_packets: int, rt_ports: Seque
         words += ["bands", "2", "priomap", *["1"] * 16]  # unlabelled traffic to band 2
     words += extra
     handle = ROOT_HANDLE if own_shaper else LEAF_HANDLE
-    lines = _label_lines(s, handle, buffer_packets, rt_ports) if s.rt_weight is not None else []
+    lines = _label_lines(s, dev, handle, buffer_packets, rt_ports) if s.rt_weight is not None else []
     return TcSetup(qdisc=shlex.join(words), rate=None if own_shaper else f"{rate_bps:.0f}bit",
-                   lines=tuple(lines))
+                   lines=tuple(lines), shaping=shaping)

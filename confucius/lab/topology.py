@@ -19,6 +19,9 @@ rate (for qdiscs that do not shape by themselves), without one it is the root an
 shape by itself. `bottleneck_commands` writes those tc lines, for `Topology` and for the
 lab's runs; a run's guest builds the topology with `qdisc=None` (a bare bottleneck) and
 installs the run's recorded lines (runner.bottleneck_commands) with `install_bottleneck`.
+With `shaping="ingress"` the bottleneck moves to an IFB in the router (`rtr-ifb`), fed by
+a redirect of everything arriving on `rtr-srv`, as home routers shape their download; the
+router's egress towards the client is then left without a qdisc of the lab's.
 The reverse direction is unshaped unless `reverse_rate` is given (then HTB with fq_codel on
 the router's egress towards the server).
 
@@ -47,6 +50,11 @@ DOMAIN_NETWORK = ipaddress.ip_network("198.18.128.0/17")
 ROUTER_SERVER_SIDE, SERVER_ADDRESS = "198.18.0.1", "198.18.0.2"
 ROUTER_CLIENT_SIDE, CLIENT_ADDRESS = "198.19.0.1", "198.19.0.2"
 BOTTLENECK = (ROUTER, "rtr-cli")
+# Where the bottleneck's shaper sits: "egress", the router's egress towards the client, or
+# "ingress", as a home router shapes its download: what arrives on the router's interface
+# towards the server (its WAN side) is redirected to an IFB whose root is the shaper.
+SHAPINGS = ("egress", "ingress")
+WAN_DEVICE, IFB_DEVICE = "rtr-srv", "rtr-ifb"
 # The qdisc under test's handle: the root when it shapes, else HTB's leaf.
 ROOT_HANDLE, LEAF_HANDLE = "1:", "10:"
 # HTB cannot run at 0; trace outages (0 Mbit/s) become this rate.
@@ -139,14 +147,34 @@ def _htb(dev: str, rate_bps: float, burst_s: float | None) -> list[str]:
             f"class add dev {dev} parent 1: classid 1:1 {_htb_class(rate_bps, burst_s)}"]
 
 
-def bottleneck_commands(qdisc: str, rate: str | None, burst_s: float | None) -> list[str]:
+def shaping_device(shaping: str = "egress") -> str:
+    """The router's device whose root qdisc is the bottleneck under `shaping` (SHAPINGS)."""
+    if shaping not in SHAPINGS:
+        raise TopologyError(f"shaping must be one of {', '.join(SHAPINGS)}, got {shaping!r}")
+    return BOTTLENECK[1] if shaping == "egress" else IFB_DEVICE
+
+
+def _redirect_to_ifb() -> list[str]:
+    """Everything arriving on the WAN side to the IFB; it comes back out of the IFB into the
+    WAN side's receive path, and is forwarded to the client through an unshaped egress."""
+    return [f"qdisc add dev {WAN_DEVICE} handle ffff: ingress",
+            f"filter add dev {WAN_DEVICE} parent ffff: protocol all prio 1 matchall "
+            f"action mirred egress redirect dev {IFB_DEVICE}"]
+
+
+def bottleneck_commands(qdisc: str, rate: str | None, burst_s: float | None,
+                        shaping: str = "egress") -> list[str]:
     """The tc batch lines (in the router's namespace) that put the qdisc `qdisc` (a tc spec)
     at the bottleneck: the root (handle 1:) without a `rate`, else the leaf (handle 10:) of
-    an HTB class at `rate` with a bucket of `burst_s` (`htb_burst_s`; None: tc's default)."""
-    dev = BOTTLENECK[1]
+    an HTB class at `rate` with a bucket of `burst_s` (`htb_burst_s`; None: tc's default).
+    The bottleneck is the router's egress towards the client, or with `shaping="ingress"`
+    the IFB fed from the WAN side's ingress (the IFB itself is made by `Topology(shaping="ingress")`)."""
+    dev = shaping_device(shaping)
+    redirect = _redirect_to_ifb() if shaping == "ingress" else []
     if rate is None:
-        return [f"qdisc add dev {dev} root handle {ROOT_HANDLE} {qdisc}"]
-    return [*_htb(dev, _rate(rate, "rate"), burst_s), f"qdisc add dev {dev} parent 1:1 handle {LEAF_HANDLE} {qdisc}"]
+        return [*redirect, f"qdisc add dev {dev} root handle {ROOT_HANDLE} {qdisc}"]
+    return [*redirect, *_htb(dev, _rate(rate, "rate"), burst_s),
+            f"qdisc add dev {dev} parent 1:1 handle {LEAF_HANDLE} {qdisc}"]
 
 
 def install_bottleneck(commands: Sequence[str]) -> list[str]:
@@ -160,12 +188,14 @@ def install_bottleneck(commands: Sequence[str]) -> list[str]:
 class Topology:
     """The dumbbell to build: qdisc under test (tc spec; None: a bare bottleneck, for
     `install_bottleneck`), bottleneck rate (an HTB class; None when the qdisc shapes by
-    itself), round-trip propagation delay, client-to-server rate (None: unshaped). Checked
-    on creation; `up()` builds it."""
+    itself), round-trip propagation delay, client-to-server rate (None: unshaped), where the
+    bottleneck shapes (SHAPINGS; "ingress" makes the router's IFB). Checked on creation;
+    `up()` builds it."""
     qdisc: str | None = "fq_codel"
     rate: str | None = "20mbit"
     rtt: str = "40ms"
     reverse_rate: str | None = None
+    shaping: str = "egress"
 
     def __post_init__(self):
         if self.qdisc is None and self.rate is not None:
@@ -173,6 +203,7 @@ class Topology:
         self._qdisc = None if self.qdisc is None else shlex.join(_qdisc_words(self.qdisc))
         self._rate = None if self.rate is None else _rate(self.rate, "rate")
         self._reverse = None if self.reverse_rate is None else _rate(self.reverse_rate, "reverse rate")
+        shaping_device(self.shaping)
         try:
             self._one_way = parse_time(self.rtt) / 2
         except UnitError as err:
@@ -202,6 +233,8 @@ class Topology:
         # packets back into them, distorting queueing, pacing and delays.
         made += [Step(("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
                  for _, dev in _interfaces()]
+        if self.shaping == "ingress":
+            made.append(_ip_batch([f"link add {IFB_DEVICE} type ifb", f"link set {IFB_DEVICE} up"], ROUTER))
         return made
 
     def _sysctls(self) -> list[Step]:
@@ -259,7 +292,8 @@ class Topology:
         netem = f"netem delay {self._one_way * 1e6:.0f}us limit {NETEM_LIMIT}"
         steps = [_tc_batch(SERVER, [f"qdisc add dev srv-rtr root {netem}"]),
                  _tc_batch(CLIENT, [f"qdisc add dev cli-rtr root {netem}"])]
-        router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s())
+        router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s(),
+                                                                    self.shaping)
         if self._reverse is not None:
             router += [*_htb("rtr-srv", self._reverse, htb_burst_s()),
                        "qdisc add dev rtr-srv parent 1:1 handle 10: fq_codel"]
@@ -307,23 +341,21 @@ def add_server_addresses(addresses: Iterable[str]) -> None:
     _run(_ip_batch(lines, SERVER))
 
 
-def _tc_show(what: str) -> list[list[str]]:
-    """`tc <what> show` on the bottleneck, one list of words per line."""
-    ns, dev = BOTTLENECK
-    done = subprocess.run(["tc", "-n", ns, what, "show", "dev", dev], capture_output=True, text=True)
+def _tc_show(what: str, dev: str) -> list[list[str]]:
+    """`tc <what> show` on the router's `dev`, one list of words per line."""
+    done = subprocess.run(["tc", "-n", ROUTER, what, "show", "dev", dev], capture_output=True, text=True)
     if done.returncode != 0:
         raise TopologyError(f"no bottleneck to change (is the topology up?): {done.stderr.strip()}")
     return [line.split() for line in done.stdout.splitlines()]
 
 
-def _rate_line() -> Callable[[float], str]:
-    """For the shaper that is installed, a function from a rate (bit/s) to the tc batch
-    line that sets it: the HTB class if there is one, else the root qdisc's rate option."""
-    dev = BOTTLENECK[1]
-    if any(words[:3] == ["class", "htb", "1:1"] for words in _tc_show("class")):
+def _rate_line(dev: str) -> Callable[[float], str]:
+    """For the shaper that is installed on `dev`, a function from a rate (bit/s) to the tc
+    batch line that sets it: the HTB class if there is one, else the root qdisc's rate option."""
+    if any(words[:3] == ["class", "htb", "1:1"] for words in _tc_show("class", dev)):
         burst_s = htb_burst_s()
         return lambda bps: f"class change dev {dev} parent 1: classid 1:1 {_htb_class(max(bps, MIN_RATE_BPS), burst_s)}"
-    kind = next((words[1] for words in _tc_show("qdisc") if "root" in words), "")
+    kind = next((words[1] for words in _tc_show("qdisc", dev) if "root" in words), "")
     if kind not in SELF_SHAPING_RATE_OPTION:
         raise TopologyError(f"cannot change the rate of a {kind or 'missing'} root qdisc: build the "
                             f"topology with a rate (HTB) or use one of {', '.join(SELF_SHAPING_RATE_OPTION)}")
@@ -331,9 +363,9 @@ def _rate_line() -> Callable[[float], str]:
     return lambda bps: f"qdisc change dev {dev} root {kind} {option} {max(bps, MIN_RATE_BPS):.0f}bit"
 
 
-def set_rate(rate) -> None:
-    """Change the bottleneck's rate now (e.g. `set_rate("10mbit")`)."""
-    _run(_tc_batch(ROUTER, [_rate_line()(_rate(rate, "rate"))]))
+def set_rate(rate, shaping: str = "egress") -> None:
+    """Change the bottleneck's rate now (e.g. `set_rate("10mbit")`), where `shaping` puts it."""
+    _run(_tc_batch(ROUTER, [_rate_line(shaping_device(shaping))(_rate(rate, "rate"))]))
 
 
 def read_trace(path: Path) -> list[tuple[float, float]]:
@@ -364,13 +396,13 @@ def _stopped_while_waiting(stop: threading.Event | None, seconds: float) -> bool
 
 
 def follow_trace(path: Path, *, duration: float | None = None, scale: float = 1.0,
-                 stop: threading.Event | None = None) -> int:
-    """Set the bottleneck's rate from a trace as time goes by, for `duration` seconds (the
-    whole trace by default) or until `stop` is set; rates are multiplied by `scale`.
-    Returns the changes made.
+                 stop: threading.Event | None = None, shaping: str = "egress") -> int:
+    """Set the bottleneck's rate (where `shaping` puts it) from a trace as time goes by, for
+    `duration` seconds (the whole trace by default) or until `stop` is set; rates are
+    multiplied by `scale`. Returns the changes made.
     """
     points = read_trace(path)
-    line_for = _rate_line()
+    line_for = _rate_line(shaping_device(shaping))
     # One tc reading commands as they come: a change costs a netlink message, not a program
     # start (a tenth of a second or more under emulation).
     tc = subprocess.Popen(["tc", "-n", ROUTER, "-batch", "-"], stdin=subprocess.PIPE,

@@ -104,7 +104,23 @@ def test_a_bare_bottleneck_is_left_for_the_run_s_record():
         "qdisc add dev rtr-cli parent 1:1 handle 10: fq_codel"]
 
 
+def test_ingress_shaping_makes_the_ifb_and_shapes_there_only():
+    script = topo.Topology(qdisc="cake bandwidth 20mbit ingress", rate=None, shaping="ingress").script()
+    assert "link add rtr-ifb type ifb\nlink set rtr-ifb up" in script
+    assert "qdisc add dev rtr-srv handle ffff: ingress" in script
+    assert "matchall action mirred egress redirect dev rtr-ifb" in script
+    assert "qdisc add dev rtr-ifb root handle 1: cake bandwidth 20mbit ingress" in script
+    assert "dev rtr-cli" not in script.split("tc -n rtr")[1]  # the client-side egress unshaped
+    assert "ifb" not in topo.Topology(qdisc=None, rate=None).script()
+
+
+def test_rates_change_where_the_shaping_is():
+    with pytest.raises(topo.TopologyError, match="shaping must be one of egress, ingress"):
+        topo.set_rate("7mbit", "wan")
+
+
 @pytest.mark.parametrize("kwargs, message", [
+    ({"shaping": "wan"}, "shaping must be one of egress, ingress"),
     ({"rate": "0"}, "rate must be positive"),
     ({"qdisc": None, "rate": "20mbit"}, "bare bottleneck"),
     ({"rate": "fast"}, "cannot read rate"),

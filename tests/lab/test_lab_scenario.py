@@ -92,6 +92,7 @@ def test_defaults_fill_what_is_left_out(tmp_path):
     s = sc.load(write(tmp_path, 'name = "d"\nduration = "30s"\n[link]\nrate = "10mbit"\n'
                                 '[schedulers]\nnames = ["fq_codel"]\n[rt]\ncontrollers = ["copa"]\n'))
     assert s.link.buffer_packets == 1000 and s.link.rtt_s == pytest.approx(0.04) and s.link.shaper == "own"
+    assert s.link.shaping == "egress"
     assert s.rt.fps == 60 and s.rt.retransmit_s == 0 and s.web is None and s.bulk == () and s.probes is None
     assert s.rt.cpu == "realtime"
     assert s.engine == "qemu"
@@ -103,6 +104,18 @@ def test_the_repository_scenarios_are_valid():
         if "trace" in path.name and not TRACES.is_dir():
             continue
         assert sc.load(path).name == path.stem, path
+
+
+def test_ingress_shaping_and_cake_with_its_ingress_keyword(tmp_path):
+    text = GOOD.replace('buffer = "300kb"', 'buffer = "300kb"\nshaping = "ingress"').replace(
+        'confucius-500ms = {', 'cake-ingress = { base = "cake", options = "ingress" }\nconfucius-500ms = {').replace(
+        '"drr-1:5"]', '"drr-1:5", "cake-ingress"]')
+    s = sc.load(write(tmp_path, text))
+    assert s.link.shaping == "ingress"
+    assert s.scheduler("cake-ingress") == sc.SchedulerChoice("cake-ingress", "cake", "ingress")
+    trace = tmp_path / "t.log"
+    trace.write_text("0 12.5\n0.5 3\n")
+    assert sc.load(write(tmp_path, text), trace=trace).link.shaping == "ingress"  # the IFB follows it
 
 
 def test_a_trace_given_on_the_command_line_replaces_the_rate(tmp_path):
@@ -130,6 +143,8 @@ MISTAKES = [
     (('rate = "20mbit"', 'trace = "no/such.log"'), ["link.trace", "no such file"]),
     (('buffer = "300kb"', 'buffer = 0'), ["link.buffer", "at least 1 packet"]),
     (('buffer = "300kb"', 'shaper = "tbf"'), ["link.shaper", "own, htb"]),
+    (('buffer = "300kb"', 'shaping = "wan"'), ["link.shaping", "egress, ingress", "'wan'"]),
+    (('buffer = "300kb"', 'shaping = 1'), ["link.shaping", "must be a string"]),
     (('"pfifo", "confucius"', '"pfifo", "sfb"'), ["schedulers.names", "unknown scheduler 'sfb'", "fq_codel"]),
     (('options = "interval 500ms"', 'options = "interval 500ms; reboot"'), ["confucius-500ms", "plain tc words"]),
     (('base = "confucius"', 'base = "nosuch"'), ["base", "must be one of"]),

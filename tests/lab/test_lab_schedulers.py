@@ -74,7 +74,34 @@ def test_variant_options_are_appended():
     assert s.qdisc == "confucius mode flow bandwidth 20000000bit limit 100 interval 500ms hysteresis 20%"
 
 
+REDIRECT = ["qdisc add dev rtr-srv handle ffff: ingress",
+            "filter add dev rtr-srv parent ffff: protocol all prio 1 matchall "
+            "action mirred egress redirect dev rtr-ifb"]
+
+
+def test_ingress_shaping_puts_a_self_shaping_root_on_the_ifb():
+    s = sched.tc_setup("cake-ingress", base="cake", rate_bps=RATE, buffer_packets=BUFFER,
+                       extra_options="ingress", shaping="ingress")
+    assert s.commands() == [*REDIRECT, "qdisc add dev rtr-ifb root handle 1: "
+                                       "cake bandwidth 20000000bit memlimit 1514000 ingress"]
+
+
+def test_ingress_shaping_puts_htb_and_its_leaf_on_the_ifb():
+    assert setup("pfifo", shaping="ingress").commands(0.0) == [
+        *REDIRECT, "qdisc add dev rtr-ifb root handle 1: htb default 1",
+        "class add dev rtr-ifb parent 1: classid 1:1 htb rate 20000000bit burst 3028b cburst 3028b quantum 1514",
+        "qdisc add dev rtr-ifb parent 1:1 handle 10: pfifo limit 1000"]
+
+
+def test_ingress_shaping_puts_the_labels_on_the_ifb():
+    commands = setup("drr-1:1", shaping="ingress").commands()
+    assert commands[:2] == REDIRECT
+    assert all("rtr-cli" not in line for line in commands)
+    assert "filter add dev rtr-ifb parent 10: protocol ip prio 1 u32 match ip dport 5000 0xffff flowid 10:1" in commands
+
+
 @pytest.mark.parametrize("call, message", [
+    (lambda: setup("pfifo", shaping="wan"), "shaping must be one of egress, ingress, got 'wan'"),
     (lambda: setup("sfb"), "unknown scheduler 'sfb'"),
     (lambda: setup("prio", rt_ports=[]), "needs an RT flow"),
     (lambda: setup("pfifo", buffer_packets=0), "at least 1 packet"),
