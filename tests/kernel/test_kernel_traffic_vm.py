@@ -1,15 +1,22 @@
 # SPDX-License-Identifier: MIT
-"""Real traffic through sch_confucius inside Debian's kernel (one VM boot runs
-guest_traffic.py): rate and fairness of 4 Cubic flows with conserved counters, class
+"""Real traffic through sch_confucius in the lab's User-Mode Linux kernel (Debian's 6.1
+source for ARCH=um) in virtual time, one boot running guest_traffic.py: rate and fairness
+of 4 Cubic flows with conserved counters, GSO packets split by the shaper, class
 separation of delay-based/BBR and Cubic flows, and the motivating behaviour against
-fq_codel. Timers under emulation are coarse, so the bounds have margins."""
+fq_codel.
+
+Under qemu (TCG) on the shared 2-core host these figures moved with the host's load (4
+Cubic flows' wire rate 14.4 Mbit/s and the GSO test's 16.0 of 20 Mbit/s when the host was
+busy). In virtual time (inf-cpu) CPU work takes no guest time: the senders always keep up
+and no host load can move a figure. Debian's kernel under qemu still runs the module in
+test_kernel_robustness_vm.py and tests/packaging."""
 
 import json
 from pathlib import Path
 
 import pytest
 
-from confucius.lab import vm
+from confucius.lab import uml
 
 pytestmark = pytest.mark.vm
 GUEST = Path(__file__).with_name("guest_traffic.py")
@@ -19,18 +26,17 @@ BIN_S = 0.1
 @pytest.fixture(scope="module")
 def found(tmp_path_factory):
     results = tmp_path_factory.mktemp("traffic")
-    result = vm.run(GUEST, results_dir=results, timeout=900)
+    result = uml.run(GUEST, results_dir=results, timeout=900)
     assert result.returncode == 0, result.output[-3000:]
     assert result.kernel_problems() == []
     return json.loads((results / "traffic.json").read_text())
 
 
 def test_four_cubic_flows_fill_the_shaped_link_fairly(found):
-    """Two measurements in one boot; the one nearer 20 Mbit/s counts (emulated timers and
-    CPU can cost a percent: 18.97 Mbit/s was seen once, 20.00 usually)."""
-    for flows in found["four_cubic"]:
-        print(json.dumps({k: v for k, v in flows.items() if k not in ("during", "at_rest")}))
-    flows = min(found["four_cubic"], key=lambda f: abs(f["wire_mbps"] - 20.0))
+    """Measured in 7 boots (one with two CPU hogs on the host): wire 19.9999 Mbit/s and JFI
+    0.99999999 every time; the bounds keep their meaning with the margins qemu needed."""
+    [flows] = found["four_cubic"]
+    print(json.dumps({k: v for k, v in flows.items() if k not in ("during", "at_rest")}))
     assert 19.0 <= flows["wire_mbps"] <= 21.0
     assert flows["jfi"] >= 0.95
 

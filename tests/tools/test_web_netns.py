@@ -111,6 +111,7 @@ def test_plt_matches_the_link_rate(lab, amazon_load):
     bytes_on_wire = sum(c.bytes for c in load.connections)
     assert bytes_on_wire >= lab["page"].total_bytes
     transfer = bytes_on_wire * 8 / RATE_BPS
+    print(f"PLT {load.plt:.3f} s, transfer at the link rate {transfer:.3f} s, wall {wall:.3f} s")
     # Hardly any propagation delay here: the load is the transfer time plus round trips of
     # microseconds; tbf's 16 KB bucket lets the first bytes through faster than the rate.
     assert 0.95 * transfer <= load.plt <= 1.3 * transfer + 0.3
