@@ -6,6 +6,7 @@ part's heavy imports (matplotlib, numpy) happen only when that part runs.
 """
 
 import importlib
+import signal
 
 import typer
 
@@ -33,6 +34,13 @@ def _register_groups() -> None:
         app.add_typer(group, name=name, help=help_text)
 
 
+def _exit_on_sigterm(signum: int, _frame) -> None:
+    """Python's default SIGTERM ends the process at once, skipping every `finally`:
+    a lab run's VM would outlive it. Exiting through SystemExit runs the clean-ups."""
+    raise SystemExit(128 + signum)
+
+
 def main() -> None:
+    signal.signal(signal.SIGTERM, _exit_on_sigterm)
     _register_groups()
     app()

@@ -7,7 +7,10 @@ import json
 import math
 import os
 import re
+import signal
 import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -66,6 +69,43 @@ def test_a_guest_whose_clock_stands_still_is_ended_with_nothing_left(tmp_path):
     with pytest.raises(uml.LabError, match="stopped advancing"):
         result.check()
     assert orphaned_uml_processes() == []
+
+
+def test_a_lab_run_stopped_by_sigterm_leaves_no_kernel_running(tmp_path):
+    # What a user's `kill`, or a CI job's time-out, sends: the run ends, and so does its VM.
+    confucius = Path(sys.executable).with_name("confucius")
+    run = subprocess.Popen([confucius, "lab", "run", "scenarios/demo.toml", "--engine", "uml",
+                            "--db", tmp_path / "demo.sqlite", "--results", tmp_path / "runs"],
+                           cwd=uml.REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    sessions = kernel_sessions_under(run.pid, wait=60)
+    assert sessions, "the run booted no UML kernel within 60 s"
+    run.send_signal(signal.SIGTERM)
+    assert run.wait(timeout=30) == 128 + signal.SIGTERM, run.stderr.read().decode()[-2000:]
+    assert [uml.session_processes(s) for s in sessions] == [[] for _ in sessions]
+
+
+def kernel_sessions_under(parent: int, wait: float) -> set[int]:
+    """Sessions of the UML kernels that `parent` started, once there is one (each kernel
+    leads a session of its own)."""
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        found = {pid for pid in children(parent) if os.getsid(pid) == pid}
+        if found:
+            return found
+        time.sleep(0.2)
+    return set()
+
+
+def children(parent: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
+        except OSError:
+            continue  # gone meanwhile
+        if stat and int(stat[stat.rindex(")") + 2:].split()[1]) == parent:
+            found.append(int(entry.name))
+    return found
 
 
 def orphaned_uml_processes() -> list[int]:
