@@ -34,8 +34,8 @@ static double now_seconds(void)
 static void pairs(struct tsched *ts, u32 n, u64 *now)
 {
 	while (n--) {
-		struct tpkt *p = (struct tpkt *)cfc_dequeue(&ts->s, *now);
 		struct cfc_pkt *dropped = NULL;
+		struct tpkt *p = (struct tpkt *)cfc_dequeue(&ts->s, *now, &dropped);
 
 		cfc_enqueue(&ts->s, &p->node, ts_hash(ts, p->flow), p->flow % 3, *now, &dropped);
 		*now += 1000;

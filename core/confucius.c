@@ -90,6 +90,7 @@ void cfc_config_default(struct cfc_config *cfg)
 	cfg->reclassify_ns = 100000000ull;
 	cfg->target_ns = 20000000ull;
 	cfg->maxhold_ns = 2000000000ull;
+	cfg->maxdelay_ns = 500000000ull;
 	cfg->pace = CFC_PACE_ADAPTIVE;
 	cfg->limit = 10240;
 	cfg->memlimit = 32u << 20;
@@ -120,6 +121,9 @@ const char *cfc_config_check(const struct cfc_config *cfg)
 		return "target must be between 1ms and 60s";
 	if (cfg->maxhold_ns > CFC_MAXHOLD_MAX_NS)
 		return "maxhold must be at most 60s";
+	if (cfg->maxdelay_ns &&
+	    (cfg->maxdelay_ns < CFC_PERIOD_MIN_NS || cfg->maxdelay_ns > CFC_MAXDELAY_MAX_NS))
+		return "maxdelay must be 0 (no bound) or between 1ms and 60s";
 	if (cfg->pace >= CFC_PACE_COUNT)
 		return "pace must be fixed or adaptive";
 	if (cfg->bandwidth &&
@@ -973,7 +977,21 @@ enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
 	return enforce_limits(s, f, now, dropped) ? CFC_ENQ_CONGESTED : CFC_ENQ_OK;
 }
 
-struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now)
+/*
+ * maxdelay: an old flow's queue holding a packet that waited longer is not
+ * following its share (an unresponsive sender, or a rate-adaptive one capped
+ * above it, or a window-based one whose acks that queue itself delays); such
+ * packets are too late for a real-time receiver, and for TCP the drop is the
+ * signal it needs. New flows are exempt: their queue is their own first burst
+ * while their weight grows.
+ */
+static int too_late(const struct cfc_sched *s, const struct cfc_flow *f, u64 now)
+{
+	return s->cfg.maxdelay_ns && f->state == CFC_FLOW_OLD &&
+	       ((u64)(u32)(ticks_of(now) - f->head->stamp) << CFC_TICK_SHIFT) > s->cfg.maxdelay_ns;
+}
+
+struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped)
 {
 	struct cfc_queue *q;
 	struct cfc_flow *f;
@@ -987,8 +1005,16 @@ struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now)
 		s->cnt.overlimits++;
 		return 0;
 	}
-	q = pick_queue(s);
-	f = pick_flow(s, q);
+	for (;;) {
+		q = pick_queue(s);
+		f = pick_flow(s, q);
+		if (!too_late(s, f, now))
+			break;
+		drop_head(s, f, now, dropped);
+		s->cnt.delay_drops++;
+		if (!s->qlen)
+			return 0;
+	}
 	q->deficit -= (s64)f->head->len << CFC_W_SHIFT;
 	if (!q->fifo)
 		f->deficit -= (s32)f->head->len;

@@ -42,6 +42,7 @@
 #define CFC_BANDWIDTH_RANGE_MSG	"bandwidth must be 0 (unshaped) or between 8kbit and 140.7Tbit"
 #define CFC_HYSTERESIS_MAX	(CFC_W_ONE / 2)		/* 50 % */
 #define CFC_MAXHOLD_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = never hold */
+#define CFC_MAXDELAY_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = no bound */
 
 /*
  * Old flows are remembered this many intervals after their queue ran empty
@@ -73,6 +74,7 @@ struct cfc_config {
 	u64 reclassify_ns;	/* occupancy-class re-examination period */
 	u64 target_ns;		/* pace adaptive: old flows' standing-queue sojourn target */
 	u64 maxhold_ns;		/* pace adaptive: most time held per burst of new flows */
+	u64 maxdelay_ns;	/* an old flow's packets that waited longer are dropped; 0 = never */
 	u32 limit;		/* packets */
 	u32 memlimit;		/* bytes of packet truesize */
 	u32 flows;		/* hash buckets; fixed for the life of a scheduler */
@@ -157,6 +159,7 @@ struct cfc_counters {
 	u64 overlimits;		/* dequeues held back by the shaper */
 	u64 ticks;		/* reweight ticks that changed new-flow weights */
 	u64 holds;		/* reweight ticks held back for an old flow's queue */
+	u64 delay_drops;	/* old flows' packets dropped at dequeue for waiting over maxdelay */
 	u64 moves;		/* flows moved between classes */
 	u32 max_sojourn;	/* ticks (ns >> 10) */
 };
@@ -246,8 +249,12 @@ enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
  */
 void cfc_advance(struct cfc_sched *s, u64 now);
 
-/* The next packet to send, or NULL (empty, or held back by the shaper). */
-struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now);
+/*
+ * The next packet to send, or NULL (empty, or held back by the shaper). Packets
+ * of old flows that waited longer than maxdelay are dropped on the way and
+ * chained on *dropped for the host to free.
+ */
+struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped);
 
 /* When a dequeue held back by the shaper may succeed (ns); 0 if not throttled. */
 u64 cfc_throttled_until(const struct cfc_sched *s, u64 now);

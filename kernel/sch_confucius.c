@@ -231,26 +231,44 @@ static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	return NET_XMIT_SUCCESS;
 }
 
+/*
+ * Free what the core dropped at dequeue (maxdelay) and tell the parents at once,
+ * as fq_codel does in this kernel: their qlen_notify is idempotent, so being
+ * told while this qdisc runs empty is safe (older kernels deferred it).
+ */
+static void drop_late(struct Qdisc *sch, struct cfc_pkt *dropped)
+{
+	struct sk_buff *to_free = NULL;
+	unsigned int bytes, n;
+
+	n = drop_list(sch, dropped, &bytes, &to_free);
+	qdisc_tree_reduce_backlog(sch, n, bytes);
+	kfree_skb_list(to_free);
+}
+
 static struct sk_buff *confucius_dequeue(struct Qdisc *sch)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
 	u64 now = ktime_get_ns();
-	struct cfc_pkt *node = cfc_dequeue(&q->core, now);
-	struct sk_buff *skb;
+	struct cfc_pkt *dropped = NULL;
+	struct cfc_pkt *node = cfc_dequeue(&q->core, now, &dropped);
+	struct sk_buff *skb = NULL;
 	u64 until;
 
-	if (!node) {
+	if (dropped)
+		drop_late(sch, dropped);
+	if (node) {
+		skb = node_skb(node);
+		sch->q.qlen--;
+		qdisc_qstats_backlog_dec(sch, skb);
+		qdisc_bstats_update(sch, skb);
+	} else {
 		until = cfc_throttled_until(&q->core, now);
 		if (until) {
 			qdisc_qstats_overlimit(sch);
 			qdisc_watchdog_schedule_ns(&q->watchdog, until);
 		}
-		return NULL;
 	}
-	skb = node_skb(node);
-	sch->q.qlen--;
-	qdisc_qstats_backlog_dec(sch, skb);
-	qdisc_bstats_update(sch, skb);
 	return skb;
 }
 
@@ -297,6 +315,9 @@ static struct netlink_range_validation period_us_range = {
 static struct netlink_range_validation maxhold_us_range = {
 	.min = 0, .max = CFC_MAXHOLD_MAX_NS / NSEC_PER_USEC,
 };
+static struct netlink_range_validation maxdelay_us_range = {
+	.min = 0, .max = CFC_MAXDELAY_MAX_NS / NSEC_PER_USEC,
+};
 
 static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_BANDWIDTH64]	= { .type = NLA_U64 },
@@ -314,6 +335,8 @@ static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_PACE]		= NLA_POLICY_MAX(NLA_U32, TC_CONFUCIUS_PACE_ADAPTIVE),
 	[TCA_CONFUCIUS_TARGET]		= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
 	[TCA_CONFUCIUS_MAXHOLD]		= NLA_POLICY_FULL_RANGE(NLA_U32, &maxhold_us_range),
+	/* between 0 and 1 ms, cfc_config_check() refuses it with its reason */
+	[TCA_CONFUCIUS_MAXDELAY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &maxdelay_us_range),
 };
 
 /* The u64 bandwidth is range-checked here: NLA_POLICY_FULL_RANGE cannot exempt 0. */
@@ -384,6 +407,8 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		cfg->target_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_TARGET]) * NSEC_PER_USEC;
 	if (tb[TCA_CONFUCIUS_MAXHOLD])
 		cfg->maxhold_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_MAXHOLD]) * NSEC_PER_USEC;
+	if (tb[TCA_CONFUCIUS_MAXDELAY])
+		cfg->maxdelay_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_MAXDELAY]) * NSEC_PER_USEC;
 	return 0;
 }
 
@@ -500,7 +525,8 @@ static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 	    nla_put(skb, TCA_CONFUCIUS_CLASS_WEIGHTS, sizeof(cfg->class_weight), cfg->class_weight) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_PACE, cfg->pace) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_TARGET, div_u64(cfg->target_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, TCA_CONFUCIUS_MAXHOLD, div_u64(cfg->maxhold_ns, NSEC_PER_USEC)))
+	    nla_put_u32(skb, TCA_CONFUCIUS_MAXHOLD, div_u64(cfg->maxhold_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_MAXDELAY, div_u64(cfg->maxdelay_ns, NSEC_PER_USEC)))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -535,6 +561,7 @@ static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct 
 	st->new_weight = cs->new_sum;
 	st->ticks = cs->cnt.ticks;
 	st->holds = cs->cnt.holds;
+	st->delay_drops = cs->cnt.delay_drops;
 	st->moves = cs->cnt.moves;
 	st->max_sojourn_us = (u32)div_u64((u64)cs->cnt.max_sojourn << 10, NSEC_PER_USEC);
 	st->memory_used = cs->mem;

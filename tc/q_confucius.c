@@ -59,6 +59,7 @@ enum value_kind {
 	KIND_COUNT,	/* plain whole number */
 	KIND_SIZE,	/* bytes, with tc's size units */
 	KIND_TIME,	/* us, with tc's time units */
+	KIND_BOUND,	/* a time as KIND_TIME, or 0 = no bound */
 	KIND_PERCENT,	/* whole percent, "10" or "10%" */
 	KIND_NAME,	/* one of `names`, sent as its index */
 	KIND_WEIGHTS,	/* W1:W2:..., one u32 per class */
@@ -103,6 +104,8 @@ static const struct option_spec options[] = {
 	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "20ms", NULL },
 	{ "maxhold", TCA_CONFUCIUS_MAXHOLD, KIND_TIME,
 	  0, CFC_MAXHOLD_MAX_NS / NS_PER_US, NULL, "1s", NULL },
+	{ "maxdelay", TCA_CONFUCIUS_MAXDELAY, KIND_BOUND,
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_MAXDELAY_MAX_NS / NS_PER_US, NULL, "300ms", NULL },
 };
 
 #define NOPTIONS COUNT_OF(options)
@@ -167,6 +170,10 @@ static void describe_valid(const struct option_spec *spec, char *buf, size_t len
 		snprintf(what, sizeof(what), "a time from %s to %s",
 			 sprint_time(spec->min, lo), sprint_time(spec->max, hi));
 		break;
+	case KIND_BOUND:
+		snprintf(what, sizeof(what), "0 (no bound) or a time from %s to %s",
+			 sprint_time(spec->min, lo), sprint_time(spec->max, hi));
+		break;
 	case KIND_PERCENT:
 		snprintf(what, sizeof(what), "a whole percentage from %llu to %llu",
 			 (unsigned long long)spec->min, (unsigned long long)spec->max);
@@ -195,7 +202,7 @@ static void explain_defaults(void)
 {
 	struct cfc_config d;
 	char b0[SPRINT_BSIZE] = "unlimited", b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE];
-	char b4[SPRINT_BSIZE], b5[SPRINT_BSIZE];
+	char b4[SPRINT_BSIZE], b5[SPRINT_BSIZE], b6[SPRINT_BSIZE];
 
 	cfc_config_default(&d);
 	if (d.bandwidth)
@@ -203,13 +210,14 @@ static void explain_defaults(void)
 	fprintf(stderr,
 		"Defaults: bandwidth %s limit %up memlimit %s flows %u quantum %u\n"
 		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
-		"          pace %s target %s maxhold %s\n"
+		"          pace %s target %s maxhold %s maxdelay %s\n"
 		"          no weights (classes served in proportion to their active flows)\n",
 		b0, d.limit, sprint_size(d.memlimit, b1), d.flows, d.quantum,
 		sprint_time(d.interval_ns / NS_PER_US, b2), mode_names[d.mode], d.classes,
 		(d.hysteresis * 100 + CFC_W_ONE / 2) / CFC_W_ONE,
 		sprint_time(d.reclassify_ns / NS_PER_US, b3), pace_names[d.pace],
-		sprint_time(d.target_ns / NS_PER_US, b4), sprint_time(d.maxhold_ns / NS_PER_US, b5));
+		sprint_time(d.target_ns / NS_PER_US, b4), sprint_time(d.maxhold_ns / NS_PER_US, b5),
+		sprint_time(d.maxdelay_ns / NS_PER_US, b6));
 }
 
 static void explain(void)
@@ -223,7 +231,8 @@ static void explain(void)
 		"                     [ interval TIME ] [ mode flow | class | external ]\n"
 		"                     [ classes NUMBER ] [ hysteresis PERCENT ]\n"
 		"                     [ reclassify TIME ] [ weights W1:W2:... ]\n"
-		"                     [ pace fixed | adaptive ] [ target TIME ] [ maxhold TIME ]\n");
+		"                     [ pace fixed | adaptive ] [ target TIME ] [ maxhold TIME ]\n"
+		"                     [ maxdelay TIME ]\n");
 	explain_defaults();
 	fprintf(stderr, "Values:\n");
 	for (i = 0; i < NOPTIONS; i++) {
@@ -235,7 +244,8 @@ static void explain(void)
 		"one per class; a weight of 0 serves its class by its active flows.\n"
 		"pace adaptive: while an old flow's queue stands above target, a reweight tick\n"
 		"halves the new flows' weight instead of doubling it, for at most maxhold per\n"
-		"burst of new flows; pace fixed is the seeds' schedule.\n"
+		"burst of new flows; pace fixed is the seeds' schedule. An old flow's packets\n"
+		"that waited longer than maxdelay are dropped (0: no bound; the seeds had none).\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
 		"confucius " CONFUCIUS_VERSION " (q_confucius.so, for sch_confucius)\n");
 }
@@ -359,6 +369,7 @@ static int read_value(const struct option_spec *spec, const char *arg, struct re
 	case KIND_SIZE:
 		return read_size(arg, v);
 	case KIND_TIME:
+	case KIND_BOUND:
 		return read_time_us(arg, v);
 	case KIND_PERCENT:
 		return read_percent(arg, v);
@@ -373,8 +384,9 @@ static int read_value(const struct option_spec *spec, const char *arg, struct re
 
 static bool in_range(const struct option_spec *spec, __u64 v)
 {
-	if (spec->kind == KIND_WEIGHTS || (spec->kind == KIND_RATE && v == 0))
-		return true;	/* each weight is a u32; a rate of 0 is unshaped */
+	if (spec->kind == KIND_WEIGHTS ||
+	    ((spec->kind == KIND_RATE || spec->kind == KIND_BOUND) && v == 0))
+		return true;	/* each weight is a u32; a rate of 0 is unshaped, a bound of 0 none */
 	return v >= spec->min && v <= spec->max;
 }
 
@@ -572,6 +584,8 @@ static int confucius_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *op
 		print_time_us("target", v);
 	if (attr_u32(tb, TCA_CONFUCIUS_MAXHOLD, &v))
 		print_time_us("maxhold", v);
+	if (attr_u32(tb, TCA_CONFUCIUS_MAXDELAY, &v))
+		print_time_us("maxdelay", v);
 	return 0;
 }
 
@@ -617,6 +631,7 @@ static void print_qdisc_xstats(const struct tc_confucius_qd_stats *st)
 	print_float(PRINT_ANY, "new_weight", " new_weight %g", (double)st->new_weight / CFC_W_ONE);
 	print_u64(PRINT_ANY, "ticks", " ticks %" PRIu64, st->ticks);
 	print_u64(PRINT_ANY, "holds", " holds %" PRIu64, st->holds);
+	print_u64(PRINT_ANY, "delay_drops", " delay_drops %" PRIu64, st->delay_drops);
 	print_u64(PRINT_ANY, "moves", " moves %" PRIu64, st->moves);
 	print_nl();
 	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st->max_sojourn_us, b));

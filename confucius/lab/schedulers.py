@@ -82,8 +82,9 @@ SCHEDULERS: dict[str, Scheduler] = {s.name: s for s in (
               rt_weight=1, web_weight=5),
     Scheduler("confucius", "confucius", "Confucius, mode flow (seed 002), adaptive pace (default)",
               options="mode flow", shapes_itself=True),
-    Scheduler("confucius-fixed", "confucius", "Confucius, mode flow, the seeds' fixed schedule",
-              options="mode flow pace fixed", shapes_itself=True),
+    Scheduler("confucius-fixed", "confucius",
+              "Confucius, mode flow, the seeds' fixed schedule and no delay bound",
+              options="mode flow pace fixed maxdelay 0", shapes_itself=True),
     Scheduler("confucius-class", "confucius", "Confucius, mode class (seed 000)",
               options="mode class", shapes_itself=True),
 )}

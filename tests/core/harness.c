@@ -114,9 +114,11 @@ enum cfc_verdict ts_enqueue(struct tsched *ts, u32 flow, u32 len)
 
 int ts_dequeue(struct tsched *ts, u32 *len)
 {
-	struct tpkt *p = (struct tpkt *)cfc_dequeue(&ts->s, ts->now);
+	struct cfc_pkt *dropped = NULL;
+	struct tpkt *p = (struct tpkt *)cfc_dequeue(&ts->s, ts->now, &dropped);
 	int flow;
 
+	free_dropped(ts, dropped);
 	if (!p)
 		return -1;
 	leave(ts, p);

@@ -42,6 +42,7 @@ static void read_config(struct reader *r, struct cfc_config *cfg, u32 flows)
 	cfg->pace = (u8)(next_byte(r) % CFC_PACE_COUNT);
 	cfg->target_ns = (1 + next_byte(r) % 50) * MS;
 	cfg->maxhold_ns = (next_byte(r) % 8) * 25 * MS;
+	cfg->maxdelay_ns = (next_byte(r) % 4) * 20 * MS;	/* 0: no bound */
 }
 
 /* One operation; returns false when the input is used up. */
@@ -98,10 +99,10 @@ const char *ts_run_ops(const u8 *data, size_t size)
 	ts = ts_new(&cfg, TEST_FLOWS);
 	while (!err && apply_op(ts, &r))
 		err = ts_check(ts);
-	while (!err && ts->s.qlen) {	/* drain: everything queued comes out */
+	while (!err && ts->s.qlen) {	/* drain: everything queued comes out, sent or dropped */
 		u64 until = cfc_throttled_until(&ts->s, ts->now);
 
-		if (ts_dequeue(ts, NULL) >= 0)
+		if (ts_dequeue(ts, NULL) >= 0 || !ts->s.qlen)
 			continue;
 		if (!until)
 			err = "packets stranded: dequeue returned nothing with a backlog";

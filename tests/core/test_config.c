@@ -27,6 +27,7 @@ static void defaults_are_valid_and_documented(void **state)
 	assert_int_equal(cfg.pace, CFC_PACE_ADAPTIVE);
 	assert_int_equal(cfg.target_ns, 20000000ull);
 	assert_int_equal(cfg.maxhold_ns, 2000000000ull);
+	assert_int_equal(cfg.maxdelay_ns, 500000000ull);
 }
 
 struct bad_value {
@@ -50,6 +51,8 @@ static void bad_pace(struct cfc_config *c) { c->pace = CFC_PACE_COUNT; }
 static void tiny_target(struct cfc_config *c) { c->target_ns = CFC_PERIOD_MIN_NS - 1; }
 static void huge_target(struct cfc_config *c) { c->target_ns = CFC_PERIOD_MAX_NS + 1; }
 static void huge_maxhold(struct cfc_config *c) { c->maxhold_ns = CFC_MAXHOLD_MAX_NS + 1; }
+static void tiny_maxdelay(struct cfc_config *c) { c->maxdelay_ns = CFC_PERIOD_MIN_NS - 1; }
+static void huge_maxdelay(struct cfc_config *c) { c->maxdelay_ns = CFC_MAXDELAY_MAX_NS + 1; }
 
 static void every_bad_value_is_rejected_by_name(void **state)
 {
@@ -60,7 +63,8 @@ static void every_bad_value_is_rejected_by_name(void **state)
 		{ slow_bandwidth, "bandwidth" }, { big_hysteresis, "hysteresis" },
 		{ bad_mode, "mode" }, { zero_classes, "classes" }, { many_classes, "classes" },
 		{ bad_pace, "pace" }, { tiny_target, "target" }, { huge_target, "target" },
-		{ huge_maxhold, "maxhold" },
+		{ huge_maxhold, "maxhold" }, { tiny_maxdelay, "maxdelay" },
+		{ huge_maxdelay, "maxdelay" },
 	};
 	size_t i;
 
@@ -91,9 +95,13 @@ static void boundaries_are_accepted(void **state)
 	cfg.classes = CFC_MAX_CLASSES;
 	cfg.target_ns = CFC_PERIOD_MIN_NS;
 	cfg.maxhold_ns = 0;
+	cfg.maxdelay_ns = 0;
+	assert_null(cfc_config_check(&cfg));
+	cfg.maxdelay_ns = CFC_PERIOD_MIN_NS;
 	assert_null(cfc_config_check(&cfg));
 	cfg.target_ns = CFC_PERIOD_MAX_NS;
 	cfg.maxhold_ns = CFC_MAXHOLD_MAX_NS;
+	cfg.maxdelay_ns = CFC_MAXDELAY_MAX_NS;
 	cfg.pace = CFC_PACE_FIXED;
 	assert_null(cfc_config_check(&cfg));
 }

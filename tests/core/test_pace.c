@@ -169,12 +169,13 @@ struct outcome {
 	u64 stalled;		/* ns it waited more than STALL_DELAY */
 	u64 converge;		/* ns from the burst until no new flow is left */
 	u64 holds;
+	u64 delay_drops;
 };
 
 /* One video sender at `rate`, alone for a second, then `burst` backlogged new flows. */
-static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate, u32 burst)
+static struct outcome run_burst_with(struct cfc_config cfg, const struct controller *ctl,
+				     u64 rate, u32 burst)
 {
-	struct cfc_config cfg = ts_default_config();
 	struct tsched *ts;
 	struct experiment x = {
 		.rt = { .ctl = ctl, .flow = 0, .rate = rate },
@@ -183,7 +184,6 @@ static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate,
 	};
 	struct outcome out;
 
-	cfg.pace = pace;
 	ts = ts_new(&cfg, burst + 1);
 	x.rt.next_send = ts->now;
 	x.rt.next_step = ts->now;
@@ -194,14 +194,27 @@ static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate,
 	out.stalled = x.rt.stalled_ns;
 	out.converge = x.converged_at ? x.converged_at - x.burst_at : ~0ull;
 	out.holds = ts->s.cnt.holds;
+	out.delay_drops = ts->s.cnt.delay_drops;
 	print_message("%-12s %-8s max sojourn %4llu ms, over %llu ms for %4llu ms, "
-		      "fair shares after %4llu ms, %llu ticks held\n",
-		      ctl->name, pace == CFC_PACE_FIXED ? "fixed" : "adaptive",
+		      "fair shares after %4llu ms, %llu ticks held, %llu late drops\n",
+		      ctl->name, cfg.pace == CFC_PACE_FIXED ? "fixed" : "adaptive",
 		      (unsigned long long)(out.max_sojourn / MS),
 		      (unsigned long long)(STALL_DELAY / MS), (unsigned long long)(out.stalled / MS),
-		      (unsigned long long)(out.converge / MS), (unsigned long long)out.holds);
+		      (unsigned long long)(out.converge / MS), (unsigned long long)out.holds,
+		      (unsigned long long)out.delay_drops);
 	ts_free(ts);
 	return out;
+}
+
+/* pace fixed runs as the seeds' schedule: without the maxdelay bound they did not have. */
+static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate, u32 burst)
+{
+	struct cfc_config cfg = ts_default_config();
+
+	cfg.pace = pace;
+	if (pace == CFC_PACE_FIXED)
+		cfg.maxdelay_ns = 0;
+	return run_burst_with(cfg, ctl, rate, burst);
 }
 
 #define RT_RATE		15600000ull	/* GCC's target in the lab before the page arrived */
@@ -281,6 +294,65 @@ static void unresponsive_old_flow_holds_at_most_maxhold(void **state)
 }
 
 /*
+ * The bound acts when the flow's turn comes; the sender, sampling its head every
+ * STEP, may see it up to a DRR round plus a step after it passed maxdelay.
+ */
+#define HEAD_SEEN_LATE	(2 * STEP)
+
+/*
+ * An unresponsive old flow at the rate it had alone: without a bound its queue
+ * holds seconds under either pace; with maxdelay (the default) its head packet
+ * waits hardly longer than that, its oldest packets are dropped, and the
+ * newcomers' convergence is unchanged.
+ */
+static void maxdelay_bounds_an_old_flow_s_queue(void **state)
+{
+	u8 paces[] = { CFC_PACE_FIXED, CFC_PACE_ADAPTIVE };
+	u32 i;
+
+	(void)state;
+	for (i = 0; i < 2; i++) {
+		struct cfc_config cfg = ts_default_config();
+		struct outcome bounded, unbounded;
+
+		cfg.pace = paces[i];
+		bounded = run_burst_with(cfg, &UNRESPONSIVE, RT_RATE, BURST);
+		cfg.maxdelay_ns = 0;
+		unbounded = run_burst_with(cfg, &UNRESPONSIVE, RT_RATE, BURST);
+		assert_true(unbounded.max_sojourn >= 2000 * MS);
+		assert_int_equal(unbounded.delay_drops, 0);
+		assert_true(bounded.max_sojourn <= ts_default_config().maxdelay_ns + HEAD_SEEN_LATE);
+		assert_true(bounded.delay_drops > 0);
+		assert_true(bounded.converge <= convergence_bound(paces[i]));
+	}
+}
+
+/*
+ * A window-based sender whose acks its own queue delays stops sending: the bound
+ * still holds, at dequeue, for what it left queued (one old flow, 10 s of queue
+ * at 1 Mbit/s, no arrivals): no packet leaves after waiting longer than maxdelay.
+ */
+static void maxdelay_holds_for_a_flow_that_stopped_sending(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 1);
+	u32 i;
+
+	(void)state;
+	for (i = 0; i < 1000; i++)
+		ts_enqueue(ts, 0, PKT);
+	ts_run_link(ts, 1000000ull, 2000 * MS, NULL, NULL);
+	assert_true(ts->s.cnt.delay_drops > 0);
+	assert_true(((u64)ts->s.cnt.max_sojourn << 10) <= cfg.maxdelay_ns);
+	assert_int_equal(ts->s.qlen, 0);
+	assert_null(ts_check(ts));
+	print_message("1000 packets queued at 1 Mbit/s: %llu sent within maxdelay, %llu dropped\n",
+		      (unsigned long long)ts->s.cnt.dequeued_pkts,
+		      (unsigned long long)ts->s.cnt.delay_drops);
+	ts_free(ts);
+}
+
+/*
  * An old flow that sends less than its share keeps no queue: nothing is held, and
  * fair shares come one tick later than under the fixed schedule (the tick that
  * finds the new flows at weight 1 graduates them).
@@ -305,10 +377,12 @@ static void adaptive_pace_costs_one_tick_without_a_standing_queue(void **state)
 static void held_ticks_give_back_down_to_the_floor(void **state)
 {
 	struct cfc_config cfg = ts_default_config();
-	struct tsched *ts = ts_new(&cfg, 4);
+	struct tsched *ts;
 	u32 i;
 
 	(void)state;
+	cfg.maxdelay_ns = 0;	/* the standing queue stays: only the pace acts on it */
+	ts = ts_new(&cfg, 4);
 	for (i = 0; i < 1000; i++)		/* a standing queue of 1000 packets: 10 s at 1 Mbit/s */
 		ts_enqueue(ts, 0, PKT);
 	for (i = 0; i < 30; i++) {		/* two new flows, still backlogged at the ticks */
@@ -375,6 +449,8 @@ int run_pace_tests(void)
 		cmocka_unit_test(adaptive_pace_follows_the_old_flow),
 		cmocka_unit_test(adaptive_pace_drains_a_gradient_controller),
 		cmocka_unit_test(unresponsive_old_flow_holds_at_most_maxhold),
+		cmocka_unit_test(maxdelay_bounds_an_old_flow_s_queue),
+		cmocka_unit_test(maxdelay_holds_for_a_flow_that_stopped_sending),
 		cmocka_unit_test(adaptive_pace_costs_one_tick_without_a_standing_queue),
 		cmocka_unit_test(held_ticks_give_back_down_to_the_floor),
 	};

@@ -27,11 +27,12 @@ import rtnl  # noqa: E402
 
 KIND = "confucius"
 (BANDWIDTH64, LIMIT, MEMLIMIT, FLOWS, QUANTUM, INTERVAL, MODE, CLASSES, HYSTERESIS,
- RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD) = range(2, 16)
+ RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD, MAXDELAY) = range(2, 17)
 U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 32768),
               QUANTUM: (64, 65536), INTERVAL: (1000, 60_000_000), MODE: (0, 2),
               CLASSES: (1, 8), HYSTERESIS: (0, 50), RECLASSIFY: (1000, 60_000_000),
-              PACE: (0, 1), TARGET: (1000, 60_000_000), MAXHOLD: (0, 60_000_000)}
+              PACE: (0, 1), TARGET: (1000, 60_000_000), MAXHOLD: (0, 60_000_000),
+              MAXDELAY: (0, 60_000_000)}
 BANDWIDTH_BYTES = (1000, (1 << 47) // 8)
 rng = random.Random(20261122)
 
@@ -55,7 +56,7 @@ def u32_value(kind):
 
 
 def random_attribute(current_flows):
-    kind = rng.choice([*U32_RANGES, BANDWIDTH64, CLASS_WEIGHTS, rng.randint(MAXHOLD + 1, 40)])
+    kind = rng.choice([*U32_RANGES, BANDWIDTH64, CLASS_WEIGHTS, rng.randint(MAXDELAY + 1, 40)])
     if rng.random() < 0.1:  # a wrong size
         return kind, os.urandom(rng.choice([0, 1, 2, 3, 5, 6, 7, 9]))
     if kind in U32_RANGES:

@@ -157,7 +157,7 @@ def qdisc_stats(ifindex: int, kind: str, rtnl: Rtnl | None = None) -> dict | Non
 
 # struct tc_confucius_xstats of type TC_CONFUCIUS_XSTATS_QDISC, kernel/include/uapi/linux/pkt_sched_confucius.h
 XSTATS_QDISC = 0
-XSTATS = struct.Struct("=II" "IIQQQQIIII8I8I8I" "QQQQQQII")
+XSTATS = struct.Struct("=II" "IIQQQQIIII8I8I8I" "QQQQQQII" "Q")
 XSTATS_FIELDS = ("type", "pad0", "new_flows", "old_flows", "new_weight", "ticks", "holds", "moves",
                  "max_sojourn_us", "memory_used", "classes", "pad")
 SNAPSHOT_FIELDS = ("enqueued_packets", "enqueued_bytes", "sent_packets", "sent_bytes",
@@ -172,7 +172,8 @@ def confucius_xstats(app: bytes) -> dict:
     named["class_flows"] = list(values[12:20])
     named["class_packets"] = list(values[20:28])
     named["class_bytes"] = list(values[28:36])
-    named.update(zip(SNAPSHOT_FIELDS, values[36:]))
+    named.update(zip(SNAPSHOT_FIELDS, values[36:44]))
+    named["delay_drops"] = values[44]
     return named
 
 

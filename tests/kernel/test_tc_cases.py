@@ -24,7 +24,7 @@ RESULTS_FILE = "tc_results.json"
 # Generous: under emulation on a busy host one case can take seconds.
 VM_TIMEOUT_S = 900.0
 OPTIONS = ("bandwidth", "limit", "memlimit", "flows", "quantum", "interval", "mode", "classes",
-           "hysteresis", "reclassify", "weights", "pace", "target", "maxhold")
+           "hysteresis", "reclassify", "weights", "pace", "target", "maxhold", "maxdelay")
 # The UAPI attribute of an option, where its name differs (see nlqdisc.py).
 NETLINK_NAMES = {"bandwidth": "bandwidth64", "weights": "class_weights"}
 

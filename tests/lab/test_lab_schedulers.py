@@ -119,4 +119,4 @@ def test_every_scheduler_of_the_issue_is_in_the_table():
     assert {"pfifo", "fq_codel", "codel", "red", "pie", "fq_pie", "hhf", "cake", "prio", "drr",
             "confucius"} <= kinds
     modes = {s.options for s in sched.SCHEDULERS.values() if s.kind == "confucius"}
-    assert modes == {"mode flow", "mode flow pace fixed", "mode class"}
+    assert modes == {"mode flow", "mode flow pace fixed maxdelay 0", "mode class"}

@@ -26,6 +26,7 @@ enum {
 	TCA_CONFUCIUS_PACE,		/* u32, enum tc_confucius_pace */
 	TCA_CONFUCIUS_TARGET,		/* u32, us: old flows' sojourn target (pace adaptive) */
 	TCA_CONFUCIUS_MAXHOLD,		/* u32, us: most ticks held per burst (pace adaptive) */
+	TCA_CONFUCIUS_MAXDELAY,		/* u32, us: old flows' longest wait; 0 = no bound */
 	__TCA_CONFUCIUS_MAX
 };
 #define TCA_CONFUCIUS_MAX (__TCA_CONFUCIUS_MAX - 1)
@@ -83,6 +84,7 @@ struct tc_confucius_qd_stats {
 	__u64 dropped_bytes;
 	__u32 backlog_packets;
 	__u32 backlog_bytes;
+	__u64 delay_drops;	/* old flows' packets dropped for waiting over maxdelay */
 };
 
 struct tc_confucius_cl_stats {
