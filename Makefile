@@ -11,6 +11,8 @@ include mk/core.mk
 # Before kernel.mk, whose UML module needs the UML tree.
 -include mk/uml.mk
 -include mk/kernel.mk
+# After kernel.mk and uml.mk: the module's sources and Debian's kernel source tarball.
+-include mk/cross.mk
 -include mk/tc.mk
 -include mk/lab.mk
 -include mk/tools.mk
