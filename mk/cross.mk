@@ -72,3 +72,39 @@ endef
 .PHONY: cross cross-kmods test-core-cross
 cross: cross-kmods test-core-cross
 cross-kmods: $(CROSS_KMODS)
+
+# The core on a 32-bit (armhf) and a big-endian (mips) host: the unit tests, with
+# tests/core/cross/cmocka.c in place of the library, and the fuzz corpus replayed
+# (tests/core/replay.c), static so that qemu-user runs them without a target root. The
+# replay's outcome digest must equal the build machine's: same input, same schedule.
+# The corpus: the one kept in the tree, plus what the fuzz target has found here.
+CROSS_CORPUS := tests/core/corpus $(wildcard $(CORE_BUILD)/fuzz-corpus)
+CROSS_CORE_HDR := $(CORE_HDR) tests/core/*.h tests/core/cross/cmocka.h
+
+$(CORE_BUILD)/core_tests-%: $(CORE_SRC) $(HARNESS_SRC) $(UNIT_SRC) tests/core/cross/cmocka.c $(CROSS_CORE_HDR) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(cross_prefix_$*)gcc -static $(CORE_CFLAGS) -Itests/core/cross -O2 -g -o $@ \
+		$(CORE_SRC) $(HARNESS_SRC) $(UNIT_SRC) tests/core/cross/cmocka.c -lm
+
+$(CORE_BUILD)/replay-%: $(CORE_SRC) $(HARNESS_SRC) tests/core/replay.c $(CROSS_CORE_HDR) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(cross_prefix_$*)gcc -static $(CORE_CFLAGS) -O2 -g -o $@ $(CORE_SRC) $(HARNESS_SRC) tests/core/replay.c
+
+$(CORE_BUILD)/replay: $(CORE_SRC) $(HARNESS_SRC) tests/core/replay.c $(CORE_HDR) tests/core/*.h | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CORE_CFLAGS) -O2 -g -o $@ $(CORE_SRC) $(HARNESS_SRC) tests/core/replay.c
+
+# $(call cross_core_rules,arch): test-core-ARCH runs both under the architecture's qemu.
+define cross_core_rules
+.PHONY: test-core-$(1)
+test-core-$(1): $(CORE_BUILD)/core_tests-$(1) $(CORE_BUILD)/replay-$(1) $(CORE_BUILD)/replay
+	$(cross_qemu_$(1)) $(CORE_BUILD)/core_tests-$(1)
+	@here=$$$$($(CORE_BUILD)/replay $(CROSS_CORPUS)) || { echo "$$$$here"; exit 1; }; \
+	there=$$$$($(cross_qemu_$(1)) $(CORE_BUILD)/replay-$(1) $(CROSS_CORPUS)) || { echo "$$$$there"; exit 1; }; \
+	echo "$(1): $$$$there"; \
+	[ "$$$$here" = "$$$$there" ] || { echo "$(1): differs from the build machine's: $$$$here"; exit 1; }
+endef
+$(foreach a,$(CROSS_QEMU_ARCHS),$(eval $(call cross_core_rules,$(a))))
+
+test-core-cross: $(foreach a,$(CROSS_QEMU_ARCHS),test-core-$(a))
+C_TESTS += test-core-cross cross-kmods
