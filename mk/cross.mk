@@ -43,7 +43,8 @@ $(CROSS_SRC_STAMP): $(wildcard $(UML_SOURCE)) | $(DEPS_STAMP)
 define cross_rules
 $(call CROSS_TREE,$(1))/.prepared: $(CROSS_SRC_STAMP) kernel/cross/prepare.sh kernel/cross/cross.config
 	JOBS=2 nice -n 10 kernel/cross/prepare.sh $(CROSS_SRC) $$(@D) $(cross_karch_$(1)) \
-		$(cross_prefix_$(1)) $(cross_defconfig_$(1)) > $(BUILD)/cross/prepare-$(1).log 2>&1 \
+		$(cross_prefix_$(1)) $(cross_defconfig_$(1)) kernel/cross/cross.config \
+		> $(BUILD)/cross/prepare-$(1).log 2>&1 \
 		|| { tail -n 20 $(BUILD)/cross/prepare-$(1).log; exit 1; }
 	touch $$@
 
