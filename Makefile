@@ -11,6 +11,8 @@ include mk/core.mk
 # Before kernel.mk, whose UML module needs the UML tree.
 -include mk/uml.mk
 -include mk/kernel.mk
+# After kernel.mk and uml.mk: the module's sources and Debian's kernel source tarball.
+-include mk/cross.mk
 -include mk/tc.mk
 -include mk/lab.mk
 -include mk/tools.mk
@@ -25,6 +27,8 @@ help:
 	@echo "make test        run the whole test suite (does its own set-up)"
 	@echo "make bench-core  per-packet cost of the scheduling core, per mode and flow count"
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
+	@echo "make cross       the module for arm64, armhf, mips; the core tested on armhf and mips"
+	@echo "make boot-arm64  the arm64 module loaded and used in an arm64 kernel under qemu"
 	@echo "make clean       remove build products (keeps the virtualenv)"
 
 # C suites first (each prints its own summary), then pytest, which closes the run.

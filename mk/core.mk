@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The scheduling core: unit tests (plain and under ASan+UBSan), a freestanding
 # build that proves it fits the kernel (no libc, no floating point), a libFuzzer
-# smoke run, and the per-packet cost benchmark.
+# smoke run (seeded with the corpus kept in tests/core/corpus), and the per-packet
+# cost benchmark.
 
 CORE_SRC     := core/confucius.c
 CORE_HDR     := core/confucius.h core/cfc_platform.h
@@ -46,7 +47,7 @@ test-core-san: $(CORE_BUILD)/core_tests_san
 test-core-fuzz: $(CORE_BUILD)/fuzz_core
 	@mkdir -p $(CORE_BUILD)/fuzz-corpus
 	$(CORE_BUILD)/fuzz_core -max_total_time=$(FUZZ_SECONDS) -max_len=4096 -print_final_stats=1 \
-		$(CORE_BUILD)/fuzz-corpus 2>&1 | grep -E 'Done|stat::number_of_executed_units|ERROR|SUMMARY' ; \
+		$(CORE_BUILD)/fuzz-corpus tests/core/corpus 2>&1 | grep -E 'Done|stat::number_of_executed_units|ERROR|SUMMARY' ; \
 		test $${PIPESTATUS[0]} -eq 0
 
 bench-core: $(CORE_BUILD)/bench_core

@@ -9,7 +9,7 @@ int LLVMFuzzerTestOneInput(const u8 *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const u8 *data, size_t size)
 {
-	const char *err = ts_run_ops(data, size);
+	const char *err = ts_run_ops(data, size, NULL);
 
 	if (err) {
 		fprintf(stderr, "invariant broken: %s\n", err);

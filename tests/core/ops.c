@@ -88,7 +88,30 @@ static bool apply_op(struct tsched *ts, struct reader *r)
 	return true;
 }
 
-const char *ts_run_ops(const u8 *data, size_t size)
+/* FNV-1a over a 64-bit value, byte by byte from the low end: the same on every host. */
+static u64 fold(u64 hash, u64 value)
+{
+	u32 i;
+
+	for (i = 0; i < 8; i++, value >>= 8)
+		hash = (hash ^ (value & 0xff)) * 0x100000001b3ull;
+	return hash;
+}
+
+static u64 outcome_of(const struct tsched *ts)
+{
+	u64 hash = fold(0xcbf29ce484222325ull, ts->now);
+	u32 f;
+
+	for (f = 0; f < ts->nflows; f++) {
+		hash = fold(hash, ts->bytes_out[f]);
+		hash = fold(hash, ts->drops[f]);
+		hash = fold(hash, ts->seq_out[f]);
+	}
+	return hash;
+}
+
+const char *ts_run_ops(const u8 *data, size_t size, u64 *outcome)
 {
 	struct reader r = { data, size, 0 };
 	struct cfc_config cfg;
@@ -110,6 +133,8 @@ const char *ts_run_ops(const u8 *data, size_t size)
 	}
 	if (!err)
 		err = ts_check(ts);
+	if (outcome)
+		*outcome = outcome_of(ts);
 	ts_free(ts);
 	return err;
 }

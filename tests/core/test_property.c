@@ -33,7 +33,7 @@ static void random_operation_sequences(void **state)
 
 		for (i = 0; i < PROGRAM_BYTES; i++)
 			program[i] = (u8)xorshift(&rng);
-		err = ts_run_ops(program, sizeof(program));
+		err = ts_run_ops(program, sizeof(program), NULL);
 		if (err)
 			fail_msg("sequence %u (seed %llu): %s", seq,
 				 (unsigned long long)(0x9e3779b97f4a7c15ull * (seq + 1)), err);

@@ -1,0 +1,38 @@
+#!/bin/bash
+# SPDX-License-Identifier: MIT
+# Prepares a kernel tree for building sch_confucius.ko for one router architecture:
+#   prepare.sh SRC OUT ARCH CROSS_COMPILE DEFCONFIG FRAGMENT [TARGET...]
+# SRC is a clean linux-source-6.1 tree (shared by every architecture); OUT receives the
+# configuration and what the targets build (`make O=OUT`): DEFCONFIG merged with the
+# FRAGMENT's options, then the targets, `modules_prepare` when none is named. Without a
+# vmlinux OUT has no Module.symvers; the module's undefined symbols are then checked
+# against the source's exports instead (check-symbols.sh).
+set -euo pipefail
+
+src=$(realpath "${1:?usage: prepare.sh SRC OUT ARCH CROSS_COMPILE DEFCONFIG FRAGMENT [TARGET...]}")
+out=$(realpath -m "$2")
+arch=$3 cross=$4 defconfig=$5 fragment=$(realpath "$6")
+shift 6
+targets=("${@:-modules_prepare}")
+jobs=${JOBS:-$(nproc)}
+
+command -v "${cross}gcc" >/dev/null || { echo "cross: ${cross}gcc missing (mk/apt-packages.txt)" >&2; exit 1; }
+
+rm -rf "$out"
+mkdir -p "$out"
+kmake() { make -C "$src" O="$out" ARCH="$arch" CROSS_COMPILE="$cross" "$@"; }
+
+kmake "$defconfig" >/dev/null
+"$src"/scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" "$fragment" >/dev/null
+kmake olddefconfig >/dev/null
+
+# Kconfig silently drops an option whose dependencies are not met: name each one.
+missing=0
+while read -r line; do
+	case $line in
+	CONFIG_*=*) grep -qx "$line" "$out/.config" || { echo "cross: Kconfig dropped $line" >&2; missing=1; } ;;
+	esac
+done < "$fragment"
+[ "$missing" = 0 ]
+
+kmake -j"$jobs" "${targets[@]}"
