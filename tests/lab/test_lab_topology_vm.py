@@ -1,20 +1,23 @@
 # SPDX-License-Identifier: MIT
 """The topology inside the VM: propagation delay, bottleneck rate, rate changes, addresses.
 
-One boot; the guest script (Python, the venv's interpreter) measures and writes JSON to the
-results share, and the tests read it. Timers under emulation are coarser than on hardware,
-so the bounds have margins (RTT within 40-48 ms, Cubic through 20 Mbit/s at 17-21 Mbit/s)
-and a throughput outside them is measured once more.
+One boot of the lab's kernel under User-Mode Linux in virtual time (host load cannot move
+what it measures); the guest script (Python, the venv's interpreter) measures and writes
+JSON to the results share, and the tests read it.
 """
 
 import json
+import os
 import sys
 
 import pytest
 
-from confucius.lab import vm
+from confucius.lab import uml
 
-pytestmark = pytest.mark.vm
+pytestmark = [
+    pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`"),
+    pytest.mark.skipif(os.geteuid() != 0, reason="the UML guest writes the host's files as root"),
+]
 
 GUEST_SCRIPT = f"""#!{sys.executable}
 import json, os, re, subprocess, time
@@ -38,10 +41,7 @@ def cubic_mbps():
                             "--json"))
     return report["end"]["sum_received"]["bits_per_second"] / 1e6
 
-# Emulation on 2 shared cores: a run starved by other work is measured once more.
-found["cubic_mbps"] = [cubic_mbps()]
-if not 17 <= found["cubic_mbps"][0] <= 21:
-    found["cubic_mbps"].append(cubic_mbps())
+found["cubic_mbps"] = cubic_mbps()
 
 t.set_rate("10mbit")
 found["class_after_change"] = run("tc", "-n", "rtr", "class", "show", "dev", "rtr-cli")
@@ -70,7 +70,7 @@ json.dump(found, open(os.path.join(os.environ["RESULTS"], "topology.json"), "w")
 @pytest.fixture(scope="module")
 def found(tmp_path_factory) -> dict:
     results = tmp_path_factory.mktemp("topology")
-    result = vm.run(GUEST_SCRIPT, results_dir=results, timeout=300)
+    result = uml.run(GUEST_SCRIPT, results_dir=results, timeout=300)
     result.check()
     return json.loads((results / "topology.json").read_text())
 
@@ -88,16 +88,23 @@ def test_offloads_are_off(found):
 
 
 def test_round_trip_time_is_the_configured_40ms(found):
+    # Measured in three boots: min and median 40.0 ms (the first ping also resolves the
+    # neighbour: 80 ms).
     rtts = sorted(found["rtt_ms"])
     assert len(rtts) == 20
     median = rtts[len(rtts) // 2]
     print(f"RTT min {rtts[0]:.1f} median {median:.1f} max {rtts[-1]:.1f} ms")
-    assert 40.0 <= rtts[0] and median <= 48.0
+    assert 40.0 <= rtts[0] and median <= 41.0
+
+
+# TCP's goodput ceiling through 20 Mbit/s of 1514-byte frames carrying 1448 bytes each
+# (timestamps on); Cubic reached 18.442 Mbit/s in three boots.
+GOODPUT_CEILING_MBPS = 20 * 1448 / 1514
 
 
 def test_cubic_fills_the_20mbit_bottleneck(found):
-    print(f"Cubic through 20 Mbit/s: {', '.join(f'{m:.2f}' for m in found['cubic_mbps'])} Mbit/s")
-    assert 17.0 <= found["cubic_mbps"][-1] <= 21.0
+    print(f"Cubic through 20 Mbit/s: {found['cubic_mbps']:.3f} Mbit/s")
+    assert 0.95 * GOODPUT_CEILING_MBPS <= found["cubic_mbps"] <= GOODPUT_CEILING_MBPS
 
 
 def test_rate_changes_during_a_run(found):
@@ -106,8 +113,9 @@ def test_rate_changes_during_a_run(found):
 
 
 def test_rate_follows_a_trace(found):
+    print(f"trace of 0.6 s followed in {found['trace_seconds']:.4f} s")
     assert found["trace_changes"] == 3
-    assert 0.6 <= found["trace_seconds"] < 2.0
+    assert 0.6 <= found["trace_seconds"] < 0.7
     assert "rate 6500Kbit" in found["class_after_trace"]
 
 
