@@ -15,6 +15,7 @@ include mk/core.mk
 -include mk/lab.mk
 -include mk/tools.mk
 -include mk/deb.mk
+-include mk/sim.mk
 # Last: its test rule lists PYTEST_NEEDS, which the fragments above fill.
 include mk/python.mk
 
@@ -24,6 +25,7 @@ help:
 	@echo "make demo        run the main job with sensible defaults and show the result"
 	@echo "make test        run the whole test suite (does its own set-up)"
 	@echo "make bench-core  per-packet cost of the scheduling core, per mode and flow count"
+	@echo "make sim         the ns-3 simulator (sim/README.md): build/sim/bottleneck"
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
 	@echo "make clean       remove build products (keeps the virtualenv)"
 

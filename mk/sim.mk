@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: MIT
+# The ns-3 simulator (sim/README.md): our queue disc and programs, built out of tree
+# against the packaged ns-3 from PyPI (headers and shared libraries, no source tree).
+
+SIM_BUILD   := $(BUILD)/sim
+NS3_PREFIX  := $(BUILD)/ns3
+NS3_STAMP   := $(NS3_PREFIX)/.installed
+NS3_ROOT    := $(NS3_PREFIX)/ns3
+NS3_LIBDIR  := $(abspath $(NS3_ROOT)/lib64)
+NS3_MODULES := applications traffic-control point-to-point internet network core
+# The wheel's pkg-config files name the paths of the machine it was built on: only
+# its version is read from them; the flags are built here.
+NS3_VERSION  = $(shell PKG_CONFIG_PATH=$(NS3_LIBDIR)/pkgconfig pkg-config --modversion ns3-core)
+NS3_CXXFLAGS = -std=c++20 -O2 -Wall -Wextra -Werror -isystem $(NS3_ROOT)/include \
+	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' -Icore -Isim/ns3
+NS3_LDFLAGS  = -L$(NS3_LIBDIR) -Wl,-rpath,$(NS3_LIBDIR) \
+	$(foreach m,$(NS3_MODULES),-lns$(NS3_VERSION)-$(m))
+
+SIM_MODEL := $(wildcard sim/ns3/model/*.cc sim/ns3/apps/*.cc)
+SIM_HDRS  := $(wildcard sim/ns3/model/*.h sim/ns3/apps/*.h) $(CORE_HDR)
+SIM_BOTTLENECK := $(SIM_BUILD)/bottleneck
+
+# pip's own client, into the build tree: only the C++ parts are used (no Python bindings).
+$(NS3_STAMP): sim/ns3/requirements.txt | $(VENV_STAMP)
+	rm -rf $(NS3_PREFIX)
+	$(VENV)/bin/pip install -q --no-deps --target $(NS3_PREFIX) -r sim/ns3/requirements.txt
+	@touch $@
+
+# The core compiles unchanged, as C, exactly as the kernel and the tests take it.
+$(SIM_BUILD)/confucius.o: $(CORE_SRC) $(CORE_HDR) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -Icore -c -o $@ $(CORE_SRC)
+
+$(SIM_BUILD)/%.o: sim/ns3/%.cc $(SIM_HDRS) $(NS3_STAMP)
+	@mkdir -p $(@D)
+	nice -n 10 $(CXX) $(NS3_CXXFLAGS) -fPIC -c -o $@ $<
+
+$(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUILD)/%.o) $(SIM_BUILD)/confucius.o
+	$(CXX) -o $@ $^ $(NS3_LDFLAGS)
+
+.PHONY: sim
+sim: $(SIM_BOTTLENECK)
+
+PYTEST_NEEDS += $(SIM_BOTTLENECK)

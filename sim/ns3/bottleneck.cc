@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Seed 000 Fig. 2 in ns-3: servers — router — client, the scheduler under test
+ * at the router's bottleneck towards the client, a constant rate or a
+ * `time_s Mbps` trace, the RTT and the buffer as the lab's scenarios give them.
+ *
+ * Traffic (for now): one UDP "real-time" flow and a group of UDP "web" flows
+ * that start later, each at a constant rate (the motivating example when both
+ * exceed their share). Prints one JSON object: what each group received per
+ * sample period at the client, what went in and out of the bottleneck's queue
+ * disc (and the Confucius core's own counters), and how fast it simulated.
+ *
+ *   bottleneck --scheduler=confucius-fixed --rate=20Mbps --rtt=40ms --buffer=1000
+ *   bottleneck --scheduler=fq_codel --trace=../shared/traces/x.log
+ *   bottleneck --scheduler=confucius --ns3::ConfuciusQueueDisc::Interval=500ms
+ */
+#include "apps/udp-source.h"
+#include "model/confucius-queue-disc.h"
+#include "model/port-filter.h"
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include "ns3/applications-module.h"
+
+#include <chrono>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+using namespace ns3;
+
+namespace
+{
+
+const uint16_t RT_PORT = 5000;
+const uint16_t WEB_PORT = 8000;
+const uint32_t MTU_BYTES = 1514; // the lab's unit for byte limits (schedulers.py)
+const char* FAST_LINK = "1Gbps";
+
+struct Options
+{
+    std::string scheduler = "confucius";
+    std::string rate = "20Mbps";
+    std::string trace;
+    std::string shaper = "own";
+    Time rtt = MilliSeconds(40);
+    uint32_t buffer = 1000;
+    Time duration = Seconds(3);
+    Time drain = Seconds(2);
+    Time sample = MilliSeconds(50);
+    std::string rtRate = "30Mbps";
+    uint32_t webFlows = 9;
+    std::string webRate = "2.5Mbps";
+    uint64_t webBytes = 0;
+    Time webStart = MilliSeconds(500);
+    uint32_t seed = 1;
+};
+
+/* -------------------------------------------------------------- schedulers */
+
+/* Label-based schedulers: the class of the RT flow's packets (by its port) and of the rest. */
+struct Label
+{
+    int32_t rt, other;
+};
+const Label UNLABELLED = {PacketFilter::PF_NO_MATCH, PacketFilter::PF_NO_MATCH};
+
+/* How a lab scheduler stands in ns-3. */
+struct LabScheduler
+{
+    std::string summary;
+    bool shapesItself;   // has its own shaper (confucius), as the lab runs it at the root
+    Label label;
+    std::function<void(TrafficControlHelper&, const Options&, DataRate)> install;
+    std::vector<std::pair<std::string, std::string>> attributes = {}; // set on the disc after
+};
+
+QueueSizeValue
+Packets(uint32_t n)
+{
+    return QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, n));
+}
+
+/* Its options other than the limit are the entry's attributes; the rest keep the core's defaults. */
+void
+Confucius(TrafficControlHelper& tch, const Options& o, DataRate)
+{
+    tch.SetRootQueueDisc("ns3::ConfuciusQueueDisc", "Limit", UintegerValue(o.buffer));
+}
+
+const std::map<std::string, LabScheduler>&
+Schedulers()
+{
+    static const std::map<std::string, LabScheduler> table = {
+        {"pfifo",
+         {"FIFO, drop tail", false, UNLABELLED,
+          [](TrafficControlHelper& t, const Options& o, DataRate) {
+              t.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        {"fq_codel",
+         {"fair queueing + CoDel", false, UNLABELLED,
+          [](TrafficControlHelper& t, const Options& o, DataRate) {
+              t.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        // As the lab: fq_codel's scheduler with CoDel's target and interval at 100 s.
+        {"fq",
+         {"fair queueing without AQM (FqCoDel, CoDel off)", false, UNLABELLED,
+          [](TrafficControlHelper& t, const Options& o, DataRate) {
+              t.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer),
+                                 "Target", StringValue("100s"), "Interval", StringValue("100s"));
+          }}},
+        {"codel",
+         {"CoDel AQM, one FIFO", false, UNLABELLED,
+          [](TrafficControlHelper& t, const Options& o, DataRate) {
+              t.SetRootQueueDisc("ns3::CoDelQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        // As the lab's tc defaults: min limit/12, max limit/4, max probability 0.02.
+        {"red",
+         {"RED AQM (min limit/12, max limit/4, p 0.02)", false, UNLABELLED,
+          [](TrafficControlHelper& t, const Options& o, DataRate rate) {
+              t.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", Packets(o.buffer),
+                                 "MeanPktSize", UintegerValue(MTU_BYTES),
+                                 "MinTh", DoubleValue(o.buffer / 12.0),
+                                 "MaxTh", DoubleValue(o.buffer / 4.0),
+                                 "LInterm", DoubleValue(50), "LinkBandwidth", DataRateValue(rate),
+                                 "LinkDelay", TimeValue(o.rtt / 2));
+          }}},
+        {"pie",
+         {"PIE AQM, one FIFO", false, UNLABELLED,
+          [](TrafficControlHelper& t, const Options& o, DataRate) {
+              t.SetRootQueueDisc("ns3::PieQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        {"fq_pie",
+         {"fair queueing + PIE", false, UNLABELLED,
+          [](TrafficControlHelper& t, const Options& o, DataRate) {
+              t.SetRootQueueDisc("ns3::FqPieQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
+        // buffer in each band, as the lab's pfifo per class.
+        {"prio",
+         {"strict priority for the labelled RT flow", false, {0, 1},
+          [](TrafficControlHelper& t, const Options& o, DataRate) {
+              uint16_t root = t.SetRootQueueDisc("ns3::PrioQueueDisc");
+              auto classes = t.AddQueueDiscClasses(root, 2, "ns3::QueueDiscClass");
+              for (auto cls : classes)
+                  t.AddChildQueueDisc(root, cls, "ns3::FifoQueueDisc", "MaxSize",
+                                      Packets(o.buffer));
+          }}},
+        {"confucius",
+         {"Confucius, mode flow, adaptive pace (default)", true, UNLABELLED,
+          Confucius, {{"Mode", "flow"}}}},
+        {"confucius-fixed",
+         {"Confucius, mode flow, the seeds' fixed schedule", true, UNLABELLED,
+          Confucius, {{"Mode", "flow"}, {"Pace", "fixed"}}}},
+        {"confucius-class",
+         {"Confucius, mode class (seed 000)", true, UNLABELLED,
+          Confucius, {{"Mode", "class"}}}},
+        // As the lab's label-based schedulers: the RT flow in class 1, the rest in class 2,
+        // each class served by its number of flows.
+        {"confucius-external",
+         {"Confucius, mode external: RT labelled into its own class", true, {1, 2},
+          Confucius, {{"Mode", "external"}, {"Classes", "2"}}}},
+    };
+    return table;
+}
+
+/* The lab's schedulers that ns-3 has no counterpart for. */
+const std::map<std::string, std::string> NO_COUNTERPART = {
+    {"cake", "ns-3 has no CAKE"},
+    {"cake-flows", "ns-3 has no CAKE"},
+    {"hhf", "ns-3 has no heavy-hitter filter"},
+    {"drr-1:1", "ns-3 has no DRR (weighted classes) queue disc"},
+    {"drr-1:5", "ns-3 has no DRR (weighted classes) queue disc"},
+};
+
+[[noreturn]] void
+Fail(const std::string& why)
+{
+    std::cerr << "bottleneck: " << why << "\n";
+    std::exit(2);
+}
+
+const LabScheduler&
+FindScheduler(const std::string& name)
+{
+    auto it = Schedulers().find(name);
+    if (it != Schedulers().end())
+        return it->second;
+    auto missing = NO_COUNTERPART.find(name);
+    if (missing != NO_COUNTERPART.end())
+        Fail("scheduler " + name + " cannot be simulated: " + missing->second);
+    std::string names;
+    for (const auto& [n, s] : Schedulers())
+        names += (names.empty() ? "" : ", ") + n;
+    Fail("unknown scheduler '" + name + "': expected one of " + names);
+}
+
+/* ------------------------------------------------------------------- links */
+
+/* A `time_s Mbps` trace as (seconds from its start, bit/s), as the lab reads it. */
+std::vector<std::pair<double, uint64_t>>
+ReadTrace(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        Fail("cannot read trace " + path);
+    std::vector<std::pair<double, uint64_t>> points;
+    std::string line;
+    for (int number = 1; std::getline(in, line); number++)
+    {
+        std::istringstream words(line);
+        std::string first;
+        if (!(words >> first) || first[0] == '#')
+            continue;
+        double t, mbps;
+        if (!(std::istringstream(first) >> t) || !(words >> mbps))
+            Fail(path + ":" + std::to_string(number) + ": expected 'time_s Mbps', got '" + line +
+                 "'");
+        if (mbps < 0 || (!points.empty() && t < points.back().first))
+            Fail(path + ":" + std::to_string(number) + ": negative rate or time going back");
+        points.emplace_back(t, static_cast<uint64_t>(mbps * 1e6));
+    }
+    if (points.empty())
+        Fail(path + ": no 'time_s Mbps' lines");
+    const double start = points.front().first;
+    for (auto& p : points)
+        p.first -= start;
+    return points;
+}
+
+/*
+ * Sets the bottleneck's rate where the scheduler shapes: the queue disc's own
+ * shaper, or the device. A trace's 0 Mbit/s becomes the least rate the core
+ * accepts (8 kbit/s): a packet then takes 1.5 s to leave, as good as stopped.
+ */
+struct Bottleneck
+{
+    Ptr<PointToPointNetDevice> device;
+    Ptr<QueueDisc> disc;
+    bool ownShaper;
+
+    void SetRate(uint64_t bps) const
+    {
+        DataRate rate(std::max<uint64_t>(bps, CFC_BANDWIDTH_MIN));
+        if (ownShaper)
+            disc->SetAttribute("Bandwidth", DataRateValue(rate));
+        else
+            device->SetDataRate(rate);
+    }
+};
+
+void
+FollowTrace(const Bottleneck& b, const std::vector<std::pair<double, uint64_t>>& points)
+{
+    for (const auto& [t, bps] : points)
+        Simulator::Schedule(Seconds(t), &Bottleneck::SetRate, b, bps);
+}
+
+/* ------------------------------------------------------------------ output */
+
+struct Groups
+{
+    uint64_t rtBytes = 0, webBytes = 0, rtPackets = 0, webPackets = 0;
+    uint64_t rtBefore = 0, webBefore = 0;
+    std::ostringstream samples;
+    bool firstSample = true;
+};
+
+void
+Sample(Groups* g, Time webAtClient, Time period)
+{
+    const uint64_t rt = g->rtBytes - g->rtBefore, web = g->webBytes - g->webBefore;
+    const double total = double(rt + web);
+    g->samples << (g->firstSample ? "" : ",") << "{\"time_ms\":"
+               << (Simulator::Now() - webAtClient).GetMilliSeconds()
+               << ",\"rt\":" << (total ? rt / total : 0) << ",\"web\":" << (total ? web / total : 0)
+               << ",\"rt_bytes\":" << rt << ",\"web_bytes\":" << web << "}";
+    g->firstSample = false;
+    g->rtBefore = g->rtBytes;
+    g->webBefore = g->webBytes;
+    Simulator::Schedule(period, &Sample, g, webAtClient, period);
+}
+
+void
+CountRx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> p, const Address&)
+{
+    *bytes += p->GetSize();
+    (*packets)++;
+}
+
+std::string
+DiscJson(Ptr<QueueDisc> disc)
+{
+    const QueueDisc::Stats& s = disc->GetStats();
+    std::ostringstream out;
+    out << "{\"received\":" << s.nTotalReceivedPackets
+        << ",\"dropped_before_enqueue\":" << s.nTotalDroppedPacketsBeforeEnqueue
+        << ",\"enqueued\":" << s.nTotalEnqueuedPackets
+        << ",\"requeued\":" << s.nTotalRequeuedPackets
+        << ",\"dequeued\":" << s.nTotalDequeuedPackets
+        << ",\"dropped_after_dequeue\":" << s.nTotalDroppedPacketsAfterDequeue
+        << ",\"sent\":" << s.nTotalSentPackets << ",\"in_queue\":" << disc->GetNPackets() << "}";
+    return out.str();
+}
+
+std::string
+CoreJson(Ptr<QueueDisc> disc)
+{
+    auto confucius = DynamicCast<ConfuciusQueueDisc>(disc);
+    if (!confucius)
+        return "null";
+    const struct cfc_stats st = confucius->CoreStats();
+    std::ostringstream out;
+    out << "{\"enqueued\":" << st.cnt.enqueued_pkts << ",\"dequeued\":" << st.cnt.dequeued_pkts
+        << ",\"dropped\":" << st.cnt.dropped_pkts << ",\"overlimits\":" << st.cnt.overlimits
+        << ",\"ticks\":" << st.cnt.ticks << ",\"holds\":" << st.cnt.holds
+        << ",\"qlen\":" << st.qlen << "}";
+    return out.str();
+}
+
+/* --------------------------------------------------------------- topology */
+
+Options
+ParseOptions(int argc, char** argv)
+{
+    Options o;
+    CommandLine cmd(__FILE__);
+    cmd.Usage("Seed 000 Fig. 2: servers - router (scheduler under test) - client.\n"
+              "Queue disc options: --ns3::ConfuciusQueueDisc::ATTRIBUTE=VALUE.");
+    cmd.AddValue("scheduler", "the lab's scheduler name (pfifo, fq_codel, fq, codel, red, pie, "
+                              "fq_pie, prio, confucius, confucius-fixed, confucius-class, "
+                              "confucius-external)", o.scheduler);
+    cmd.AddValue("rate", "bottleneck rate (constant)", o.rate);
+    cmd.AddValue("trace", "bottleneck rate from a 'time_s Mbps' file instead", o.trace);
+    cmd.AddValue("shaper", "own: confucius shapes itself (as the lab runs it); device: the link does",
+                 o.shaper);
+    cmd.AddValue("rtt", "round-trip propagation delay", o.rtt);
+    cmd.AddValue("buffer", "the scheduler's limit, in packets (as the lab's link.buffer)", o.buffer);
+    cmd.AddValue("duration", "how long the sources send", o.duration);
+    cmd.AddValue("drain", "simulated time after the sources stop", o.drain);
+    cmd.AddValue("sample", "share sampling period", o.sample);
+    cmd.AddValue("rt-rate", "the RT flow's UDP rate (0 = no RT flow)", o.rtRate);
+    cmd.AddValue("web-flows", "web flows", o.webFlows);
+    cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
+    cmd.AddValue("web-bytes", "each web flow's bytes (0 = until the end)", o.webBytes);
+    cmd.AddValue("web-start", "when the web flows start", o.webStart);
+    cmd.AddValue("seed", "ns-3 run number", o.seed);
+    cmd.Parse(argc, argv);
+    if (o.shaper != "own" && o.shaper != "device")
+        Fail("shaper must be own or device, got '" + o.shaper + "'");
+    if (o.buffer < 1)
+        Fail("the buffer must be at least 1 packet");
+    if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
+        !o.sample.IsStrictlyPositive())
+        Fail("rtt, duration and sample must be positive");
+    return o;
+}
+
+Ptr<ConfuciusUdpSource>
+AddSource(Ptr<Node> server, Ipv4Address to, uint16_t port, const std::string& rate,
+          uint64_t bytes, uint8_t priority, Time start, Time stop)
+{
+    auto source = CreateObject<ConfuciusUdpSource>();
+    source->SetAttribute("Remote", AddressValue(InetSocketAddress(to, port)));
+    source->SetAttribute("DataRate", DataRateValue(DataRate(rate)));
+    source->SetAttribute("MaxBytes", UintegerValue(bytes));
+    source->SetAttribute("Priority", UintegerValue(priority));
+    server->AddApplication(source);
+    source->SetStartTime(start);
+    source->SetStopTime(stop);
+    return source;
+}
+
+uint64_t
+TotalSent(const std::vector<Ptr<ConfuciusUdpSource>>& sources)
+{
+    uint64_t n = 0;
+    for (const auto& s : sources)
+        n += s->SentPackets();
+    return n;
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    Options o = ParseOptions(argc, argv);
+    const LabScheduler& sched = FindScheduler(o.scheduler);
+    RngSeedManager::SetRun(o.seed);
+    const auto trace = o.trace.empty() ? std::vector<std::pair<double, uint64_t>>{}
+                                       : ReadTrace(o.trace);
+    const DataRate linkRate = trace.empty() ? DataRate(o.rate)
+                                            : DataRate(std::max<uint64_t>(trace.front().second,
+                                                                          CFC_BANDWIDTH_MIN));
+    const bool ownShaper = sched.shapesItself && o.shaper == "own";
+
+    // Nodes: 0 RT server, 1 web server, 2 router, 3 client.
+    NodeContainer nodes;
+    nodes.Create(4);
+    Ptr<Node> rtServer = nodes.Get(0), webServer = nodes.Get(1), router = nodes.Get(2),
+              client = nodes.Get(3);
+    InternetStackHelper stack;
+    stack.Install(nodes);
+
+    PointToPointHelper access;
+    access.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
+    access.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
+    // The whole RTT is on the bottleneck link; its device holds one packet, so the
+    // queue forms in the scheduler (ns-3's flow control stops the disc when it is full).
+    PointToPointHelper narrow;
+    narrow.SetDeviceAttribute("DataRate",
+                              ownShaper ? DataRateValue(DataRate(FAST_LINK)) : DataRateValue(linkRate));
+    narrow.SetChannelAttribute("Delay", TimeValue(o.rtt / 2));
+    narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+
+    NetDeviceContainer rtLink = access.Install(rtServer, router);
+    NetDeviceContainer webLink = access.Install(webServer, router);
+    NetDeviceContainer bottleneck = narrow.Install(router, client);
+
+    TrafficControlHelper tch;
+    sched.install(tch, o, linkRate);
+    Ptr<QueueDisc> disc = tch.Install(bottleneck.Get(0)).Get(0);
+    // Before the simulation starts, when the disc reads them (options given on the
+    // command line as --ns3::ConfuciusQueueDisc::X=V are its defaults, these override).
+    for (const auto& [name, value] : sched.attributes)
+        disc->SetAttribute(name, StringValue(value));
+    if (sched.label.rt != PacketFilter::PF_NO_MATCH)
+    {
+        auto filter = CreateObject<ConfuciusPortFilter>();
+        filter->AddPort(RT_PORT);
+        filter->SetResults(sched.label.rt, sched.label.other);
+        disc->AddPacketFilter(filter);
+    }
+    if (sched.shapesItself)
+        disc->SetAttribute("Bandwidth", DataRateValue(ownShaper ? linkRate : DataRate(0)));
+
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.1.1.0", "255.255.255.0");
+    addr.Assign(rtLink);
+    addr.SetBase("10.1.2.0", "255.255.255.0");
+    addr.Assign(webLink);
+    addr.SetBase("10.1.3.0", "255.255.255.0");
+    Ipv4Address clientAddr = addr.Assign(bottleneck).GetAddress(1);
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    Bottleneck b{DynamicCast<PointToPointNetDevice>(bottleneck.Get(0)), disc, ownShaper};
+    if (!trace.empty())
+        FollowTrace(b, trace);
+
+    Groups groups;
+    PacketSinkHelper rtSink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), RT_PORT));
+    PacketSinkHelper webSink("ns3::UdpSocketFactory",
+                             InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
+    ApplicationContainer sinks = rtSink.Install(client);
+    sinks.Add(webSink.Install(client));
+    sinks.Get(0)->TraceConnectWithoutContext(
+        "Rx", MakeBoundCallback(&CountRx, &groups.rtBytes, &groups.rtPackets));
+    sinks.Get(1)->TraceConnectWithoutContext(
+        "Rx", MakeBoundCallback(&CountRx, &groups.webBytes, &groups.webPackets));
+
+    std::vector<Ptr<ConfuciusUdpSource>> rtSources, webSources;
+    if (DataRate(o.rtRate).GetBitRate() > 0)
+        rtSources.push_back(AddSource(rtServer, clientAddr, RT_PORT, o.rtRate, 0, 0,
+                                      Seconds(0), o.duration));
+    for (uint32_t i = 0; i < o.webFlows; i++)
+        webSources.push_back(AddSource(webServer, clientAddr, WEB_PORT, o.webRate, o.webBytes, 0,
+                                       o.webStart, o.duration));
+
+    // Samples end on a grid anchored where the web flows reach the client, as the
+    // core's share trace anchors its own at their arrival.
+    const Time webAtClient = o.webStart + o.rtt / 2;
+    Time first = webAtClient;
+    while (first > o.sample)
+        first -= o.sample;
+    Simulator::Schedule(first, &Sample, &groups, webAtClient, o.sample);
+
+    const Time end = o.duration + o.drain;
+    Simulator::Stop(end);
+    const auto wallStart = std::chrono::steady_clock::now();
+    Simulator::Run();
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+
+    std::cout << "{\"scheduler\":\"" << o.scheduler << "\",\"summary\":\"" << sched.summary
+              << "\",\"ns3\":\"" << CONFUCIUS_NS3_VERSION
+              << "\",\"seed\":" << o.seed << ",\"simulated_s\":" << end.GetSeconds()
+              << ",\"wall_s\":" << wall << ",\"speed\":" << end.GetSeconds() / wall
+              << ",\"sent\":{\"rt\":" << TotalSent(rtSources) << ",\"web\":" << TotalSent(webSources)
+              << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
+              << "},\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << ",\"samples\":[" << groups.samples.str() << "]}\n";
+    Simulator::Destroy();
+    return 0;
+}
