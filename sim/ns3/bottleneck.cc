@@ -30,6 +30,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <sstream>
 
 using namespace ns3;
@@ -41,6 +42,8 @@ const uint16_t RT_PORT = 5000;
 const uint16_t WEB_PORT = 8000;
 const uint32_t MTU_BYTES = 1514; // the lab's unit for byte limits (schedulers.py)
 const char* FAST_LINK = "1Gbps";
+// The lab's least HTB bucket (topology._htb_class); ns-3's timers are never late.
+const uint32_t TBF_BURST_BYTES = 2 * MTU_BYTES;
 
 struct Options
 {
@@ -63,6 +66,23 @@ struct Options
 
 /* -------------------------------------------------------------- schedulers */
 
+/* Where a scheduler goes: the root, or the only class of the shaper (TBF, the lab's HTB). */
+struct Slot
+{
+    TrafficControlHelper& helper;
+    std::optional<std::pair<uint16_t, uint16_t>> parent; // handle and class
+};
+
+template <typename... Args>
+uint16_t
+Place(Slot& slot, const std::string& type, Args&&... args)
+{
+    if (!slot.parent)
+        return slot.helper.SetRootQueueDisc(type, std::forward<Args>(args)...);
+    return slot.helper.AddChildQueueDisc(slot.parent->first, slot.parent->second, type,
+                                         std::forward<Args>(args)...);
+}
+
 /* Label-based schedulers: the class of the RT flow's packets (by its port) and of the rest. */
 struct Label
 {
@@ -76,7 +96,7 @@ struct LabScheduler
     std::string summary;
     bool shapesItself;   // has its own shaper (confucius), as the lab runs it at the root
     Label label;
-    std::function<void(TrafficControlHelper&, const Options&, DataRate)> install;
+    std::function<void(Slot&, const Options&, DataRate)> install;
     std::vector<std::pair<std::string, std::string>> attributes = {}; // set on the disc after
 };
 
@@ -88,9 +108,9 @@ Packets(uint32_t n)
 
 /* Its options other than the limit are the entry's attributes; the rest keep the core's defaults. */
 void
-Confucius(TrafficControlHelper& tch, const Options& o, DataRate)
+Confucius(Slot& slot, const Options& o, DataRate)
 {
-    tch.SetRootQueueDisc("ns3::ConfuciusQueueDisc", "Limit", UintegerValue(o.buffer));
+    Place(slot, "ns3::ConfuciusQueueDisc", "Limit", UintegerValue(o.buffer));
 }
 
 const std::map<std::string, LabScheduler>&
@@ -99,31 +119,31 @@ Schedulers()
     static const std::map<std::string, LabScheduler> table = {
         {"pfifo",
          {"FIFO, drop tail", false, UNLABELLED,
-          [](TrafficControlHelper& t, const Options& o, DataRate) {
-              t.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", Packets(o.buffer));
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FifoQueueDisc", "MaxSize", Packets(o.buffer));
           }}},
         {"fq_codel",
          {"fair queueing + CoDel", false, UNLABELLED,
-          [](TrafficControlHelper& t, const Options& o, DataRate) {
-              t.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer));
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer));
           }}},
         // As the lab: fq_codel's scheduler with CoDel's target and interval at 100 s.
         {"fq",
          {"fair queueing without AQM (FqCoDel, CoDel off)", false, UNLABELLED,
-          [](TrafficControlHelper& t, const Options& o, DataRate) {
-              t.SetRootQueueDisc("ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer),
-                                 "Target", StringValue("100s"), "Interval", StringValue("100s"));
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer),
+                    "Target", StringValue("100s"), "Interval", StringValue("100s"));
           }}},
         {"codel",
          {"CoDel AQM, one FIFO", false, UNLABELLED,
-          [](TrafficControlHelper& t, const Options& o, DataRate) {
-              t.SetRootQueueDisc("ns3::CoDelQueueDisc", "MaxSize", Packets(o.buffer));
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::CoDelQueueDisc", "MaxSize", Packets(o.buffer));
           }}},
         // As the lab's tc defaults: min limit/12, max limit/4, max probability 0.02.
         {"red",
          {"RED AQM (min limit/12, max limit/4, p 0.02)", false, UNLABELLED,
-          [](TrafficControlHelper& t, const Options& o, DataRate rate) {
-              t.SetRootQueueDisc("ns3::RedQueueDisc", "MaxSize", Packets(o.buffer),
+          [](Slot& t, const Options& o, DataRate rate) {
+              Place(t, "ns3::RedQueueDisc", "MaxSize", Packets(o.buffer),
                                  "MeanPktSize", UintegerValue(MTU_BYTES),
                                  "MinTh", DoubleValue(o.buffer / 12.0),
                                  "MaxTh", DoubleValue(o.buffer / 4.0),
@@ -132,23 +152,23 @@ Schedulers()
           }}},
         {"pie",
          {"PIE AQM, one FIFO", false, UNLABELLED,
-          [](TrafficControlHelper& t, const Options& o, DataRate) {
-              t.SetRootQueueDisc("ns3::PieQueueDisc", "MaxSize", Packets(o.buffer));
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::PieQueueDisc", "MaxSize", Packets(o.buffer));
           }}},
         {"fq_pie",
          {"fair queueing + PIE", false, UNLABELLED,
-          [](TrafficControlHelper& t, const Options& o, DataRate) {
-              t.SetRootQueueDisc("ns3::FqPieQueueDisc", "MaxSize", Packets(o.buffer));
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FqPieQueueDisc", "MaxSize", Packets(o.buffer));
           }}},
         // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
         // buffer in each band, as the lab's pfifo per class.
         {"prio",
          {"strict priority for the labelled RT flow", false, {0, 1},
-          [](TrafficControlHelper& t, const Options& o, DataRate) {
-              uint16_t root = t.SetRootQueueDisc("ns3::PrioQueueDisc");
-              auto classes = t.AddQueueDiscClasses(root, 2, "ns3::QueueDiscClass");
+          [](Slot& t, const Options& o, DataRate) {
+              uint16_t root = Place(t, "ns3::PrioQueueDisc");
+              auto classes = t.helper.AddQueueDiscClasses(root, 2, "ns3::QueueDiscClass");
               for (auto cls : classes)
-                  t.AddChildQueueDisc(root, cls, "ns3::FifoQueueDisc", "MaxSize",
+                  t.helper.AddChildQueueDisc(root, cls, "ns3::FifoQueueDisc", "MaxSize",
                                       Packets(o.buffer));
           }}},
         {"confucius",
@@ -233,32 +253,42 @@ ReadTrace(const std::string& path)
     return points;
 }
 
-/*
- * Sets the bottleneck's rate where the scheduler shapes: the queue disc's own
- * shaper, or the device. A trace's 0 Mbit/s becomes the least rate the core
- * accepts (8 kbit/s): a packet then takes 1.5 s to leave, as good as stopped.
- */
+/* The bottleneck's shaper: the scheduler's own (confucius) or the TBF above it. */
 struct Bottleneck
 {
-    Ptr<PointToPointNetDevice> device;
-    Ptr<QueueDisc> disc;
+    Ptr<QueueDisc> root;
     bool ownShaper;
 
     void SetRate(uint64_t bps) const
     {
-        DataRate rate(std::max<uint64_t>(bps, CFC_BANDWIDTH_MIN));
-        if (ownShaper)
-            disc->SetAttribute("Bandwidth", DataRateValue(rate));
-        else
-            device->SetDataRate(rate);
+        root->SetAttribute(ownShaper ? "Bandwidth" : "Rate", DataRateValue(DataRate(bps)));
+        root->Run(); // a packet held back at the old rate may be due now
     }
 };
+
+/*
+ * The rate of trace point i. An outage (0 Mbit/s) cannot be a rate: it becomes
+ * the rate at which one full packet takes the whole outage (at least the lab's
+ * 8 kbit/s floor): what a shaper at the lab's floor rate lets through, without
+ * holding a packet past the outage.
+ */
+uint64_t
+TraceRate(const std::vector<std::pair<double, uint64_t>>& points, size_t i)
+{
+    if (points[i].second >= CFC_BANDWIDTH_MIN)
+        return points[i].second;
+    if (i + 1 == points.size() || points[i + 1].first <= points[i].first)
+        return CFC_BANDWIDTH_MIN;
+    const double outage = points[i + 1].first - points[i].first;
+    return std::max<uint64_t>(CFC_BANDWIDTH_MIN, static_cast<uint64_t>(MTU_BYTES * 8 / outage));
+}
 
 void
 FollowTrace(const Bottleneck& b, const std::vector<std::pair<double, uint64_t>>& points)
 {
-    for (const auto& [t, bps] : points)
-        Simulator::Schedule(Seconds(t), &Bottleneck::SetRate, b, bps);
+    for (size_t i = 0; i < points.size(); i++)
+        Simulator::Schedule(Seconds(points[i].first), &Bottleneck::SetRate, b,
+                            TraceRate(points, i));
 }
 
 /* ------------------------------------------------------------------ output */
@@ -337,8 +367,8 @@ ParseOptions(int argc, char** argv)
                               "confucius-external)", o.scheduler);
     cmd.AddValue("rate", "bottleneck rate (constant)", o.rate);
     cmd.AddValue("trace", "bottleneck rate from a 'time_s Mbps' file instead", o.trace);
-    cmd.AddValue("shaper", "own: confucius shapes itself (as the lab runs it); device: the link does",
-                 o.shaper);
+    cmd.AddValue("shaper", "own: confucius shapes itself, the others under TBF (as the lab with "
+                           "HTB); tbf: every scheduler under TBF", o.shaper);
     cmd.AddValue("rtt", "round-trip propagation delay", o.rtt);
     cmd.AddValue("buffer", "the scheduler's limit, in packets (as the lab's link.buffer)", o.buffer);
     cmd.AddValue("duration", "how long the sources send", o.duration);
@@ -351,8 +381,8 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("web-start", "when the web flows start", o.webStart);
     cmd.AddValue("seed", "ns-3 run number", o.seed);
     cmd.Parse(argc, argv);
-    if (o.shaper != "own" && o.shaper != "device")
-        Fail("shaper must be own or device, got '" + o.shaper + "'");
+    if (o.shaper != "own" && o.shaper != "tbf")
+        Fail("shaper must be own or tbf, got '" + o.shaper + "'");
     if (o.buffer < 1)
         Fail("the buffer must be at least 1 packet");
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
@@ -395,9 +425,7 @@ main(int argc, char** argv)
     RngSeedManager::SetRun(o.seed);
     const auto trace = o.trace.empty() ? std::vector<std::pair<double, uint64_t>>{}
                                        : ReadTrace(o.trace);
-    const DataRate linkRate = trace.empty() ? DataRate(o.rate)
-                                            : DataRate(std::max<uint64_t>(trace.front().second,
-                                                                          CFC_BANDWIDTH_MIN));
+    const DataRate linkRate = trace.empty() ? DataRate(o.rate) : DataRate(TraceRate(trace, 0));
     const bool ownShaper = sched.shapesItself && o.shaper == "own";
 
     // Nodes: 0 RT server, 1 web server, 2 router, 3 client.
@@ -408,14 +436,14 @@ main(int argc, char** argv)
     InternetStackHelper stack;
     stack.Install(nodes);
 
+    // The RTT is on the bottleneck link; its device is fast and holds one packet, so the
+    // queue forms in the scheduler (ns-3's flow control stops the disc when it is full)
+    // and the shaper above it sets the rate, as in the lab.
     PointToPointHelper access;
     access.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
     access.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
-    // The whole RTT is on the bottleneck link; its device holds one packet, so the
-    // queue forms in the scheduler (ns-3's flow control stops the disc when it is full).
     PointToPointHelper narrow;
-    narrow.SetDeviceAttribute("DataRate",
-                              ownShaper ? DataRateValue(DataRate(FAST_LINK)) : DataRateValue(linkRate));
+    narrow.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
     narrow.SetChannelAttribute("Delay", TimeValue(o.rtt / 2));
     narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
 
@@ -424,12 +452,26 @@ main(int argc, char** argv)
     NetDeviceContainer bottleneck = narrow.Install(router, client);
 
     TrafficControlHelper tch;
-    sched.install(tch, o, linkRate);
-    Ptr<QueueDisc> disc = tch.Install(bottleneck.Get(0)).Get(0);
+    Slot slot{tch, std::nullopt};
+    if (!ownShaper)
+    {
+        uint16_t tbf = tch.SetRootQueueDisc("ns3::TbfQueueDisc", "Rate", DataRateValue(linkRate),
+                                            "Burst", UintegerValue(TBF_BURST_BYTES));
+        slot.parent = {tbf, tch.AddQueueDiscClasses(tbf, 1, "ns3::QueueDiscClass").front()};
+    }
+    sched.install(slot, o, linkRate);
+    Ptr<QueueDisc> root = tch.Install(bottleneck.Get(0)).Get(0);
+    Ptr<QueueDisc> disc = ownShaper ? root : root->GetQueueDiscClass(0)->GetQueueDisc();
     // Before the simulation starts, when the disc reads them (options given on the
     // command line as --ns3::ConfuciusQueueDisc::X=V are its defaults, these override).
     for (const auto& [name, value] : sched.attributes)
         disc->SetAttribute(name, StringValue(value));
+    // Linux's fq_codel and fq_pie quantum, one MTU with its Ethernet header (ns-3 takes
+    // the device's MTU when the disc is the root and has none under TBF).
+    if (auto fq = DynamicCast<FqCoDelQueueDisc>(disc))
+        fq->SetQuantum(MTU_BYTES);
+    if (auto fq = DynamicCast<FqPieQueueDisc>(disc))
+        fq->SetQuantum(MTU_BYTES);
     if (sched.label.rt != PacketFilter::PF_NO_MATCH)
     {
         auto filter = CreateObject<ConfuciusPortFilter>();
@@ -449,7 +491,7 @@ main(int argc, char** argv)
     Ipv4Address clientAddr = addr.Assign(bottleneck).GetAddress(1);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
 
-    Bottleneck b{DynamicCast<PointToPointNetDevice>(bottleneck.Get(0)), disc, ownShaper};
+    Bottleneck b{root, ownShaper};
     if (!trace.empty())
         FollowTrace(b, trace);
 
