@@ -12,13 +12,16 @@ NS3_MODULES := applications traffic-control point-to-point internet network core
 # its version is read from them; the flags are built here.
 NS3_VERSION  = $(shell PKG_CONFIG_PATH=$(NS3_LIBDIR)/pkgconfig pkg-config --modversion ns3-core)
 NS3_CXXFLAGS = -std=c++20 -O2 -Wall -Wextra -Werror -isystem $(NS3_ROOT)/include \
-	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' -Icore -Isim/ns3
+	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' -Icore -Isim/ns3 \
+	-Itools/rtcontrol/include
 NS3_LDFLAGS  = -L$(NS3_LIBDIR) -Wl,-rpath,$(NS3_LIBDIR) \
-	$(foreach m,$(NS3_MODULES),-lns$(NS3_VERSION)-$(m))
+	$(foreach m,$(NS3_MODULES),-lns$(NS3_VERSION)-$(m)) -lpthread -ldl -lm
 
 SIM_MODEL := $(wildcard sim/ns3/model/*.cc sim/ns3/apps/*.cc)
 SIM_HDRS  := $(wildcard sim/ns3/model/*.h sim/ns3/apps/*.h) $(CORE_HDR)
 SIM_BOTTLENECK := $(SIM_BUILD)/bottleneck
+# The RT flow's controllers: the same Rust code as rtflow's (tools/rtcontrol), as a static library.
+RTCONTROL_LIB  := $(CARGO_TARGET)/release/librtcontrol.a
 
 # pip's own client, into the build tree: only the C++ parts are used (no Python bindings).
 $(NS3_STAMP): sim/ns3/requirements.txt | $(VENV_STAMP)
@@ -35,7 +38,13 @@ $(SIM_BUILD)/%.o: sim/ns3/%.cc $(SIM_HDRS) $(NS3_STAMP)
 	@mkdir -p $(@D)
 	nice -n 10 $(CXX) $(NS3_CXXFLAGS) -fPIC -c -o $@ $<
 
-$(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUILD)/%.o) $(SIM_BUILD)/confucius.o
+$(RTCONTROL_LIB): $(shell find tools/rtcontrol -name '*.rs' -o -name 'Cargo.toml') tools/Cargo.lock
+	nice -n 10 cargo build --release --quiet --manifest-path tools/Cargo.toml --target-dir $(CARGO_TARGET) -p rtcontrol
+
+$(SIM_BUILD)/apps/rt-flow.o: tools/rtcontrol/include/rtcontrol.h
+
+$(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUILD)/%.o) $(SIM_BUILD)/confucius.o \
+		$(RTCONTROL_LIB)
 	$(CXX) -o $@ $^ $(NS3_LDFLAGS)
 
 .PHONY: sim

@@ -14,6 +14,7 @@
  *   bottleneck --scheduler=fq_codel --trace=../shared/traces/x.log
  *   bottleneck --scheduler=confucius --ns3::ConfuciusQueueDisc::Interval=500ms
  */
+#include "apps/rt-flow.h"
 #include "apps/udp-source.h"
 #include "model/confucius-queue-disc.h"
 #include "model/port-filter.h"
@@ -56,7 +57,10 @@ struct Options
     Time duration = Seconds(3);
     Time drain = Seconds(2);
     Time sample = MilliSeconds(50);
+    std::string rt = "udp";
     std::string rtRate = "30Mbps";
+    std::string rtStartRate = "5Mbps";
+    std::string frameLog;
     uint32_t webFlows = 9;
     std::string webRate = "2.5Mbps";
     uint64_t webBytes = 0;
@@ -374,7 +378,12 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("duration", "how long the sources send", o.duration);
     cmd.AddValue("drain", "simulated time after the sources stop", o.drain);
     cmd.AddValue("sample", "share sampling period", o.sample);
+    cmd.AddValue("rt", "the RT flow: udp (constant rate), or rtflow's video with its "
+                       "controller: gcc, copa, fixed", o.rt);
     cmd.AddValue("rt-rate", "the RT flow's UDP rate (0 = no RT flow)", o.rtRate);
+    cmd.AddValue("rt-start-rate", "the video's first rate (gcc, copa; fixed sends at it)",
+                 o.rtStartRate);
+    cmd.AddValue("frame-log", "the video receiver's frame log (rtflow's CSV format)", o.frameLog);
     cmd.AddValue("web-flows", "web flows", o.webFlows);
     cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
     cmd.AddValue("web-bytes", "each web flow's bytes (0 = until the end)", o.webBytes);
@@ -383,6 +392,8 @@ ParseOptions(int argc, char** argv)
     cmd.Parse(argc, argv);
     if (o.shaper != "own" && o.shaper != "tbf")
         Fail("shaper must be own or tbf, got '" + o.shaper + "'");
+    if (o.rt != "udp" && o.rt != "gcc" && o.rt != "copa" && o.rt != "fixed")
+        Fail("rt must be udp, gcc, copa or fixed, got '" + o.rt + "'");
     if (o.buffer < 1)
         Fail("the buffer must be at least 1 packet");
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
@@ -413,6 +424,54 @@ TotalSent(const std::vector<Ptr<ConfuciusUdpSource>>& sources)
     for (const auto& s : sources)
         n += s->SentPackets();
     return n;
+}
+
+/* The RT flow: constant-rate UDP, or rtflow's video with one of its controllers. */
+struct RtFlow
+{
+    Ptr<ConfuciusUdpSource> udp;
+    Ptr<RtFlowSender> video;
+
+    uint64_t Sent() const
+    {
+        return udp ? udp->SentPackets() : video ? video->SentPackets() : 0;
+    }
+};
+
+RtFlow
+AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, Groups* groups)
+{
+    RtFlow flow;
+    Ptr<Application> receiver;
+    if (o.rt == "udp")
+    {
+        if (DataRate(o.rtRate).GetBitRate() == 0)
+            return flow;
+        flow.udp = AddSource(server, to, RT_PORT, o.rtRate, 0, 0, Seconds(0), o.duration);
+        receiver = PacketSinkHelper("ns3::UdpSocketFactory",
+                                    InetSocketAddress(Ipv4Address::GetAny(), RT_PORT))
+                       .Install(client)
+                       .Get(0);
+    }
+    else
+    {
+        flow.video = CreateObject<RtFlowSender>();
+        flow.video->SetAttribute("Remote", AddressValue(InetSocketAddress(to, RT_PORT)));
+        flow.video->SetAttribute("Controller", StringValue(o.rt));
+        flow.video->SetAttribute("StartRate", DataRateValue(DataRate(o.rtStartRate)));
+        server->AddApplication(flow.video);
+        flow.video->SetStartTime(Seconds(0));
+        flow.video->SetStopTime(o.duration);
+        auto video = CreateObject<RtFlowReceiver>();
+        video->SetAttribute("Port", UintegerValue(RT_PORT));
+        video->SetAttribute("FrameLog", StringValue(o.frameLog));
+        client->AddApplication(video);
+        video->SetStopTime(o.duration + o.drain - NanoSeconds(1)); // before the simulation's end
+        receiver = video;
+    }
+    receiver->TraceConnectWithoutContext(
+        "Rx", MakeBoundCallback(&CountRx, &groups->rtBytes, &groups->rtPackets));
+    return flow;
 }
 
 } // namespace
@@ -496,23 +555,15 @@ main(int argc, char** argv)
         FollowTrace(b, trace);
 
     Groups groups;
-    PacketSinkHelper rtSink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), RT_PORT));
     PacketSinkHelper webSink("ns3::UdpSocketFactory",
                              InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
-    ApplicationContainer sinks = rtSink.Install(client);
-    sinks.Add(webSink.Install(client));
-    sinks.Get(0)->TraceConnectWithoutContext(
-        "Rx", MakeBoundCallback(&CountRx, &groups.rtBytes, &groups.rtPackets));
-    sinks.Get(1)->TraceConnectWithoutContext(
+    webSink.Install(client).Get(0)->TraceConnectWithoutContext(
         "Rx", MakeBoundCallback(&CountRx, &groups.webBytes, &groups.webPackets));
-
-    std::vector<Ptr<ConfuciusUdpSource>> rtSources, webSources;
-    if (DataRate(o.rtRate).GetBitRate() > 0)
-        rtSources.push_back(AddSource(rtServer, clientAddr, RT_PORT, o.rtRate, 0, 0,
-                                      Seconds(0), o.duration));
+    std::vector<Ptr<ConfuciusUdpSource>> webSources;
     for (uint32_t i = 0; i < o.webFlows; i++)
         webSources.push_back(AddSource(webServer, clientAddr, WEB_PORT, o.webRate, o.webBytes, 0,
                                        o.webStart, o.duration));
+    RtFlow rt = AddRtFlow(o, rtServer, client, clientAddr, &groups);
 
     // Samples end on a grid anchored where the web flows reach the client, as the
     // core's share trace anchors its own at their arrival.
@@ -533,7 +584,7 @@ main(int argc, char** argv)
               << "\",\"ns3\":\"" << CONFUCIUS_NS3_VERSION
               << "\",\"seed\":" << o.seed << ",\"simulated_s\":" << end.GetSeconds()
               << ",\"wall_s\":" << wall << ",\"speed\":" << end.GetSeconds() / wall
-              << ",\"sent\":{\"rt\":" << TotalSent(rtSources) << ",\"web\":" << TotalSent(webSources)
+              << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(webSources)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
               << "},\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";

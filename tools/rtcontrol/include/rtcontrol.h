@@ -18,19 +18,21 @@ enum { RTC_GCC = 0, RTC_COPA = 1, RTC_FIXED = 2 };
 
 struct rtc_controller;
 
+struct rtc_probe {
+	int32_t id;
+	double rate_bps;
+	uint32_t min_packets;
+	uint64_t min_bytes;
+};
+
 struct rtc_outcome {
 	uint64_t seq, send_ns;
 	uint32_t wire_bytes;
 	uint64_t in_flight;
 	int received;		/* 0: lost; then arrival_ns and rtt_ns are ignored */
 	uint64_t arrival_ns, rtt_ns;
-};
-
-struct rtc_probe {
-	int32_t id;
-	double rate_bps;
-	uint32_t min_packets;
-	uint64_t min_bytes;
+	int probed;		/* 1: sent for `probe` (GCC's probe estimator reads it) */
+	struct rtc_probe probe;
 };
 
 struct rtc_feedback_request {

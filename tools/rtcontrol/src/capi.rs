@@ -11,7 +11,18 @@ pub const RTC_GCC: c_int = 0;
 pub const RTC_COPA: c_int = 1;
 pub const RTC_FIXED: c_int = 2;
 
-/// One packet's feedback: `arrival_ns` and `rtt_ns` are meaningful when `received` is 1.
+/// A probe cluster the controller asks the pacer for.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub struct RtcProbe {
+    pub id: i32,
+    pub rate_bps: f64,
+    pub min_packets: u32,
+    pub min_bytes: u64,
+}
+
+/// One packet's feedback: `arrival_ns` and `rtt_ns` are meaningful when `received` is 1,
+/// `probe` when `probed` is 1 (the cluster it was sent for: GCC's probe estimator reads it).
 #[repr(C)]
 pub struct RtcOutcome {
     pub seq: u64,
@@ -21,15 +32,12 @@ pub struct RtcOutcome {
     pub received: c_int,
     pub arrival_ns: u64,
     pub rtt_ns: u64,
+    pub probed: c_int,
+    pub probe: RtcProbe,
 }
 
-/// A probe cluster the controller asks the pacer for.
-#[repr(C)]
-pub struct RtcProbe {
-    pub id: i32,
-    pub rate_bps: f64,
-    pub min_packets: u32,
-    pub min_bytes: u64,
+fn probe(p: &RtcProbe) -> Probe {
+    Probe { id: p.id, rate_bps: p.rate_bps, min_packets: p.min_packets, min_bytes: p.min_bytes }
 }
 
 /// How often the receiver reports (see `packet::FeedbackRequest`).
@@ -93,8 +101,7 @@ pub unsafe extern "C" fn rtc_on_sent(
     in_flight: u64,
     probe: *const RtcProbe,
 ) {
-    let probe = probe.as_ref().map(|p| Probe { id: p.id, rate_bps: p.rate_bps, min_packets: p.min_packets, min_bytes: p.min_bytes });
-    (*c).0.on_sent(&sent(seq, send_ns, wire_bytes, in_flight, probe));
+    (*c).0.on_sent(&sent(seq, send_ns, wire_bytes, in_flight, probe.as_ref().map(self::probe)));
 }
 
 /// A feedback report reached the sender at `now_ns`; `in_flight` counts after it.
@@ -107,7 +114,7 @@ pub unsafe extern "C" fn rtc_on_feedback(c: *mut RtcController, now_ns: u64, out
     let list: Vec<Outcome> = records
         .iter()
         .map(|o| Outcome {
-            sent: sent(o.seq, o.send_ns, o.wire_bytes, o.in_flight, None),
+            sent: sent(o.seq, o.send_ns, o.wire_bytes, o.in_flight, (o.probed != 0).then(|| probe(&o.probe))),
             arrival_ns: (o.received != 0).then_some(o.arrival_ns),
             rtt_ns: (o.received != 0).then_some(o.rtt_ns),
         })
