@@ -26,6 +26,7 @@ help:
 	@echo "make test        run the whole test suite (does its own set-up)"
 	@echo "make bench-core  per-packet cost of the scheduling core, per mode and flow count"
 	@echo "make sim         the ns-3 simulator (sim/README.md): build/sim/bottleneck"
+	@echo "make bench-sim   the simulator's speed on a short episode (printed)"
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
 	@echo "make clean       remove build products (keeps the virtualenv)"
 

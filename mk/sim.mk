@@ -51,3 +51,11 @@ $(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUIL
 sim: $(SIM_BOTTLENECK)
 
 PYTEST_NEEDS += $(SIM_BOTTLENECK)
+
+# The simulator's speed on one short episode (a benchmark: printed, asserted nowhere):
+# the GCC video and 9 web flows through confucius at 20 Mbit/s for 10 simulated seconds.
+.PHONY: bench-sim
+bench-sim: $(SIM_BOTTLENECK)
+	$(SIM_BOTTLENECK) --scheduler=confucius --rt=gcc --web-flows=9 --web-bytes=250000 \
+		--duration=10s --drain=1s > $(SIM_BUILD)/bench.json
+	$(PY) sim/ns3/speed.py $(SIM_BUILD)/bench.json

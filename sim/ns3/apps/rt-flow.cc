@@ -32,6 +32,9 @@ const uint32_t MEDIA_HEADER_LEN = 40;
 /* A packet with no feedback for this long counts as lost (rtflow's history). */
 const uint64_t FORGET_AFTER_NS = 2000000000ull;
 const size_t MAX_PROBES = 4;
+/* rtflow's pacer (tools/rtflow/src/pacer.rs): tokens saved while idle, shortest sleep. */
+const double MAX_BURST_NS = 5e6;
+const uint64_t MIN_WAKE_NS = 1000000;
 
 enum Kind : uint8_t
 {
@@ -152,7 +155,9 @@ RtFlowSender::RtFlowSender()
       m_seq(0),
       m_inFlight(0),
       m_sentPackets(0),
-      m_startNs(0)
+      m_startNs(0),
+      m_tokens(0),
+      m_refilledNs(0)
 {
 }
 
@@ -172,6 +177,7 @@ void
 RtFlowSender::StartApplication()
 {
     m_startNs = NowNs();
+    m_refilledNs = m_startNs;
     m_ctl = rtc_new(ControllerKind(m_mode), m_startNs, m_startRate.GetBitRate(),
                     m_minRate.GetBitRate(), m_maxRate.GetBitRate(), m_pacingFactor, m_copaDelta);
     NS_ABORT_MSG_UNLESS(m_ctl, "RtFlowSender: rates must be 0 < MinRate <= StartRate <= MaxRate");
@@ -255,19 +261,35 @@ RtFlowSender::Tick()
     m_tickEvent = Simulator::Schedule(NanoSeconds(rtc_tick_ns()), &RtFlowSender::Tick, this);
 }
 
+/* The rate the pacer runs at: a probe cluster's while one runs (as libwebrtc's prober). */
+double
+RtFlowSender::PacerRate() const
+{
+    return m_probes.empty() ? rtc_pacing_bps(m_ctl) : m_probes.front().probe.rate_bps;
+}
+
 /*
- * The pacer: media at the pacing rate while the controller lets it go; during a
- * probe cluster at the cluster's rate, padding when there is no media.
+ * rtflow's pacer: a token bucket in bytes filled at the pacer's rate, holding at
+ * most MAX_BURST_NS of it; a packet leaves while the balance is not negative. Media
+ * waits while a window controller says too much is in flight; a probe cluster with
+ * no media to send is completed with padding. The sender wakes at most every
+ * MIN_WAKE_NS after it had to wait, as rtflow's does.
  */
 void
 RtFlowSender::Pace()
 {
-    double rate;
-    Piece piece{};
-    if (!m_probes.empty())
+    const uint64_t now = NowNs();
+    const double rate = PacerRate() / 8.0; // bytes/s
+    const double cap = std::max(rate * MAX_BURST_NS / 1e9, double(MAX_DATAGRAM));
+    m_tokens = std::min(m_tokens + rate * (now - m_refilledNs) / 1e9, cap);
+    m_refilledNs = now;
+    for (;;)
     {
-        rate = m_probes.front().probe.rate_bps;
-        if (!m_queue.empty())
+        const bool media = !m_queue.empty() && (!m_probes.empty() || rtc_can_send(m_ctl, m_inFlight));
+        if ((!media && m_probes.empty()) || m_tokens < 0)
+            break;
+        Piece piece{};
+        if (media)
         {
             piece = m_queue.front();
             m_queue.pop_front();
@@ -278,18 +300,15 @@ RtFlowSender::Pace()
             piece.header = MediaHeader{PADDING, 0, req.every_packets, req.interval_ms, 0, 0, 0, 0, 0, 0};
             piece.datagram = MAX_DATAGRAM;
         }
+        m_tokens -= piece.datagram + IP_UDP_OVERHEAD;
+        SendPiece(piece);
     }
-    else if (!m_queue.empty() && rtc_can_send(m_ctl, m_inFlight))
-    {
-        rate = rtc_pacing_bps(m_ctl);
-        piece = m_queue.front();
-        m_queue.pop_front();
-    }
-    else
+    const bool waiting = !m_probes.empty() || (!m_queue.empty() && rtc_can_send(m_ctl, m_inFlight));
+    if (!waiting)
         return; // idle until a frame, a tick or feedback
-    SendPiece(piece);
-    const double seconds = (piece.datagram + IP_UDP_OVERHEAD) * 8.0 / std::max(rate, 1000.0);
-    m_paceEvent = Simulator::Schedule(Seconds(seconds), &RtFlowSender::Pace, this);
+    const double rateNow = std::max(PacerRate() / 8.0, 1.0);
+    const uint64_t wait = std::max<uint64_t>(MIN_WAKE_NS, uint64_t(-m_tokens / rateNow * 1e9));
+    m_paceEvent = Simulator::Schedule(NanoSeconds(wait), &RtFlowSender::Pace, this);
 }
 
 void

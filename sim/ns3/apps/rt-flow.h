@@ -49,6 +49,7 @@ class RtFlowSender : public Application
     void Capture();
     void Tick();
     void Pace();
+    double PacerRate() const;
     void SendPiece(const Piece& piece);
     void OnFeedback(Ptr<Socket> socket);
     void Resolve(uint64_t now, uint64_t reportNs, const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& entries);
@@ -66,6 +67,8 @@ class RtFlowSender : public Application
     struct rtc_controller* m_ctl;
     Ptr<Socket> m_socket;
     uint64_t m_frameId, m_seq, m_inFlight, m_sentPackets, m_startNs;
+    double m_tokens; // the pacer's balance, bytes
+    uint64_t m_refilledNs;
     std::deque<Piece> m_queue;
     std::map<uint64_t, Record> m_history;
     std::deque<ActiveProbe> m_probes;
