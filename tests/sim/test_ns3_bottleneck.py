@@ -140,3 +140,20 @@ def test_bad_trace_and_bad_options_are_refused(tmp_path):
     assert "flows must be between 1 and 32768" in failure("--ns3::ConfuciusQueueDisc::Flows=0")
     assert "Weights" in failure("--scheduler=confucius-external",
                                 "--ns3::ConfuciusQueueDisc::Weights=4:x")
+
+
+@pytest.mark.parametrize("args, shares", [
+    # A tick every 500 ms: each share lasts two 250 ms windows.
+    (["--scheduler=confucius-fixed", "--ns3::ConfuciusQueueDisc::Interval=500ms"],
+     [1 / 2, 1 / 2, 1 / 3, 1 / 3]),
+    # Pace adaptive never holds with maxhold 0: the fixed schedule although the RT queue stands.
+    (["--scheduler=confucius", "--ns3::ConfuciusQueueDisc::MaxHold=0s"], [1 / 2, 1 / 3, 1 / 5, 1 / 9]),
+    # Mode external with weights 1:1: the labelled RT class gets half whatever the flows.
+    (["--scheduler=confucius-external", "--ns3::ConfuciusQueueDisc::Weights=1:1"], [1 / 2] * 4),
+    # A quantum of 64 bytes changes the rounds, not the shares.
+    (["--scheduler=confucius-fixed", "--ns3::ConfuciusQueueDisc::Quantum=64"], [1 / 2, 1 / 3, 1 / 5, 1 / 9]),
+])
+def test_queue_disc_attributes_reach_the_core(args, shares):
+    run = simulate(*args, "--duration=1.5s")
+    windows = [(0, 250), (250, 500), (500, 750), (750, 1000)]
+    assert [mean(run["samples"], "rt", *w) for w in windows] == pytest.approx(shares, abs=0.015)
