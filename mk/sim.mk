@@ -10,7 +10,7 @@ NS3_LIBDIR  := $(abspath $(NS3_ROOT)/lib64)
 NS3_MODULES := applications traffic-control point-to-point internet network core
 # The wheel's pkg-config files name the paths of the machine it was built on: only
 # its version is read from them; the flags are built here.
-NS3_VERSION  = $(shell PKG_CONFIG_PATH=$(NS3_LIBDIR)/pkgconfig pkg-config --modversion ns3-core)
+NS3_VERSION  = $(shell PKG_CONFIG_PATH=$(NS3_LIBDIR)/pkgconfig pkg-config --modversion ns3-core 2>/dev/null)
 NS3_CXXFLAGS = -std=c++20 -O2 -Wall -Wextra -Werror -isystem $(NS3_ROOT)/include \
 	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' -Icore -Isim/ns3 \
 	-Itools/rtcontrol/include

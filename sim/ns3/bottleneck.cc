@@ -43,7 +43,10 @@ namespace
 const uint16_t RT_PORT = 5000;
 const uint16_t WEB_PORT = 8000;
 const uint32_t MTU_BYTES = 1514;
-const uint32_t IP_UDP_HEADERS = 28; // the lab's unit for byte limits (schedulers.py)
+const uint32_t IP_UDP_HEADERS = 28;
+const uint32_t TCP_SEGMENT = 1448; // a 1500-byte MTU less IPv4, TCP and timestamps
+const std::map<std::string, std::string> TCP_TYPES = {
+    {"cubic", "ns3::TcpCubic"}, {"bbr", "ns3::TcpBbr"}, {"vegas", "ns3::TcpVegas"}}; // the lab's unit for byte limits (schedulers.py)
 const char* FAST_LINK = "1Gbps";
 // The lab's least HTB bucket (topology._htb_class); ns-3's timers are never late.
 const uint32_t TBF_BURST_BYTES = 2 * MTU_BYTES;
@@ -63,6 +66,8 @@ struct Options
     std::string rtRate = "30Mbps";
     std::string rtStartRate = "5Mbps";
     std::string frameLog;
+    std::string web = "udp";
+    std::string webCca = "cubic";
     uint32_t webFlows = 9;
     std::string webRate = "2.5Mbps";
     uint64_t webBytes = 0;
@@ -322,7 +327,7 @@ Sample(Groups* g, Time webAtClient, Time period)
     Simulator::Schedule(period, &Sample, g, webAtClient, period);
 }
 
-/* Bytes as the link carries them: the UDP payload and its IPv4 and UDP headers. */
+/* Bytes as the link carries them: a UDP datagram's payload and its IPv4 and UDP headers. */
 void
 CountRx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> p, const Address&)
 {
@@ -387,6 +392,9 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("rt-start-rate", "the video's first rate (gcc, copa; fixed sends at it)",
                  o.rtStartRate);
     cmd.AddValue("frame-log", "the video receiver's frame log (rtflow's CSV format)", o.frameLog);
+    cmd.AddValue("web", "the web flows: udp (constant rate) or tcp (bulk transfers of web-bytes)",
+                 o.web);
+    cmd.AddValue("web-cca", "the web flows' TCP congestion control: cubic, bbr, vegas", o.webCca);
     cmd.AddValue("web-flows", "web flows", o.webFlows);
     cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
     cmd.AddValue("web-bytes", "each web flow's bytes (0 = until the end)", o.webBytes);
@@ -397,6 +405,10 @@ ParseOptions(int argc, char** argv)
         Fail("shaper must be own or tbf, got '" + o.shaper + "'");
     if (o.rt != "udp" && o.rt != "gcc" && o.rt != "copa" && o.rt != "fixed")
         Fail("rt must be udp, gcc, copa or fixed, got '" + o.rt + "'");
+    if (o.web != "udp" && o.web != "tcp")
+        Fail("web must be udp or tcp, got '" + o.web + "'");
+    if (!TCP_TYPES.count(o.webCca))
+        Fail("web-cca must be cubic, bbr or vegas, got '" + o.webCca + "'");
     if (o.buffer < 1)
         Fail("the buffer must be at least 1 packet");
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
@@ -427,6 +439,72 @@ TotalSent(const std::vector<Ptr<ConfuciusUdpSource>>& sources)
     for (const auto& s : sources)
         n += s->SentPackets();
     return n;
+}
+
+/*
+ * The web flows: constant-rate UDP, or TCP transfers of web-bytes each (a page's
+ * objects, one connection each), whose completion times are recorded.
+ */
+struct WebFlows
+{
+    std::vector<Ptr<ConfuciusUdpSource>> udp;
+    uint64_t bytesEach = 0;
+    std::map<Address, uint64_t> received; // by the sender's address and port
+    std::vector<Time> done;
+
+    std::string DoneJson(Time start) const
+    {
+        std::ostringstream out;
+        out << "[";
+        for (size_t i = 0; i < done.size(); i++)
+            out << (i ? "," : "") << (done[i] - start).GetMilliSeconds();
+        out << "]";
+        return out.str();
+    }
+};
+
+void
+CountTcpRx(WebFlows* web, Groups* groups, Ptr<const Packet> p, const Address& from)
+{
+    groups->webBytes += p->GetSize();
+    groups->webPackets++;
+    uint64_t& got = web->received[from];
+    const bool wasShort = got < web->bytesEach;
+    got += p->GetSize();
+    if (wasShort && got >= web->bytesEach)
+        web->done.push_back(Simulator::Now());
+}
+
+WebFlows&
+AddWebFlows(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, Groups* groups)
+{
+    static WebFlows web; // the sink's callback holds it for the whole simulation
+    web.bytesEach = o.webBytes;
+    if (o.web == "udp")
+    {
+        PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
+        sink.Install(client).Get(0)->TraceConnectWithoutContext(
+            "Rx", MakeBoundCallback(&CountRx, &groups->webBytes, &groups->webPackets));
+        for (uint32_t i = 0; i < o.webFlows; i++)
+            web.udp.push_back(AddSource(server, to, WEB_PORT, o.webRate, o.webBytes, 0, o.webStart,
+                                        o.duration));
+        return web;
+    }
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
+    sink.Install(client).Get(0)->TraceConnectWithoutContext(
+        "Rx", MakeBoundCallback(&CountTcpRx, &web, groups));
+    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(to, WEB_PORT));
+    bulk.SetAttribute("MaxBytes", UintegerValue(o.webBytes));
+    bulk.SetAttribute("SendSize", UintegerValue(TCP_SEGMENT));
+    for (uint32_t i = 0; i < o.webFlows; i++)
+    {
+        ApplicationContainer app = bulk.Install(server);
+        app.Start(o.webStart);
+        app.Stop(o.duration);
+    }
+    return web;
 }
 
 /* The RT flow: constant-rate UDP, or rtflow's video with one of its controllers. */
@@ -558,14 +636,7 @@ main(int argc, char** argv)
         FollowTrace(b, trace);
 
     Groups groups;
-    PacketSinkHelper webSink("ns3::UdpSocketFactory",
-                             InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
-    webSink.Install(client).Get(0)->TraceConnectWithoutContext(
-        "Rx", MakeBoundCallback(&CountRx, &groups.webBytes, &groups.webPackets));
-    std::vector<Ptr<ConfuciusUdpSource>> webSources;
-    for (uint32_t i = 0; i < o.webFlows; i++)
-        webSources.push_back(AddSource(webServer, clientAddr, WEB_PORT, o.webRate, o.webBytes, 0,
-                                       o.webStart, o.duration));
+    WebFlows& web = AddWebFlows(o, webServer, client, clientAddr, &groups);
     RtFlow rt = AddRtFlow(o, rtServer, client, clientAddr, &groups);
 
     // Samples end on a grid anchored where the web flows reach the client, as the
@@ -590,9 +661,9 @@ main(int argc, char** argv)
               << "\",\"seed\":" << o.seed << ",\"simulated_s\":" << end.GetSeconds()
               << ",\"wall_s\":" << wall << ",\"cpu_s\":" << cpu
               << ",\"speed\":" << end.GetSeconds() / wall << ",\"cpu_speed\":" << end.GetSeconds() / cpu
-              << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(webSources)
+              << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
-              << "},\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << "},\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";
     Simulator::Destroy();
     return 0;

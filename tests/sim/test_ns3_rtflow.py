@@ -18,7 +18,8 @@ ANCHOR_MS = 520     # samples count from web-start (500 ms) + RTT/2 (20 ms)
 
 
 def video(controller: str, tmp_path: Path, *args: str, seconds: int = 30) -> tuple[dict, list]:
-    """The video alone at the demo's bottleneck (20 Mbit/s, 40 ms, 1000 packets, FIFO)."""
+    """The video alone at the demo's bottleneck (20 Mbit/s, 40 ms, 1000 packets, FIFO); `args`
+    come after these and override them."""
     log = tmp_path / f"{controller}_frames.csv"
     out = subprocess.run([str(BOTTLENECK), "--scheduler=pfifo", f"--rt={controller}", "--web-flows=0",
                           "--rate=20Mbps", "--rtt=40ms", "--buffer=1000", f"--duration={seconds}s", "--drain=1s",
@@ -73,3 +74,24 @@ def test_bad_video_options_are_refused():
     assert result.returncode != 0 and "0 < MinRate <= StartRate <= MaxRate" in result.stderr
     result = subprocess.run([str(BOTTLENECK), "--rt=bbr"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and "rt must be udp, gcc, copa or fixed" in result.stderr
+
+
+def page_load_beside_gcc(scheduler: str, tmp_path: Path) -> tuple[dict, list]:
+    """GCC settles for 10 s, then 9 TCP Cubic transfers of 250 KB start (a page's objects)."""
+    return video("gcc", tmp_path, f"--scheduler={scheduler}", "--web=tcp", "--web-flows=9",
+                 "--web-bytes=250000", "--web-start=10s", seconds=20)
+
+
+def test_a_page_load_stalls_gcc_under_fq_codel_and_not_under_confucius(tmp_path):
+    # Seed 000 Fig. 2 in ns-3 (measured: FQ-CoDel stall 1.3 s, max frame delay 783 ms;
+    # confucius with its adaptive pace: no stall, 128 ms; the page in 1.84 and 1.83 s).
+    results = {}
+    for scheduler in ("fq_codel", "confucius"):
+        run, frames = page_load_beside_gcc(scheduler, tmp_path)
+        assert len(run["web_done_ms"]) == 9                          # every object arrived
+        load = [f for f in frames if 10e9 <= f.capture_ns < 14e9]
+        results[scheduler] = (metrics.stall_duration(load), metrics.max_delay_ms(load),
+                              max(run["web_done_ms"]))
+    assert results["fq_codel"][0] > 0.5 and results["confucius"][0] < results["fq_codel"][0] / 2
+    assert results["confucius"][1] < metrics.STALL_THRESHOLD_S * 1000 < results["fq_codel"][1]
+    assert results["confucius"][2] < 1.2 * results["fq_codel"][2]    # the page is not held back
