@@ -14,6 +14,7 @@
  *   bottleneck --scheduler=fq_codel --trace=../shared/traces/x.log
  *   bottleneck --scheduler=confucius --ns3::ConfuciusQueueDisc::Interval=500ms
  */
+#include "apps/page-load.h"
 #include "apps/rt-flow.h"
 #include "apps/udp-source.h"
 #include "model/confucius-queue-disc.h"
@@ -67,6 +68,7 @@ struct Options
     std::string rtStartRate = "5Mbps";
     std::string frameLog;
     std::string web = "udp";
+    std::string page;
     std::string webCca = "cubic";
     uint32_t webFlows = 9;
     std::string webRate = "2.5Mbps";
@@ -394,6 +396,9 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("frame-log", "the video receiver's frame log (rtflow's CSV format)", o.frameLog);
     cmd.AddValue("web", "the web flows: udp (constant rate) or tcp (bulk transfers of web-bytes)",
                  o.web);
+    cmd.AddValue("page", "a page to load from web-start instead of web flows: one object per line, "
+                         "'id domain size parent|-' (confucius sim writes it from a page file)",
+                 o.page);
     cmd.AddValue("web-cca", "the web flows' TCP congestion control: cubic, bbr, vegas", o.webCca);
     cmd.AddValue("web-flows", "web flows", o.webFlows);
     cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
@@ -411,6 +416,9 @@ ParseOptions(int argc, char** argv)
         Fail("web-cca must be cubic, bbr or vegas, got '" + o.webCca + "'");
     if (o.buffer < 1)
         Fail("the buffer must be at least 1 packet");
+    // Every TCP connection (web flows, page loads) runs this CCA with full-sized segments.
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
         !o.sample.IsStrictlyPositive())
         Fail("rtt, duration and sample must be positive");
@@ -490,8 +498,6 @@ AddWebFlows(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to
                                         o.duration));
         return web;
     }
-    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
     PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
     sink.Install(client).Get(0)->TraceConnectWithoutContext(
         "Rx", MakeBoundCallback(&CountTcpRx, &web, groups));
@@ -505,6 +511,62 @@ AddWebFlows(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to
         app.Stop(o.duration);
     }
     return web;
+}
+
+Options
+NoWebFlows(Options o)
+{
+    o.webFlows = 0;
+    return o;
+}
+
+/*
+ * The page's servers, one node per domain with its own address behind the router
+ * (as the lab gives each domain its own address), and the loader on the client.
+ * Called before the routing tables are built.
+ */
+Ptr<PageLoader>
+AddPage(const Options& o, Ptr<Node> router, Ptr<Node> client, PointToPointHelper& access)
+{
+    const std::vector<WebObject> objects = ReadPage(o.page);
+    const std::vector<std::string> domains = PageDomains(objects);
+    std::vector<Ipv4Address> servers;
+    InternetStackHelper stack;
+    Ipv4AddressHelper addr;
+    for (size_t i = 0; i < domains.size(); i++)
+    {
+        Ptr<Node> server = CreateObject<Node>();
+        stack.Install(server);
+        NetDeviceContainer link = access.Install(server, router);
+        std::ostringstream base;
+        base << "10." << 2 + i / 256 << "." << i % 256 << ".0";
+        addr.SetBase(base.str().c_str(), "255.255.255.0");
+        servers.push_back(addr.Assign(link).GetAddress(0));
+        auto app = CreateObject<WebObjectServer>();
+        server->AddApplication(app);
+    }
+    auto loader = CreateObject<PageLoader>();
+    loader->SetPage(objects, servers);
+    client->AddApplication(loader);
+    loader->SetStartTime(o.webStart);
+    return loader;
+}
+
+std::string
+PageJson(Ptr<PageLoader> page)
+{
+    if (!page)
+        return "null";
+    std::ostringstream out;
+    const Time plt = page->PageLoadTime();
+    out << "{\"plt_s\":";
+    if (plt.IsNegative())
+        out << "null";
+    else
+        out << plt.GetSeconds();
+    out << ",\"objects_done\":" << page->ObjectsDone() << ",\"connections\":" << page->Connections()
+        << "}";
+    return out.str();
 }
 
 /* The RT flow: constant-rate UDP, or rtflow's video with one of its controllers. */
@@ -590,6 +652,7 @@ main(int argc, char** argv)
     NetDeviceContainer rtLink = access.Install(rtServer, router);
     NetDeviceContainer webLink = access.Install(webServer, router);
     NetDeviceContainer bottleneck = narrow.Install(router, client);
+    Ptr<PageLoader> page = o.page.empty() ? nullptr : AddPage(o, router, client, access);
 
     TrafficControlHelper tch;
     Slot slot{tch, std::nullopt};
@@ -636,7 +699,8 @@ main(int argc, char** argv)
         FollowTrace(b, trace);
 
     Groups groups;
-    WebFlows& web = AddWebFlows(o, webServer, client, clientAddr, &groups);
+    WebFlows& web = AddWebFlows(o.page.empty() ? o : NoWebFlows(o), webServer, client, clientAddr,
+                                &groups);
     RtFlow rt = AddRtFlow(o, rtServer, client, clientAddr, &groups);
 
     // Samples end on a grid anchored where the web flows reach the client, as the
@@ -663,7 +727,7 @@ main(int argc, char** argv)
               << ",\"speed\":" << end.GetSeconds() / wall << ",\"cpu_speed\":" << end.GetSeconds() / cpu
               << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
-              << "},\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << "},\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"page\":" << PageJson(page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";
     Simulator::Destroy();
     return 0;
