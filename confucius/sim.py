@@ -2,9 +2,9 @@
 """`confucius sim`: the ns-3 simulator (sim/README.md) from the command line.
 
 `confucius sim episode` runs the motivating example in ns-3 under each scheduler: the
-video flow (rtflow's controllers) settles alone, then a page's objects arrive as TCP
-transfers; it prints the video's stall and frame delay over the load and the load's time,
-with the same metrics as the lab (confucius/metrics.py).
+video flow (rtflow's controllers) settles alone, then a page loads (a corpus page with the
+browser's rules, or N parallel TCP transfers); it prints the video's stall and frame delay
+over the load and the load's time, with the same metrics as the lab (confucius/metrics.py).
 """
 
 import json
@@ -18,6 +18,8 @@ from rich.console import Console
 from rich.table import Table
 
 from confucius import metrics, rtflow, units
+from confucius.web import generate
+from confucius.web.page import Page, PageError, read_page
 
 REPO = Path(__file__).resolve().parents[1]
 BOTTLENECK = REPO / "build" / "sim" / "bottleneck"
@@ -54,21 +56,47 @@ def run_bottleneck(args: list[str], binary: Path = BOTTLENECK) -> dict:
     return json.loads(result.stdout)
 
 
-def episode(scheduler: str, controller: str, link: list[str], objects: int, object_bytes: int,
-            settle_s: float, binary: Path = BOTTLENECK) -> Episode:
-    """The video alone for `settle_s`, then `objects` TCP transfers of `object_bytes`."""
+def write_sim_page(page: Page, path: Path) -> Path:
+    """The page as the simulator reads it: one object per line, `id domain size parent|-`."""
+    lines = []
+    for o in page.objects:
+        if any(c.isspace() for c in o.id + o.domain):
+            raise SimError(f"page {page.id}: object {o.id!r} or its domain has a space")
+        lines.append(f"{o.id} {o.domain} {o.size} {o.parent or '-'}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def named_page(name: str, seed: int = 0) -> Page:
+    """`amazon` (the demo's page) or a confucius-web-page/1 file."""
+    if name == "amazon":
+        return generate.amazon_page(seed)
+    try:
+        return read_page(Path(name))
+    except (OSError, PageError) as err:
+        raise SimError(f"page {name}: {err}") from None
+
+
+def episode(scheduler: str, controller: str, link: list[str], load: list[str], settle_s: float,
+            binary: Path = BOTTLENECK) -> Episode:
+    """The video alone for `settle_s`, then the load (`--page=...` or `--web=tcp ...`)."""
     with tempfile.TemporaryDirectory() as scratch:
         log = Path(scratch) / "frames.csv"
-        run = run_bottleneck([f"--scheduler={scheduler}", f"--rt={controller}", "--web=tcp",
-                              f"--web-flows={objects}", f"--web-bytes={object_bytes}",
+        run = run_bottleneck([f"--scheduler={scheduler}", f"--rt={controller}", "--web-flows=0", *load,
                               f"--web-start={settle_s}s", f"--duration={settle_s + 2 * WINDOW_S + 2}s",
                               f"--frame-log={log}", *link], binary)
         frames = rtflow.read_frames(log)
-    load = metrics.in_window(frames, int(settle_s * 1e9), int((settle_s + WINDOW_S) * 1e9))
-    done = run["web_done_ms"]
-    return Episode(scheduler, controller, metrics.stall_duration(load), metrics.max_delay_ms(load),
-                   metrics.delay_percentile(load, 95),
-                   max(done) / 1000 if len(done) == objects else None, run["simulated_s"], run["cpu_s"])
+    window = metrics.in_window(frames, int(settle_s * 1e9), int((settle_s + WINDOW_S) * 1e9))
+    return Episode(scheduler, controller, metrics.stall_duration(window), metrics.max_delay_ms(window),
+                   metrics.delay_percentile(window, 95), load_time(run), run["simulated_s"], run["cpu_s"])
+
+
+def load_time(run: dict) -> float | None:
+    """The page's PLT, or the last transfer's completion; None if it did not finish."""
+    if run["page"] is not None:
+        return run["page"]["plt_s"]
+    done, expected = run["web_done_ms"], run["web_flows"]
+    return max(done) / 1000 if done and len(done) == expected else None
 
 
 def print_episodes(episodes: list[Episode], as_json: bool, console: Console) -> None:
@@ -95,8 +123,10 @@ def episode_command(
         trace: Path = typer.Option(None, help="A 'time_s Mbps' trace instead of a constant rate."),
         rtt: str = typer.Option("40ms", help="Round-trip propagation delay."),
         buffer: int = typer.Option(1000, help="The scheduler's limit, packets."),
-        objects: int = typer.Option(9, help="The page's objects (one TCP connection each)."),
-        object_size: str = typer.Option("250kb", help="Each object's size."),
+        page: str = typer.Option("amazon", help="The page: 'amazon' (the demo's), a page file "
+                                                "(confucius-web-page/1), or 'none' for --objects."),
+        objects: int = typer.Option(9, help="With --page none: parallel TCP transfers."),
+        object_size: str = typer.Option("250kb", help="With --page none: each transfer's size."),
         settle: str = typer.Option("10s", help="The video alone before the page."),
         as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
         binary: Path = typer.Option(BOTTLENECK, help="The bottleneck program.")) -> None:
@@ -105,9 +135,15 @@ def episode_command(
     try:
         link = [f"--rtt={units.parse_time(rtt)}s", f"--buffer={buffer}"]
         link.append(f"--trace={trace}" if trace else f"--rate={units.parse_rate(rate):.0f}bps")
-        size, settle_s = int(units.parse_size(object_size)), units.parse_time(settle)
-        episodes = [episode(name.strip(), controller, link, objects, size, settle_s, binary)
-                    for name in schedulers.split(",") if name.strip()]
+        settle_s = units.parse_time(settle)
+        with tempfile.TemporaryDirectory() as scratch:
+            if page == "none":
+                load = ["--web=tcp", f"--web-flows={objects}",
+                        f"--web-bytes={int(units.parse_size(object_size))}"]
+            else:
+                load = [f"--page={write_sim_page(named_page(page), Path(scratch) / 'page.txt')}"]
+            episodes = [episode(name.strip(), controller, link, load, settle_s, binary)
+                        for name in schedulers.split(",") if name.strip()]
     except (SimError, units.UnitError) as err:
         console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(2)

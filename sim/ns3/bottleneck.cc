@@ -727,7 +727,8 @@ main(int argc, char** argv)
               << ",\"speed\":" << end.GetSeconds() / wall << ",\"cpu_speed\":" << end.GetSeconds() / cpu
               << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
-              << "},\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"page\":" << PageJson(page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << "},\"web_flows\":" << (o.page.empty() ? o.webFlows : 0)
+              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"page\":" << PageJson(page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";
     Simulator::Destroy();
     return 0;
