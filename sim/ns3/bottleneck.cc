@@ -359,8 +359,13 @@ CoreJson(Ptr<QueueDisc> disc)
     if (!confucius)
         return "null";
     const struct cfc_stats st = confucius->CoreStats();
+    const struct cfc_config cfg = confucius->CoreConfig();
+    static const char* const MODES[] = {"flow", "class", "external"};
+    static const char* const PACES[] = {"fixed", "adaptive"};
     std::ostringstream out;
-    out << "{\"enqueued\":" << st.cnt.enqueued_pkts << ",\"dequeued\":" << st.cnt.dequeued_pkts
+    out << "{\"mode\":\"" << MODES[cfg.mode] << "\",\"pace\":\"" << PACES[cfg.pace]
+        << "\",\"bandwidth_bps\":" << cfg.bandwidth << ",\"limit\":" << cfg.limit
+        << ",\"moves\":" << st.cnt.moves << ",\"enqueued\":" << st.cnt.enqueued_pkts << ",\"dequeued\":" << st.cnt.dequeued_pkts
         << ",\"dropped\":" << st.cnt.dropped_pkts << ",\"overlimits\":" << st.cnt.overlimits
         << ",\"ticks\":" << st.cnt.ticks << ",\"holds\":" << st.cnt.holds
         << ",\"qlen\":" << st.qlen << "}";

@@ -157,3 +157,11 @@ def test_queue_disc_attributes_reach_the_core(args, shares):
     run = simulate(*args, "--duration=1.5s")
     windows = [(0, 250), (250, 500), (500, 750), (750, 1000)]
     assert [mean(run["samples"], "rt", *w) for w in windows] == pytest.approx(shares, abs=0.015)
+
+
+@pytest.mark.parametrize("scheduler, mode, pace", [
+    ("confucius", "flow", "adaptive"), ("confucius-fixed", "flow", "fixed"),
+    ("confucius-class", "class", "adaptive"), ("confucius-external", "external", "adaptive")])
+def test_each_confucius_scheduler_runs_the_core_in_its_mode(scheduler, mode, pace):
+    core = simulate(f"--scheduler={scheduler}", "--duration=0.5s", "--buffer=500")["core"]
+    assert (core["mode"], core["pace"], core["limit"], core["bandwidth_bps"]) == (mode, pace, 500, 20e6)

@@ -386,6 +386,12 @@ ConfuciusQueueDisc::Wake()
     Run();
 }
 
+struct cfc_config
+ConfuciusQueueDisc::CoreConfig() const
+{
+    return m_core.cfg;
+}
+
 struct cfc_stats
 ConfuciusQueueDisc::CoreStats()
 {

@@ -57,6 +57,8 @@ class ConfuciusQueueDisc : public QueueDisc
     void SetBandwidth(DataRate rate);
     DataRate GetBandwidth() const;
 
+    /* The configuration the core runs with (what `tc qdisc show` prints). */
+    struct cfc_config CoreConfig() const;
     /* The core's counters and queue state (what `tc -s qdisc` prints). */
     struct cfc_stats CoreStats();
     /* The weight (CFC_W_ONE units) and class of the flow an item belongs to; -1 if free. */
