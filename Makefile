@@ -17,6 +17,7 @@ include mk/core.mk
 -include mk/lab.mk
 -include mk/tools.mk
 -include mk/deb.mk
+-include mk/sim.mk
 # Last: its test rule lists PYTEST_NEEDS, which the fragments above fill.
 include mk/python.mk
 
@@ -26,6 +27,8 @@ help:
 	@echo "make demo        run the main job with sensible defaults and show the result"
 	@echo "make test        run the whole test suite (does its own set-up)"
 	@echo "make bench-core  per-packet cost of the scheduling core, per mode and flow count"
+	@echo "make sim         the ns-3 simulator (sim/README.md): build/sim/bottleneck"
+	@echo "make bench-sim   the simulator's speed on a short episode (printed)"
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
 	@echo "make cross       the module for arm64, armhf, mips; the core tested on armhf and mips"
 	@echo "make boot-arm64  the arm64 module loaded and used in an arm64 kernel under qemu"

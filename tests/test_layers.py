@@ -17,6 +17,7 @@ ALLOWED = {
     "web": {"metrics", "units"},
     "models": {"metrics", "units"},
     "coredemo": set(),
+    "sim": {"metrics", "units", "rtflow", "web"},
     "lab": {"metrics", "units", "rtflow", "web"},
     "report": {"metrics", "units", "rtflow", "web", "lab"},
     "cli": set(), "__main__": {"cli"},

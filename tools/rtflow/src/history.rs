@@ -8,6 +8,9 @@
 //! of feedback out of the RTT, as QUIC does with its ACK delay.
 
 use std::collections::VecDeque;
+use std::ops::Deref;
+
+use rtcontrol::packet::{Outcome as ControlOutcome, Sent};
 
 use crate::pacer::{MediaPacket, Outgoing, Probe};
 use crate::wire::FeedbackEntry;
@@ -15,16 +18,21 @@ use crate::wire::FeedbackEntry;
 /// A packet that gets no feedback for this long is taken as lost (its feedback was lost).
 const FORGET_AFTER_NS: u64 = 2_000_000_000;
 
+/// A sent packet as the controllers know it (`rtcontrol::packet::Sent`, its fields read
+/// through `Deref`), and the piece of a frame it carried, kept for retransmission.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SentRecord {
-    pub seq: u64,
-    pub send_ns: u64,
-    pub wire_bytes: u32,
-    pub probe: Option<Probe>,
-    /// Bytes in flight just after this packet left.
-    pub in_flight: u64,
-    /// The piece of a frame it carried (none for padding), kept for retransmission.
+    pub sent: Sent,
+    /// None for padding.
     pub media: Option<MediaPacket>,
+}
+
+impl Deref for SentRecord {
+    type Target = Sent;
+
+    fn deref(&self) -> &Sent {
+        &self.sent
+    }
 }
 
 /// What became of one sent packet.
@@ -34,6 +42,13 @@ pub struct Outcome {
     /// Arrival on the receiver's clock; `None` when lost.
     pub arrival_ns: Option<u64>,
     pub rtt_ns: Option<u64>,
+}
+
+impl Outcome {
+    /// The outcome as the controllers take it.
+    pub fn control(&self) -> ControlOutcome {
+        ControlOutcome { sent: self.sent.sent, arrival_ns: self.arrival_ns, rtt_ns: self.rtt_ns }
+    }
 }
 
 /// Totals since the last call to `take_interval_stats`, for the rate log.
@@ -81,7 +96,8 @@ impl History {
             Outgoing::Media(media) => Some(media),
             Outgoing::Padding => None,
         };
-        let record = SentRecord { seq: self.next_seq, send_ns, wire_bytes, probe, in_flight: self.in_flight, media };
+        let sent = Sent { seq: self.next_seq, send_ns, wire_bytes, probe, in_flight: self.in_flight };
+        let record = SentRecord { sent, media };
         self.records.push_back(Some(record));
         self.next_seq += 1;
         record

@@ -3,7 +3,6 @@
 //! frames under a rate controller (GCC, Copa, a fixed rate, or a kernel TCP congestion
 //! control); `rtflow recv` logs every frame's delay. See README.md.
 
-mod control;
 mod encoder;
 mod feedback;
 mod frames;
@@ -25,6 +24,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand, ValueEnum};
 
+use rtcontrol::control;
 use control::{Controller, CopaController, FixedController, GccController, RateBounds};
 use encoder::EncoderConfig;
 

@@ -43,14 +43,7 @@ pub fn wire_bytes(payload: usize) -> usize {
     payload + MEDIA_HEADER_LEN + IP_UDP_OVERHEAD
 }
 
-/// A probe cluster: send at `rate_bps` until both minimums are reached.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Probe {
-    pub id: i32,
-    pub rate_bps: f64,
-    pub min_packets: u32,
-    pub min_bytes: u64,
-}
+pub use rtcontrol::packet::Probe;
 
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Outgoing {

@@ -151,7 +151,8 @@ impl Sender {
         if outcomes.is_empty() {
             return;
         }
-        self.controller.on_feedback(now, outcomes, self.history.in_flight());
+        let control: Vec<_> = outcomes.iter().map(Outcome::control).collect();
+        self.controller.on_feedback(now, &control, self.history.in_flight());
         let lost: Vec<MediaPacket> = outcomes
             .iter()
             .filter(|o| o.arrival_ns.is_none())

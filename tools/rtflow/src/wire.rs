@@ -23,10 +23,7 @@
 pub const MAGIC: [u8; 2] = *b"RF";
 pub const VERSION: u8 = 1;
 pub const MEDIA_HEADER_LEN: usize = 40;
-/// Largest UDP payload rtflow sends, header included (fits any common path MTU).
-pub const MAX_DATAGRAM: usize = 1200;
-/// IPv4 (20) + UDP (8) header bytes added to every datagram on the wire.
-pub const IP_UDP_OVERHEAD: usize = 28;
+pub use rtcontrol::packet::{FeedbackRequest, IP_UDP_OVERHEAD, MAX_DATAGRAM};
 pub const MAX_MEDIA_PAYLOAD: usize = MAX_DATAGRAM - MEDIA_HEADER_LEN;
 
 const FEEDBACK_HEADER_LEN: usize = 16;
@@ -51,14 +48,6 @@ impl Kind {
 }
 
 pub const FLAG_KEY_FRAME: u8 = 1;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub struct FeedbackRequest {
-    /// Send feedback once this many packets are unreported (0: by time only).
-    pub every_packets: u8,
-    /// Send feedback at latest this long after the oldest unreported packet arrived.
-    pub interval_ms: u16,
-}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MediaHeader {

@@ -2,8 +2,7 @@
 //! A constant target rate: the reference point that does not react to the network.
 
 use super::Controller;
-use crate::history::{Outcome, SentRecord};
-use crate::wire::FeedbackRequest;
+use crate::packet::{FeedbackRequest, Outcome, Sent};
 
 /// Feedback only feeds the rate log (RTT, loss), so a slow pace is enough.
 const FEEDBACK: FeedbackRequest = FeedbackRequest { every_packets: 0, interval_ms: 100 };
@@ -20,7 +19,7 @@ impl FixedController {
 }
 
 impl Controller for FixedController {
-    fn on_sent(&mut self, _: &SentRecord) {}
+    fn on_sent(&mut self, _: &Sent) {}
     fn on_feedback(&mut self, _: u64, _: &[Outcome], _: u64) {}
     fn on_tick(&mut self, _: u64, _: u64) {}
 

@@ -17,9 +17,7 @@ use goog_cc::units::{DataRate, DataSize, Timestamp};
 use goog_cc::{GoogCcConfig, GoogCcNetworkController};
 
 use super::{Controller, RateBounds};
-use crate::history::{Outcome, SentRecord};
-use crate::pacer::Probe;
-use crate::wire::FeedbackRequest;
+use crate::packet::{FeedbackRequest, Outcome, Probe, Sent};
 
 /// libwebrtc sends transport feedback at most every 50 ms (RemoteEstimatorProxy's
 /// shortest send interval), which is what it does at video bitrates.
@@ -92,7 +90,7 @@ impl GccController {
 }
 
 /// The record of a sent packet as GoogCC knows it.
-fn sent_packet(sent: &SentRecord) -> SentPacket {
+fn sent_packet(sent: &Sent) -> SentPacket {
     let pacing_info = match sent.probe {
         Some(probe) => PacedPacketInfo {
             send_bitrate: rate(probe.rate_bps),
@@ -114,7 +112,7 @@ fn sent_packet(sent: &SentRecord) -> SentPacket {
 }
 
 impl Controller for GccController {
-    fn on_sent(&mut self, sent: &SentRecord) {
+    fn on_sent(&mut self, sent: &Sent) {
         let update = self.gcc.on_sent_packet(sent_packet(sent));
         self.apply(update);
     }
@@ -167,8 +165,8 @@ impl Controller for GccController {
 mod tests {
     use super::*;
 
-    fn sent(seq: u64) -> SentRecord {
-        SentRecord { seq, send_ns: seq * 1_000_000, wire_bytes: 1200, probe: None, in_flight: 1200, media: None }
+    fn sent(seq: u64) -> Sent {
+        Sent { seq, send_ns: seq * 1_000_000, wire_bytes: 1200, probe: None, in_flight: 1200 }
     }
 
     #[test]

@@ -23,8 +23,7 @@ use std::time::{Duration, Instant};
 use vidaptive::{AckInfo, CongestionController, Copa, CopaConfig, LostPacket, SentPacket};
 
 use super::{Controller, RateBounds};
-use crate::history::{Outcome, SentRecord};
-use crate::wire::{FeedbackRequest, IP_UDP_OVERHEAD, MAX_DATAGRAM};
+use crate::packet::{FeedbackRequest, Outcome, Sent, IP_UDP_OVERHEAD, MAX_DATAGRAM};
 
 const FEEDBACK: FeedbackRequest = FeedbackRequest { every_packets: 2, interval_ms: 5 };
 const PACKET_BYTES: u64 = (MAX_DATAGRAM + IP_UDP_OVERHEAD) as u64;
@@ -72,7 +71,7 @@ impl CopaController {
 }
 
 impl Controller for CopaController {
-    fn on_sent(&mut self, sent: &SentRecord) {
+    fn on_sent(&mut self, sent: &Sent) {
         self.copa.on_packet_sent(&SentPacket {
             seq: sent.seq,
             len: sent.wire_bytes as usize,

@@ -11,15 +11,13 @@ pub use copa::CopaController;
 pub use fixed::FixedController;
 pub use gcc::GccController;
 
-use crate::history::{Outcome, SentRecord};
-use crate::pacer::Probe;
-use crate::wire::FeedbackRequest;
+use crate::packet::{FeedbackRequest, Outcome, Probe, Sent};
 
 /// How often controllers are ticked (libwebrtc's GoogCC process interval).
 pub const TICK_NS: u64 = 25_000_000;
 
 pub trait Controller {
-    fn on_sent(&mut self, sent: &SentRecord);
+    fn on_sent(&mut self, sent: &Sent);
     /// `now_ns` is when the report reached the sender; `in_flight` counts after it.
     fn on_feedback(&mut self, now_ns: u64, outcomes: &[Outcome], in_flight: u64);
     fn on_tick(&mut self, now_ns: u64, pacer_queue_bytes: u64);

@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: MIT
+# The ns-3 simulator (sim/README.md): our queue disc and programs, built out of tree
+# against the packaged ns-3 from PyPI (headers and shared libraries, no source tree).
+
+SIM_BUILD   := $(BUILD)/sim
+NS3_PREFIX  := $(BUILD)/ns3
+NS3_STAMP   := $(NS3_PREFIX)/.installed
+NS3_ROOT    := $(NS3_PREFIX)/ns3
+NS3_LIBDIR  := $(abspath $(NS3_ROOT)/lib64)
+NS3_MODULES := applications traffic-control point-to-point internet network core
+# The wheel's pkg-config files name the paths of the machine it was built on: only
+# its version is read from them; the flags are built here.
+NS3_VERSION  = $(shell PKG_CONFIG_PATH=$(NS3_LIBDIR)/pkgconfig pkg-config --modversion ns3-core 2>/dev/null)
+NS3_CXXFLAGS = -std=c++20 -O2 -Wall -Wextra -Werror -isystem $(NS3_ROOT)/include \
+	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' -Icore -Isim/ns3 \
+	-Itools/rtcontrol/include
+NS3_LDFLAGS  = -L$(NS3_LIBDIR) -Wl,-rpath,$(NS3_LIBDIR) \
+	$(foreach m,$(NS3_MODULES),-lns$(NS3_VERSION)-$(m)) -lpthread -ldl -lm
+
+SIM_MODEL := $(wildcard sim/ns3/model/*.cc sim/ns3/apps/*.cc)
+SIM_HDRS  := $(wildcard sim/ns3/model/*.h sim/ns3/apps/*.h) $(CORE_HDR)
+SIM_BOTTLENECK := $(SIM_BUILD)/bottleneck
+# The RT flow's controllers: the same Rust code as rtflow's (tools/rtcontrol), as a static library.
+RTCONTROL_LIB  := $(CARGO_TARGET)/release/librtcontrol.a
+
+# pip's own client, into the build tree: only the C++ parts are used (no Python bindings).
+$(NS3_STAMP): sim/ns3/requirements.txt | $(VENV_STAMP)
+	rm -rf $(NS3_PREFIX)
+	$(VENV)/bin/pip install -q --no-deps --target $(NS3_PREFIX) -r sim/ns3/requirements.txt
+	@touch $@
+
+# The core compiles unchanged, as C, exactly as the kernel and the tests take it.
+$(SIM_BUILD)/confucius.o: $(CORE_SRC) $(CORE_HDR) | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -Icore -c -o $@ $(CORE_SRC)
+
+$(SIM_BUILD)/%.o: sim/ns3/%.cc $(SIM_HDRS) $(NS3_STAMP)
+	@mkdir -p $(@D)
+	nice -n 10 $(CXX) $(NS3_CXXFLAGS) -fPIC -c -o $@ $<
+
+$(RTCONTROL_LIB): $(shell find tools/rtcontrol -name '*.rs' -o -name 'Cargo.toml') tools/Cargo.lock
+	nice -n 10 cargo build --release --quiet --manifest-path tools/Cargo.toml --target-dir $(CARGO_TARGET) -p rtcontrol
+
+$(SIM_BUILD)/apps/rt-flow.o: tools/rtcontrol/include/rtcontrol.h
+
+$(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUILD)/%.o) $(SIM_BUILD)/confucius.o \
+		$(RTCONTROL_LIB)
+	$(CXX) -o $@ $^ $(NS3_LDFLAGS)
+
+.PHONY: sim
+sim: $(SIM_BOTTLENECK)
+
+PYTEST_NEEDS += $(SIM_BOTTLENECK)
+
+# The simulator's speed on one short episode (a benchmark: printed, asserted nowhere):
+# the GCC video and 9 web flows through confucius at 20 Mbit/s for 10 simulated seconds.
+.PHONY: bench-sim
+bench-sim: $(SIM_BOTTLENECK)
+	$(SIM_BOTTLENECK) --scheduler=confucius --rt=gcc --web-flows=9 --web-bytes=250000 \
+		--duration=10s --drain=1s > $(SIM_BUILD)/bench.json
+	$(PY) sim/ns3/speed.py $(SIM_BUILD)/bench.json

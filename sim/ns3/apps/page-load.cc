@@ -1,0 +1,354 @@
+// SPDX-License-Identifier: MIT
+#include "page-load.h"
+
+#include "ns3/abort.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/tcp-socket-factory.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(WebObjectServer);
+NS_OBJECT_ENSURE_REGISTERED(PageLoader);
+
+namespace
+{
+
+/* The response's head before the body (status line and headers, as web-server's). */
+const uint64_t RESPONSE_HEAD = 100;
+const uint32_t MAX_CHUNK = 65536;
+const char* END_OF_REQUEST = "\r\n\r\n";
+
+} // namespace
+
+std::vector<WebObject>
+ReadPage(const std::string& path)
+{
+    std::ifstream in(path);
+    NS_ABORT_MSG_UNLESS(in, "cannot read page " << path);
+    std::vector<WebObject> page;
+    std::vector<std::string> parents;
+    std::map<std::string, int> index;
+    std::string line;
+    for (int number = 1; std::getline(in, line); number++)
+    {
+        std::istringstream words(line);
+        WebObject o{};
+        std::string parent;
+        if (!(words >> o.id >> o.domain >> o.size >> parent))
+            NS_ABORT_MSG(path << ":" << number << ": expected 'id domain size parent|-'");
+        NS_ABORT_MSG_IF(index.count(o.id), path << ":" << number << ": object " << o.id << " twice");
+        index[o.id] = static_cast<int>(page.size());
+        page.push_back(o);
+        parents.push_back(parent);
+    }
+    NS_ABORT_MSG_IF(page.empty(), path << ": no objects");
+    for (size_t i = 0; i < page.size(); i++)
+    {
+        if (parents[i] == "-")
+        {
+            page[i].parent = -1;
+            continue;
+        }
+        auto it = index.find(parents[i]);
+        NS_ABORT_MSG_IF(it == index.end(), path << ": " << page[i].id << "'s parent " << parents[i]
+                                                << " is not on the page");
+        page[i].parent = it->second;
+    }
+    return page;
+}
+
+std::vector<std::string>
+PageDomains(const std::vector<WebObject>& page)
+{
+    std::vector<std::string> domains;
+    for (const auto& o : page)
+        if (std::find(domains.begin(), domains.end(), o.domain) == domains.end())
+            domains.push_back(o.domain);
+    return domains;
+}
+
+/* ------------------------------------------------------------------ server */
+
+TypeId
+WebObjectServer::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::WebObjectServer")
+                            .SetParent<Application>()
+                            .SetGroupName("Applications")
+                            .AddConstructor<WebObjectServer>()
+                            .AddAttribute("Port", "TCP port", UintegerValue(80),
+                                          MakeUintegerAccessor(&WebObjectServer::m_port),
+                                          MakeUintegerChecker<uint16_t>());
+    return tid;
+}
+
+void
+WebObjectServer::StartApplication()
+{
+    m_listener = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    m_listener->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port));
+    m_listener->Listen();
+    m_listener->SetAcceptCallback(MakeNullCallback<bool, Ptr<Socket>, const Address&>(),
+                                  MakeCallback(&WebObjectServer::Accept, this));
+}
+
+void
+WebObjectServer::StopApplication()
+{
+    for (auto& [socket, client] : m_clients)
+        socket->Close();
+    m_clients.clear();
+    if (m_listener)
+        m_listener->Close();
+}
+
+void
+WebObjectServer::Accept(Ptr<Socket> socket, const Address&)
+{
+    m_clients[socket] = Client{};
+    socket->SetRecvCallback(MakeCallback(&WebObjectServer::Read, this));
+    socket->SetSendCallback(MakeCallback(&WebObjectServer::Write, this));
+}
+
+/* `GET /<id>?bytes=N HTTP/1.1 ...` asks for N bytes of body (web-server's protocol). */
+void
+WebObjectServer::Read(Ptr<Socket> socket)
+{
+    Client& c = m_clients[socket];
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        std::string data(packet->GetSize(), '\0');
+        packet->CopyData(reinterpret_cast<uint8_t*>(data.data()), data.size());
+        c.request += data;
+    }
+    size_t end;
+    while ((end = c.request.find(END_OF_REQUEST)) != std::string::npos)
+    {
+        const size_t at = c.request.find("bytes=");
+        NS_ABORT_MSG_IF(at == std::string::npos || at > end, "a request without bytes=N");
+        c.pending += RESPONSE_HEAD + std::stoull(c.request.substr(at + 6));
+        c.request.erase(0, end + 4);
+    }
+    Write(socket, socket->GetTxAvailable());
+}
+
+void
+WebObjectServer::Write(Ptr<Socket> socket, uint32_t)
+{
+    Client& c = m_clients[socket];
+    while (c.pending > 0 && socket->GetTxAvailable() > 0)
+    {
+        const uint32_t chunk = static_cast<uint32_t>(
+            std::min<uint64_t>({c.pending, socket->GetTxAvailable(), MAX_CHUNK}));
+        const int sent = socket->Send(Create<Packet>(chunk));
+        if (sent <= 0)
+            break;
+        c.pending -= sent;
+    }
+}
+
+/* ------------------------------------------------------------------ client */
+
+struct PageLoader::Connection
+{
+    Ptr<Socket> socket;
+    size_t domain;
+    bool connected = false, busy = false;
+    size_t object = 0;
+    uint64_t remaining = 0; // bytes of the current response still to come
+};
+
+TypeId
+PageLoader::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::PageLoader")
+                            .SetParent<Application>()
+                            .SetGroupName("Applications")
+                            .AddConstructor<PageLoader>()
+                            .AddAttribute("Port", "The servers' TCP port", UintegerValue(80),
+                                          MakeUintegerAccessor(&PageLoader::m_port),
+                                          MakeUintegerChecker<uint16_t>())
+                            .AddAttribute("MaxPerDomain", "Connections per domain (Chrome's 6)",
+                                          UintegerValue(6),
+                                          MakeUintegerAccessor(&PageLoader::m_maxPerDomain),
+                                          MakeUintegerChecker<uint32_t>(1, 64));
+    return tid;
+}
+
+PageLoader::PageLoader()
+    : m_firstRequest(Seconds(-1)),
+      m_lastByte(Seconds(-1))
+{
+}
+
+void
+PageLoader::SetPage(const std::vector<WebObject>& page, const std::vector<Ipv4Address>& servers)
+{
+    const std::vector<std::string> domains = PageDomains(page);
+    NS_ABORT_MSG_UNLESS(domains.size() == servers.size(), "one server address per domain");
+    m_page = page;
+    m_servers = servers;
+    m_domainOf.clear();
+    for (const auto& o : page)
+        m_domainOf.push_back(std::find(domains.begin(), domains.end(), o.domain) - domains.begin());
+    m_waiting.assign(domains.size(), {});
+    m_connectionsOf.assign(domains.size(), {});
+    m_doneAt.assign(page.size(), Seconds(-1));
+}
+
+Time
+PageLoader::PageLoadTime() const
+{
+    return m_done == m_page.size() ? m_lastByte - m_firstRequest : Seconds(-1);
+}
+
+uint32_t
+PageLoader::ObjectsDone() const
+{
+    return m_done;
+}
+
+uint32_t
+PageLoader::Connections() const
+{
+    return static_cast<uint32_t>(m_connections.size());
+}
+
+void
+PageLoader::StartApplication()
+{
+    for (size_t i = 0; i < m_page.size(); i++)
+        if (m_page[i].parent < 0)
+            Request(i);
+}
+
+void
+PageLoader::StopApplication()
+{
+    for (auto& c : m_connections)
+        c.socket->Close();
+}
+
+void
+PageLoader::Request(size_t object)
+{
+    m_waiting[m_domainOf[object]].push_back(object);
+    Dispatch(m_domainOf[object]);
+}
+
+/* Idle connections take waiting requests; more open while requests outnumber those being set up. */
+void
+PageLoader::Dispatch(size_t domain)
+{
+    size_t opening = 0;
+    for (size_t i : m_connectionsOf[domain])
+    {
+        if (!m_connections[i].connected)
+            opening++;
+        else if (!m_connections[i].busy && !m_waiting[domain].empty())
+        {
+            const size_t object = m_waiting[domain].front();
+            m_waiting[domain].pop_front();
+            Send(m_connections[i], object);
+        }
+    }
+    while (m_waiting[domain].size() > opening && m_connectionsOf[domain].size() < m_maxPerDomain)
+    {
+        Open(domain);
+        opening++;
+    }
+}
+
+void
+PageLoader::Open(size_t domain)
+{
+    Connection c;
+    c.domain = domain;
+    c.socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
+    c.socket->Bind();
+    c.socket->SetConnectCallback(MakeCallback(&PageLoader::Connected, this),
+                                 MakeCallback(&PageLoader::Failed, this));
+    c.socket->SetRecvCallback(MakeCallback(&PageLoader::Read, this));
+    m_connectionsOf[domain].push_back(m_connections.size());
+    m_connections.push_back(c);
+    c.socket->Connect(InetSocketAddress(m_servers[domain], m_port));
+}
+
+size_t
+PageLoader::IndexOf(Ptr<Socket> socket) const
+{
+    for (size_t i = 0; i < m_connections.size(); i++)
+        if (m_connections[i].socket == socket)
+            return i;
+    NS_ABORT_MSG("PageLoader: a socket that is not one of its connections");
+}
+
+void
+PageLoader::Connected(Ptr<Socket> socket)
+{
+    const size_t i = IndexOf(socket);
+    m_connections[i].connected = true;
+    Dispatch(m_connections[i].domain);
+}
+
+void
+PageLoader::Failed(Ptr<Socket> socket)
+{
+    NS_ABORT_MSG("PageLoader: a connection failed (" << socket << ")");
+}
+
+void
+PageLoader::Send(Connection& c, size_t object)
+{
+    c.busy = true;
+    c.object = object;
+    c.remaining = RESPONSE_HEAD + m_page[object].size;
+    if (m_firstRequest.IsNegative())
+        m_firstRequest = Simulator::Now();
+    const std::string request = "GET /" + m_page[object].id + "?bytes=" +
+                                std::to_string(m_page[object].size) + " HTTP/1.1\r\nHost: " +
+                                m_page[object].domain + END_OF_REQUEST;
+    c.socket->Send(reinterpret_cast<const uint8_t*>(request.data()), request.size(), 0);
+}
+
+/* Responses come whole and in order on a connection (no pipelining): bytes are counted. */
+void
+PageLoader::Read(Ptr<Socket> socket)
+{
+    const size_t i = IndexOf(socket);
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        NS_ABORT_MSG_IF(packet->GetSize() > m_connections[i].remaining,
+                        "PageLoader: more bytes than asked for");
+        m_connections[i].remaining -= packet->GetSize();
+        if (m_connections[i].busy && m_connections[i].remaining == 0)
+            Done(i); // may open connections: m_connections grows
+    }
+}
+
+void
+PageLoader::Done(size_t connection)
+{
+    const size_t object = m_connections[connection].object;
+    const size_t domain = m_connections[connection].domain;
+    m_connections[connection].busy = false;
+    m_doneAt[object] = Simulator::Now();
+    m_lastByte = Simulator::Now();
+    m_done++;
+    for (size_t i = 0; i < m_page.size(); i++)
+        if (m_page[i].parent == static_cast<int>(object))
+            Request(i);
+    Dispatch(domain);
+}
+
+} // namespace ns3

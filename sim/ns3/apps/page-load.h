@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A page load in ns-3 with the rules of tools/web's web-client: one server
+ * address per domain; at most MaxPerDomain persistent HTTP/1.1 connections per
+ * domain, opened on demand while more requests wait than connections are being
+ * set up; requests wait in a per-domain FIFO for the first idle connection of
+ * their domain; no pipelining; an object is requested when its parent has fully
+ * arrived. The server answers a request for N bytes with a head and N bytes.
+ */
+#ifndef CONFUCIUS_PAGE_LOAD_H
+#define CONFUCIUS_PAGE_LOAD_H
+
+#include "ns3/application.h"
+#include "ns3/ipv4-address.h"
+#include "ns3/nstime.h"
+#include "ns3/socket.h"
+
+#include <deque>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace ns3
+{
+
+/* One object of a page: `parent` is an index into the page, or -1 for the roots. */
+struct WebObject
+{
+    std::string id, domain;
+    uint64_t size;
+    int parent;
+};
+
+/* A page as `confucius sim` writes it: one object per line, "id domain size parent|-". */
+std::vector<WebObject> ReadPage(const std::string& path);
+/* The page's domains, in order of first appearance. */
+std::vector<std::string> PageDomains(const std::vector<WebObject>& page);
+
+class WebObjectServer : public Application
+{
+  public:
+    static TypeId GetTypeId();
+
+  private:
+    struct Client
+    {
+        std::string request;  // bytes of the request being read
+        uint64_t pending = 0; // bytes of responses still to send
+    };
+
+    void StartApplication() override;
+    void StopApplication() override;
+    void Accept(Ptr<Socket> socket, const Address& from);
+    void Read(Ptr<Socket> socket);
+    void Write(Ptr<Socket> socket, uint32_t available);
+
+    uint16_t m_port = 80;
+    Ptr<Socket> m_listener;
+    std::map<Ptr<Socket>, Client> m_clients;
+};
+
+class PageLoader : public Application
+{
+  public:
+    static TypeId GetTypeId();
+    PageLoader();
+
+    void SetPage(const std::vector<WebObject>& page, const std::vector<Ipv4Address>& servers);
+    /* First request to last byte (lab's plt_s); negative while not done. */
+    Time PageLoadTime() const;
+    uint32_t ObjectsDone() const;
+    uint32_t Connections() const;
+
+  private:
+    struct Connection;
+
+    void StartApplication() override;
+    void StopApplication() override;
+    void Request(size_t object);
+    void Dispatch(size_t domain);
+    void Open(size_t domain);
+    void Connected(Ptr<Socket> socket);
+    void Failed(Ptr<Socket> socket);
+    void Send(Connection& c, size_t object);
+    void Read(Ptr<Socket> socket);
+    void Done(size_t connection);
+    size_t IndexOf(Ptr<Socket> socket) const;
+
+    uint16_t m_port = 80;
+    uint32_t m_maxPerDomain = 6;
+    std::vector<WebObject> m_page;
+    std::vector<Ipv4Address> m_servers; // per domain, PageDomains order
+    std::vector<size_t> m_domainOf;     // per object
+    std::vector<std::deque<size_t>> m_waiting;
+    std::vector<std::vector<size_t>> m_connectionsOf; // per domain, into m_connections
+    std::vector<Connection> m_connections;
+    std::vector<Time> m_doneAt;
+    Time m_firstRequest, m_lastByte;
+    uint32_t m_done = 0;
+};
+
+} // namespace ns3
+
+#endif

@@ -1,0 +1,554 @@
+// SPDX-License-Identifier: MIT
+#include "rt-flow.h"
+
+#include "ns3/abort.h"
+#include "ns3/double.h"
+#include "ns3/inet-socket-address.h"
+#include "ns3/packet.h"
+#include "ns3/simulator.h"
+#include "ns3/string.h"
+#include "ns3/udp-socket-factory.h"
+#include "ns3/uinteger.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <iomanip>
+
+namespace ns3
+{
+
+NS_OBJECT_ENSURE_REGISTERED(RtFlowSender);
+NS_OBJECT_ENSURE_REGISTERED(RtFlowReceiver);
+
+namespace
+{
+
+/* rtflow's datagram sizes (tools/rtcontrol/src/packet.rs, tools/rtflow/src/wire.rs). */
+const uint32_t MAX_DATAGRAM = 1200;
+const uint32_t IP_UDP_OVERHEAD = 28;
+const uint32_t MEDIA_HEADER_LEN = 40;
+/* A packet with no feedback for this long counts as lost (rtflow's history). */
+const uint64_t FORGET_AFTER_NS = 2000000000ull;
+const size_t MAX_PROBES = 4;
+/* rtflow's pacer (tools/rtflow/src/pacer.rs): tokens saved while idle, shortest sleep. */
+const double MAX_BURST_NS = 5e6;
+const uint64_t MIN_WAKE_NS = 1000000;
+
+enum Kind : uint8_t
+{
+    MEDIA = 1,
+    PADDING = 2,
+    FEEDBACK = 3,
+};
+
+/* The fields of a media datagram's header, in its first bytes (the rest is payload). */
+struct MediaHeader
+{
+    uint8_t kind;
+    uint8_t key;
+    uint8_t everyPackets;
+    uint16_t intervalMs;
+    uint16_t index, count;
+    uint32_t frameBytes;
+    uint64_t seq, frame, captureNs;
+};
+
+static_assert(sizeof(MediaHeader) <= MEDIA_HEADER_LEN, "the header fits rtflow's");
+
+struct FeedbackEntry
+{
+    uint64_t seq;
+    uint64_t arrivalNs;
+    uint8_t received;
+} __attribute__((packed));
+
+const uint32_t FEEDBACK_HEADER = 1 + 8 + 2;
+const size_t ENTRIES_PER_REPORT = (MAX_DATAGRAM - FEEDBACK_HEADER) / sizeof(FeedbackEntry);
+
+uint64_t
+NowNs()
+{
+    return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
+}
+
+int
+ControllerKind(const std::string& mode)
+{
+    if (mode == "gcc")
+        return RTC_GCC;
+    if (mode == "copa")
+        return RTC_COPA;
+    if (mode == "fixed")
+        return RTC_FIXED;
+    NS_ABORT_MSG("RtFlowSender: Controller must be gcc, copa or fixed, got '" << mode << "'");
+}
+
+} // namespace
+
+/* ------------------------------------------------------------------ sender */
+
+struct RtFlowSender::Piece
+{
+    MediaHeader header;
+    uint32_t datagram; // bytes of UDP payload
+};
+
+struct RtFlowSender::Record
+{
+    uint64_t sendNs;
+    uint32_t wire;
+    uint64_t inFlight;
+    std::optional<struct rtc_probe> probe;
+};
+
+struct RtFlowSender::ActiveProbe
+{
+    struct rtc_probe probe;
+    uint64_t packets, bytes;
+};
+
+TypeId
+RtFlowSender::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RtFlowSender")
+            .SetParent<Application>()
+            .SetGroupName("Applications")
+            .AddConstructor<RtFlowSender>()
+            .AddAttribute("Remote", "The receiver", AddressValue(),
+                          MakeAddressAccessor(&RtFlowSender::m_peer), MakeAddressChecker())
+            .AddAttribute("Controller", "gcc, copa or fixed (at StartRate)", StringValue("gcc"),
+                          MakeStringAccessor(&RtFlowSender::m_mode), MakeStringChecker())
+            .AddAttribute("Fps", "Frames per second", UintegerValue(60),
+                          MakeUintegerAccessor(&RtFlowSender::m_fps),
+                          MakeUintegerChecker<uint32_t>(1, 1000))
+            .AddAttribute("KeyInterval", "Time between key frames (0: only the first)",
+                          TimeValue(Seconds(2)), MakeTimeAccessor(&RtFlowSender::m_keyInterval),
+                          MakeTimeChecker())
+            .AddAttribute("KeyRatio", "A key frame's size relative to a delta frame",
+                          DoubleValue(4.0), MakeDoubleAccessor(&RtFlowSender::m_keyRatio),
+                          MakeDoubleChecker<double>(1.0))
+            .AddAttribute("StartRate", "The controller's first rate", DataRateValue(DataRate("1Mbps")),
+                          MakeDataRateAccessor(&RtFlowSender::m_startRate), MakeDataRateChecker())
+            .AddAttribute("MinRate", "The controller's least rate", DataRateValue(DataRate("100kbps")),
+                          MakeDataRateAccessor(&RtFlowSender::m_minRate), MakeDataRateChecker())
+            .AddAttribute("MaxRate", "The controller's greatest rate", DataRateValue(DataRate("100Mbps")),
+                          MakeDataRateAccessor(&RtFlowSender::m_maxRate), MakeDataRateChecker())
+            .AddAttribute("PacingFactor", "Pacing rate over target (GCC, fixed)", DoubleValue(2.5),
+                          MakeDoubleAccessor(&RtFlowSender::m_pacingFactor),
+                          MakeDoubleChecker<double>(1.0, 100.0))
+            .AddAttribute("CopaDelta", "Copa's delta", DoubleValue(0.5),
+                          MakeDoubleAccessor(&RtFlowSender::m_copaDelta),
+                          MakeDoubleChecker<double>(0.0, 10.0));
+    return tid;
+}
+
+RtFlowSender::RtFlowSender()
+    : m_fps(60),
+      m_keyRatio(4.0),
+      m_pacingFactor(2.5),
+      m_copaDelta(0.5),
+      m_ctl(nullptr),
+      m_frameId(0),
+      m_seq(0),
+      m_inFlight(0),
+      m_sentPackets(0),
+      m_startNs(0),
+      m_tokens(0),
+      m_refilledNs(0)
+{
+}
+
+uint64_t
+RtFlowSender::SentPackets() const
+{
+    return m_sentPackets;
+}
+
+double
+RtFlowSender::TargetBps() const
+{
+    return m_ctl ? rtc_target_bps(m_ctl) : 0;
+}
+
+void
+RtFlowSender::StartApplication()
+{
+    m_startNs = NowNs();
+    m_refilledNs = m_startNs;
+    m_ctl = rtc_new(ControllerKind(m_mode), m_startNs, m_startRate.GetBitRate(),
+                    m_minRate.GetBitRate(), m_maxRate.GetBitRate(), m_pacingFactor, m_copaDelta);
+    NS_ABORT_MSG_UNLESS(m_ctl, "RtFlowSender: rates must be 0 < MinRate <= StartRate <= MaxRate");
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_socket->Bind();
+    m_socket->Connect(m_peer);
+    m_socket->SetRecvCallback(MakeCallback(&RtFlowSender::OnFeedback, this));
+    Capture();
+    Tick();
+}
+
+void
+RtFlowSender::StopApplication()
+{
+    m_captureEvent.Cancel();
+    m_tickEvent.Cancel();
+    m_paceEvent.Cancel();
+    if (m_socket)
+        m_socket->Close();
+}
+
+void
+RtFlowSender::DoDispose()
+{
+    rtc_free(m_ctl);
+    m_ctl = nullptr;
+    Application::DoDispose();
+}
+
+/* rtflow's encoder: a group of pictures averages the target; key frames are KeyRatio deltas. */
+void
+RtFlowSender::Capture()
+{
+    const uint64_t gop = static_cast<uint64_t>(std::llround(m_keyInterval.GetSeconds() * m_fps));
+    const bool key = gop ? m_frameId % gop == 0 : m_frameId == 0;
+    const double average = rtc_target_bps(m_ctl) / 8.0 / m_fps;
+    const double delta = gop > 1 ? average * gop / (gop - 1.0 + m_keyRatio) : average;
+    const uint64_t budget = std::max<uint64_t>(1, std::llround(key ? delta * m_keyRatio : delta));
+    const uint64_t count = (budget + MAX_DATAGRAM + IP_UDP_OVERHEAD - 1) / (MAX_DATAGRAM + IP_UDP_OVERHEAD);
+    const struct rtc_feedback_request req = rtc_feedback_request(m_ctl);
+    const uint64_t captureNs = NowNs();
+    for (uint64_t i = 0; i < count; i++)
+    {
+        const uint64_t share = budget / count + (i < budget % count ? 1 : 0);
+        Piece piece{};
+        piece.header = MediaHeader{MEDIA, key, req.every_packets, req.interval_ms, uint16_t(i),
+                                   uint16_t(count), uint32_t(budget), 0, m_frameId, captureNs};
+        piece.datagram = static_cast<uint32_t>(std::clamp<uint64_t>(
+            share > IP_UDP_OVERHEAD ? share - IP_UDP_OVERHEAD : 0, MEDIA_HEADER_LEN + 1, MAX_DATAGRAM));
+        m_queue.push_back(piece);
+    }
+    m_frameId++;
+    if (!m_paceEvent.IsPending())
+        Pace();
+    // Capture instants fixed in advance (start + id / fps), as rtflow's.
+    const uint64_t next = m_startNs + m_frameId * 1000000000ull / m_fps;
+    m_captureEvent = Simulator::Schedule(NanoSeconds(next - NowNs()), &RtFlowSender::Capture, this);
+}
+
+uint64_t
+RtFlowSender::QueueBytes() const
+{
+    uint64_t bytes = 0;
+    for (const auto& p : m_queue)
+        bytes += p.datagram + IP_UDP_OVERHEAD;
+    return bytes;
+}
+
+void
+RtFlowSender::Tick()
+{
+    const uint64_t now = NowNs();
+    ForgetStale(now);
+    rtc_on_tick(m_ctl, now, QueueBytes());
+    struct rtc_probe probes[MAX_PROBES];
+    size_t n = rtc_take_probes(m_ctl, probes, MAX_PROBES);
+    for (size_t i = 0; i < n; i++)
+        m_probes.push_back(ActiveProbe{probes[i], 0, 0});
+    if (!m_paceEvent.IsPending())
+        Pace();
+    m_tickEvent = Simulator::Schedule(NanoSeconds(rtc_tick_ns()), &RtFlowSender::Tick, this);
+}
+
+/* The rate the pacer runs at: a probe cluster's while one runs (as libwebrtc's prober). */
+double
+RtFlowSender::PacerRate() const
+{
+    return m_probes.empty() ? rtc_pacing_bps(m_ctl) : m_probes.front().probe.rate_bps;
+}
+
+/*
+ * rtflow's pacer: a token bucket in bytes filled at the pacer's rate, holding at
+ * most MAX_BURST_NS of it; a packet leaves while the balance is not negative. Media
+ * waits while a window controller says too much is in flight; a probe cluster with
+ * no media to send is completed with padding. The sender wakes at most every
+ * MIN_WAKE_NS after it had to wait, as rtflow's does.
+ */
+void
+RtFlowSender::Pace()
+{
+    const uint64_t now = NowNs();
+    const double rate = PacerRate() / 8.0; // bytes/s
+    const double cap = std::max(rate * MAX_BURST_NS / 1e9, double(MAX_DATAGRAM));
+    m_tokens = std::min(m_tokens + rate * (now - m_refilledNs) / 1e9, cap);
+    m_refilledNs = now;
+    for (;;)
+    {
+        const bool media = !m_queue.empty() && (!m_probes.empty() || rtc_can_send(m_ctl, m_inFlight));
+        if ((!media && m_probes.empty()) || m_tokens < 0)
+            break;
+        Piece piece{};
+        if (media)
+        {
+            piece = m_queue.front();
+            m_queue.pop_front();
+        }
+        else
+        {
+            const struct rtc_feedback_request req = rtc_feedback_request(m_ctl);
+            piece.header = MediaHeader{PADDING, 0, req.every_packets, req.interval_ms, 0, 0, 0, 0, 0, 0};
+            piece.datagram = MAX_DATAGRAM;
+        }
+        m_tokens -= piece.datagram + IP_UDP_OVERHEAD;
+        SendPiece(piece);
+    }
+    const bool waiting = !m_probes.empty() || (!m_queue.empty() && rtc_can_send(m_ctl, m_inFlight));
+    if (!waiting)
+        return; // idle until a frame, a tick or feedback
+    const double rateNow = std::max(PacerRate() / 8.0, 1.0);
+    const uint64_t wait = std::max<uint64_t>(MIN_WAKE_NS, uint64_t(-m_tokens / rateNow * 1e9));
+    m_paceEvent = Simulator::Schedule(NanoSeconds(wait), &RtFlowSender::Pace, this);
+}
+
+void
+RtFlowSender::SendPiece(const Piece& piece)
+{
+    const uint64_t now = NowNs();
+    const uint32_t wire = piece.datagram + IP_UDP_OVERHEAD;
+    MediaHeader header = piece.header;
+    header.seq = m_seq++;
+    m_inFlight += wire;
+    m_history[header.seq] = Record{now, wire, m_inFlight, std::nullopt};
+    if (!m_probes.empty())
+    {
+        ActiveProbe& active = m_probes.front();
+        m_history[header.seq].probe = active.probe;
+        rtc_on_sent(m_ctl, header.seq, now, wire, m_inFlight, &active.probe);
+        active.packets++;
+        active.bytes += wire;
+        if (active.packets >= active.probe.min_packets && active.bytes >= active.probe.min_bytes)
+            m_probes.pop_front();
+    }
+    else
+        rtc_on_sent(m_ctl, header.seq, now, wire, m_inFlight, nullptr);
+    std::vector<uint8_t> bytes(piece.datagram, 0);
+    std::memcpy(bytes.data(), &header, sizeof(header));
+    if (m_socket->Send(Create<Packet>(bytes.data(), bytes.size())) >= 0)
+        m_sentPackets++;
+}
+
+void
+RtFlowSender::OnFeedback(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    while ((packet = socket->Recv()))
+    {
+        std::vector<uint8_t> bytes(packet->GetSize());
+        packet->CopyData(bytes.data(), bytes.size());
+        if (bytes.size() < FEEDBACK_HEADER || bytes[0] != FEEDBACK)
+            continue;
+        uint64_t reportNs;
+        uint16_t n;
+        std::memcpy(&reportNs, &bytes[1], 8);
+        std::memcpy(&n, &bytes[9], 2);
+        if (bytes.size() < FEEDBACK_HEADER + n * sizeof(FeedbackEntry))
+            continue;
+        std::vector<std::pair<uint64_t, std::optional<uint64_t>>> entries;
+        for (uint16_t i = 0; i < n; i++)
+        {
+            FeedbackEntry e;
+            std::memcpy(&e, &bytes[FEEDBACK_HEADER + i * sizeof(FeedbackEntry)], sizeof(e));
+            const uint64_t seq = e.seq, arrival = e.arrivalNs;
+            entries.emplace_back(seq, e.received ? std::optional<uint64_t>(arrival) : std::nullopt);
+        }
+        Resolve(NowNs(), reportNs, entries);
+    }
+    if (!m_paceEvent.IsPending())
+        Pace();
+}
+
+/*
+ * rtflow's history: an RTT sample is the report's arrival less the send time and
+ * the receiver's hold (its report time less the arrival, both on its clock).
+ */
+void
+RtFlowSender::Resolve(uint64_t now, uint64_t reportNs,
+                      const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& entries)
+{
+    std::vector<struct rtc_outcome> outcomes;
+    for (const auto& [seq, arrival] : entries)
+    {
+        auto it = m_history.find(seq);
+        if (it == m_history.end())
+            continue;
+        const Record r = it->second;
+        m_history.erase(it);
+        m_inFlight -= r.wire;
+        struct rtc_outcome o{seq, r.sendNs, r.wire, r.inFlight, arrival.has_value(), 0, 0,
+                             r.probe.has_value(), r.probe.value_or(rtc_probe{-1, 0, 0, 0})};
+        if (arrival)
+        {
+            const uint64_t hold = reportNs > *arrival ? reportNs - *arrival : 0;
+            o.arrival_ns = *arrival;
+            o.rtt_ns = now - r.sendNs > hold ? now - r.sendNs - hold : 0;
+        }
+        outcomes.push_back(o);
+    }
+    if (!outcomes.empty())
+        rtc_on_feedback(m_ctl, now, outcomes.data(), outcomes.size(), m_inFlight);
+}
+
+void
+RtFlowSender::ForgetStale(uint64_t now)
+{
+    std::vector<std::pair<uint64_t, std::optional<uint64_t>>> lost;
+    for (const auto& [seq, r] : m_history)
+    {
+        if (now - r.sendNs < FORGET_AFTER_NS)
+            break;
+        lost.emplace_back(seq, std::nullopt);
+    }
+    if (!lost.empty())
+        Resolve(now, now, lost);
+}
+
+/* ---------------------------------------------------------------- receiver */
+
+struct RtFlowReceiver::FrameRecord
+{
+    uint64_t captureNs;
+    bool key;
+    uint32_t bytes;
+    uint16_t packets, received;
+    uint64_t firstNs, lastNs;
+};
+
+TypeId
+RtFlowReceiver::GetTypeId()
+{
+    static TypeId tid =
+        TypeId("ns3::RtFlowReceiver")
+            .SetParent<Application>()
+            .SetGroupName("Applications")
+            .AddConstructor<RtFlowReceiver>()
+            .AddAttribute("Port", "UDP port", UintegerValue(5000),
+                          MakeUintegerAccessor(&RtFlowReceiver::m_port),
+                          MakeUintegerChecker<uint16_t>())
+            .AddAttribute("FrameLog", "rtflow's frame log (CSV) written here at the end; empty: none",
+                          StringValue(""), MakeStringAccessor(&RtFlowReceiver::m_frameLog),
+                          MakeStringChecker())
+            .AddTraceSource("Rx", "A datagram of the flow arrived",
+                            MakeTraceSourceAccessor(&RtFlowReceiver::m_rx),
+                            "ns3::Packet::AddressTracedCallback");
+    return tid;
+}
+
+RtFlowReceiver::RtFlowReceiver()
+    : m_port(5000),
+      m_nextSeq(0),
+      m_request{0, 50}
+{
+}
+
+void
+RtFlowReceiver::StartApplication()
+{
+    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
+    m_socket->Bind(InetSocketAddress(Ipv4Address::GetAny(), m_port));
+    m_socket->SetRecvCallback(MakeCallback(&RtFlowReceiver::OnMedia, this));
+}
+
+void
+RtFlowReceiver::StopApplication()
+{
+    m_reportEvent.Cancel();
+    if (m_socket)
+        m_socket->Close();
+    WriteFrameLog();
+}
+
+void
+RtFlowReceiver::OnMedia(Ptr<Socket> socket)
+{
+    Ptr<Packet> packet;
+    Address from;
+    while ((packet = socket->RecvFrom(from)))
+    {
+        m_rx(packet, from);
+        MediaHeader h;
+        if (packet->GetSize() < sizeof(h))
+            continue;
+        packet->CopyData(reinterpret_cast<uint8_t*>(&h), sizeof(h));
+        const uint64_t now = NowNs();
+        m_sender = from;
+        m_request = {h.everyPackets, h.intervalMs};
+        // Packets skipped over are reported lost (the path does not reorder).
+        for (; m_nextSeq < h.seq; m_nextSeq++)
+            m_unreported.emplace_back(m_nextSeq, std::nullopt);
+        if (h.seq >= m_nextSeq)
+        {
+            m_unreported.emplace_back(h.seq, now);
+            m_nextSeq = h.seq + 1;
+        }
+        if (h.kind == MEDIA)
+        {
+            auto [it, fresh] = m_frames.try_emplace(
+                h.frame, FrameRecord{h.captureNs, h.key != 0, h.frameBytes, h.count, 0, now, now});
+            it->second.received++;
+            it->second.lastNs = now;
+        }
+        if (m_request.every_packets && m_unreported.size() >= m_request.every_packets)
+            Report();
+        else if (!m_reportEvent.IsPending())
+            m_reportEvent = Simulator::Schedule(MilliSeconds(m_request.interval_ms),
+                                                &RtFlowReceiver::Report, this);
+    }
+}
+
+void
+RtFlowReceiver::Report()
+{
+    m_reportEvent.Cancel();
+    const uint64_t now = NowNs();
+    for (size_t start = 0; start < m_unreported.size(); start += ENTRIES_PER_REPORT)
+    {
+        const uint16_t n = static_cast<uint16_t>(std::min(ENTRIES_PER_REPORT, m_unreported.size() - start));
+        std::vector<uint8_t> bytes(FEEDBACK_HEADER + n * sizeof(FeedbackEntry));
+        bytes[0] = FEEDBACK;
+        std::memcpy(&bytes[1], &now, 8);
+        std::memcpy(&bytes[9], &n, 2);
+        for (uint16_t i = 0; i < n; i++)
+        {
+            const auto& [seq, arrival] = m_unreported[start + i];
+            FeedbackEntry e{seq, arrival.value_or(0), arrival.has_value()};
+            std::memcpy(&bytes[FEEDBACK_HEADER + i * sizeof(FeedbackEntry)], &e, sizeof(e));
+        }
+        m_socket->SendTo(Create<Packet>(bytes.data(), bytes.size()), 0, m_sender);
+    }
+    m_unreported.clear();
+}
+
+/* rtflow's frame log (tools/rtflow/src/logs.rs FRAME_LOG_HEADER): frames seen, in order. */
+void
+RtFlowReceiver::WriteFrameLog()
+{
+    if (m_frameLog.empty())
+        return;
+    std::ofstream out(m_frameLog);
+    NS_ABORT_MSG_UNLESS(out, "RtFlowReceiver: cannot write " << m_frameLog);
+    out << "frame_id,capture_ns,key,size_bytes,packets,packets_received,first_arrival_ns,"
+           "last_arrival_ns,delay_ms,complete\n";
+    for (const auto& [id, f] : m_frames)
+    {
+        const bool complete = f.received >= f.packets;
+        out << id << "," << f.captureNs << "," << (f.key ? 1 : 0) << "," << f.bytes << ","
+            << f.packets << "," << f.received << "," << f.firstNs << "," << f.lastNs << ",";
+        if (complete)
+            out << std::fixed << std::setprecision(3) << (f.lastNs - f.captureNs) / 1e6
+                << std::defaultfloat;
+        out << "," << (complete ? 1 : 0) << "\n";
+    }
+}
+
+} // namespace ns3

@@ -1,0 +1,740 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Seed 000 Fig. 2 in ns-3: servers — router — client, the scheduler under test
+ * at the router's bottleneck towards the client, a constant rate or a
+ * `time_s Mbps` trace, the RTT and the buffer as the lab's scenarios give them.
+ *
+ * Traffic (for now): one UDP "real-time" flow and a group of UDP "web" flows
+ * that start later, each at a constant rate (the motivating example when both
+ * exceed their share). Prints one JSON object: what each group received per
+ * sample period at the client, what went in and out of the bottleneck's queue
+ * disc (and the Confucius core's own counters), and how fast it simulated.
+ *
+ *   bottleneck --scheduler=confucius-fixed --rate=20Mbps --rtt=40ms --buffer=1000
+ *   bottleneck --scheduler=fq_codel --trace=../shared/traces/x.log
+ *   bottleneck --scheduler=confucius --ns3::ConfuciusQueueDisc::Interval=500ms
+ */
+#include "apps/page-load.h"
+#include "apps/rt-flow.h"
+#include "apps/udp-source.h"
+#include "model/confucius-queue-disc.h"
+#include "model/port-filter.h"
+
+#include "ns3/core-module.h"
+#include "ns3/internet-module.h"
+#include "ns3/network-module.h"
+#include "ns3/point-to-point-module.h"
+#include "ns3/traffic-control-module.h"
+#include "ns3/applications-module.h"
+
+#include <chrono>
+#include <ctime>
+#include <fstream>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+using namespace ns3;
+
+namespace
+{
+
+const uint16_t RT_PORT = 5000;
+const uint16_t WEB_PORT = 8000;
+const uint32_t MTU_BYTES = 1514;
+const uint32_t IP_UDP_HEADERS = 28;
+const uint32_t TCP_SEGMENT = 1448; // a 1500-byte MTU less IPv4, TCP and timestamps
+const std::map<std::string, std::string> TCP_TYPES = {
+    {"cubic", "ns3::TcpCubic"}, {"bbr", "ns3::TcpBbr"}, {"vegas", "ns3::TcpVegas"}}; // the lab's unit for byte limits (schedulers.py)
+const char* FAST_LINK = "1Gbps";
+// The lab's least HTB bucket (topology._htb_class); ns-3's timers are never late.
+const uint32_t TBF_BURST_BYTES = 2 * MTU_BYTES;
+
+struct Options
+{
+    std::string scheduler = "confucius";
+    std::string rate = "20Mbps";
+    std::string trace;
+    std::string shaper = "own";
+    Time rtt = MilliSeconds(40);
+    uint32_t buffer = 1000;
+    Time duration = Seconds(3);
+    Time drain = Seconds(2);
+    Time sample = MilliSeconds(50);
+    std::string rt = "udp";
+    std::string rtRate = "30Mbps";
+    std::string rtStartRate = "5Mbps";
+    std::string frameLog;
+    std::string web = "udp";
+    std::string page;
+    std::string webCca = "cubic";
+    uint32_t webFlows = 9;
+    std::string webRate = "2.5Mbps";
+    uint64_t webBytes = 0;
+    Time webStart = MilliSeconds(500);
+    uint32_t seed = 1;
+};
+
+/* -------------------------------------------------------------- schedulers */
+
+/* Where a scheduler goes: the root, or the only class of the shaper (TBF, the lab's HTB). */
+struct Slot
+{
+    TrafficControlHelper& helper;
+    std::optional<std::pair<uint16_t, uint16_t>> parent; // handle and class
+};
+
+template <typename... Args>
+uint16_t
+Place(Slot& slot, const std::string& type, Args&&... args)
+{
+    if (!slot.parent)
+        return slot.helper.SetRootQueueDisc(type, std::forward<Args>(args)...);
+    return slot.helper.AddChildQueueDisc(slot.parent->first, slot.parent->second, type,
+                                         std::forward<Args>(args)...);
+}
+
+/* Label-based schedulers: the class of the RT flow's packets (by its port) and of the rest. */
+struct Label
+{
+    int32_t rt, other;
+};
+const Label UNLABELLED = {PacketFilter::PF_NO_MATCH, PacketFilter::PF_NO_MATCH};
+
+/* How a lab scheduler stands in ns-3. */
+struct LabScheduler
+{
+    std::string summary;
+    bool shapesItself;   // has its own shaper (confucius), as the lab runs it at the root
+    Label label;
+    std::function<void(Slot&, const Options&, DataRate)> install;
+    std::vector<std::pair<std::string, std::string>> attributes = {}; // set on the disc after
+};
+
+QueueSizeValue
+Packets(uint32_t n)
+{
+    return QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, n));
+}
+
+/* Its options other than the limit are the entry's attributes; the rest keep the core's defaults. */
+void
+Confucius(Slot& slot, const Options& o, DataRate)
+{
+    Place(slot, "ns3::ConfuciusQueueDisc", "Limit", UintegerValue(o.buffer));
+}
+
+const std::map<std::string, LabScheduler>&
+Schedulers()
+{
+    static const std::map<std::string, LabScheduler> table = {
+        {"pfifo",
+         {"FIFO, drop tail", false, UNLABELLED,
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FifoQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        {"fq_codel",
+         {"fair queueing + CoDel", false, UNLABELLED,
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        // As the lab: fq_codel's scheduler with CoDel's target and interval at 100 s.
+        {"fq",
+         {"fair queueing without AQM (FqCoDel, CoDel off)", false, UNLABELLED,
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer),
+                    "Target", StringValue("100s"), "Interval", StringValue("100s"));
+          }}},
+        {"codel",
+         {"CoDel AQM, one FIFO", false, UNLABELLED,
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::CoDelQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        // As the lab's tc defaults: min limit/12, max limit/4, max probability 0.02.
+        {"red",
+         {"RED AQM (min limit/12, max limit/4, p 0.02)", false, UNLABELLED,
+          [](Slot& t, const Options& o, DataRate rate) {
+              Place(t, "ns3::RedQueueDisc", "MaxSize", Packets(o.buffer),
+                                 "MeanPktSize", UintegerValue(MTU_BYTES),
+                                 "MinTh", DoubleValue(o.buffer / 12.0),
+                                 "MaxTh", DoubleValue(o.buffer / 4.0),
+                                 "LInterm", DoubleValue(50), "LinkBandwidth", DataRateValue(rate),
+                                 "LinkDelay", TimeValue(o.rtt / 2));
+          }}},
+        {"pie",
+         {"PIE AQM, one FIFO", false, UNLABELLED,
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::PieQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        {"fq_pie",
+         {"fair queueing + PIE", false, UNLABELLED,
+          [](Slot& t, const Options& o, DataRate) {
+              Place(t, "ns3::FqPieQueueDisc", "MaxSize", Packets(o.buffer));
+          }}},
+        // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
+        // buffer in each band, as the lab's pfifo per class.
+        {"prio",
+         {"strict priority for the labelled RT flow", false, {0, 1},
+          [](Slot& t, const Options& o, DataRate) {
+              uint16_t root = Place(t, "ns3::PrioQueueDisc");
+              auto classes = t.helper.AddQueueDiscClasses(root, 2, "ns3::QueueDiscClass");
+              for (auto cls : classes)
+                  t.helper.AddChildQueueDisc(root, cls, "ns3::FifoQueueDisc", "MaxSize",
+                                      Packets(o.buffer));
+          }}},
+        {"confucius",
+         {"Confucius, mode flow, adaptive pace (default)", true, UNLABELLED,
+          Confucius, {{"Mode", "flow"}}}},
+        {"confucius-fixed",
+         {"Confucius, mode flow, the seeds' fixed schedule", true, UNLABELLED,
+          Confucius, {{"Mode", "flow"}, {"Pace", "fixed"}}}},
+        {"confucius-class",
+         {"Confucius, mode class (seed 000)", true, UNLABELLED,
+          Confucius, {{"Mode", "class"}}}},
+        // As the lab's label-based schedulers: the RT flow in class 1, the rest in class 2,
+        // each class served by its number of flows.
+        {"confucius-external",
+         {"Confucius, mode external: RT labelled into its own class", true, {1, 2},
+          Confucius, {{"Mode", "external"}, {"Classes", "2"}}}},
+    };
+    return table;
+}
+
+/* The lab's schedulers that ns-3 has no counterpart for. */
+const std::map<std::string, std::string> NO_COUNTERPART = {
+    {"cake", "ns-3 has no CAKE"},
+    {"cake-flows", "ns-3 has no CAKE"},
+    {"hhf", "ns-3 has no heavy-hitter filter"},
+    {"drr-1:1", "ns-3 has no DRR (weighted classes) queue disc"},
+    {"drr-1:5", "ns-3 has no DRR (weighted classes) queue disc"},
+};
+
+[[noreturn]] void
+Fail(const std::string& why)
+{
+    std::cerr << "bottleneck: " << why << "\n";
+    std::exit(2);
+}
+
+const LabScheduler&
+FindScheduler(const std::string& name)
+{
+    auto it = Schedulers().find(name);
+    if (it != Schedulers().end())
+        return it->second;
+    auto missing = NO_COUNTERPART.find(name);
+    if (missing != NO_COUNTERPART.end())
+        Fail("scheduler " + name + " cannot be simulated: " + missing->second);
+    std::string names;
+    for (const auto& [n, s] : Schedulers())
+        names += (names.empty() ? "" : ", ") + n;
+    Fail("unknown scheduler '" + name + "': expected one of " + names);
+}
+
+/* ------------------------------------------------------------------- links */
+
+/* A `time_s Mbps` trace as (seconds from its start, bit/s), as the lab reads it. */
+std::vector<std::pair<double, uint64_t>>
+ReadTrace(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        Fail("cannot read trace " + path);
+    std::vector<std::pair<double, uint64_t>> points;
+    std::string line;
+    for (int number = 1; std::getline(in, line); number++)
+    {
+        std::istringstream words(line);
+        std::string first;
+        if (!(words >> first) || first[0] == '#')
+            continue;
+        double t, mbps;
+        if (!(std::istringstream(first) >> t) || !(words >> mbps))
+            Fail(path + ":" + std::to_string(number) + ": expected 'time_s Mbps', got '" + line +
+                 "'");
+        if (mbps < 0 || (!points.empty() && t < points.back().first))
+            Fail(path + ":" + std::to_string(number) + ": negative rate or time going back");
+        points.emplace_back(t, static_cast<uint64_t>(mbps * 1e6));
+    }
+    if (points.empty())
+        Fail(path + ": no 'time_s Mbps' lines");
+    const double start = points.front().first;
+    for (auto& p : points)
+        p.first -= start;
+    return points;
+}
+
+/* The bottleneck's shaper: the scheduler's own (confucius) or the TBF above it. */
+struct Bottleneck
+{
+    Ptr<QueueDisc> root;
+    bool ownShaper;
+
+    void SetRate(uint64_t bps) const
+    {
+        root->SetAttribute(ownShaper ? "Bandwidth" : "Rate", DataRateValue(DataRate(bps)));
+        root->Run(); // a packet held back at the old rate may be due now
+    }
+};
+
+/*
+ * The rate of trace point i. An outage (0 Mbit/s) cannot be a rate: it becomes
+ * the rate at which one full packet takes the whole outage (at least the lab's
+ * 8 kbit/s floor): what a shaper at the lab's floor rate lets through, without
+ * holding a packet past the outage.
+ */
+uint64_t
+TraceRate(const std::vector<std::pair<double, uint64_t>>& points, size_t i)
+{
+    if (points[i].second >= CFC_BANDWIDTH_MIN)
+        return points[i].second;
+    if (i + 1 == points.size() || points[i + 1].first <= points[i].first)
+        return CFC_BANDWIDTH_MIN;
+    const double outage = points[i + 1].first - points[i].first;
+    return std::max<uint64_t>(CFC_BANDWIDTH_MIN, static_cast<uint64_t>(MTU_BYTES * 8 / outage));
+}
+
+void
+FollowTrace(const Bottleneck& b, const std::vector<std::pair<double, uint64_t>>& points)
+{
+    for (size_t i = 0; i < points.size(); i++)
+        Simulator::Schedule(Seconds(points[i].first), &Bottleneck::SetRate, b,
+                            TraceRate(points, i));
+}
+
+/* ------------------------------------------------------------------ output */
+
+struct Groups
+{
+    uint64_t rtBytes = 0, webBytes = 0, rtPackets = 0, webPackets = 0;
+    uint64_t rtBefore = 0, webBefore = 0;
+    std::ostringstream samples;
+    bool firstSample = true;
+};
+
+void
+Sample(Groups* g, Time webAtClient, Time period)
+{
+    const uint64_t rt = g->rtBytes - g->rtBefore, web = g->webBytes - g->webBefore;
+    const double total = double(rt + web);
+    g->samples << (g->firstSample ? "" : ",") << "{\"time_ms\":"
+               << (Simulator::Now() - webAtClient).GetMilliSeconds()
+               << ",\"rt\":" << (total ? rt / total : 0) << ",\"web\":" << (total ? web / total : 0)
+               << ",\"rt_bytes\":" << rt << ",\"web_bytes\":" << web << "}";
+    g->firstSample = false;
+    g->rtBefore = g->rtBytes;
+    g->webBefore = g->webBytes;
+    Simulator::Schedule(period, &Sample, g, webAtClient, period);
+}
+
+/* Bytes as the link carries them: a UDP datagram's payload and its IPv4 and UDP headers. */
+void
+CountRx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> p, const Address&)
+{
+    *bytes += p->GetSize() + IP_UDP_HEADERS;
+    (*packets)++;
+}
+
+std::string
+DiscJson(Ptr<QueueDisc> disc)
+{
+    const QueueDisc::Stats& s = disc->GetStats();
+    std::ostringstream out;
+    out << "{\"received\":" << s.nTotalReceivedPackets
+        << ",\"dropped_before_enqueue\":" << s.nTotalDroppedPacketsBeforeEnqueue
+        << ",\"enqueued\":" << s.nTotalEnqueuedPackets
+        << ",\"requeued\":" << s.nTotalRequeuedPackets
+        << ",\"dequeued\":" << s.nTotalDequeuedPackets
+        << ",\"dropped_after_dequeue\":" << s.nTotalDroppedPacketsAfterDequeue
+        << ",\"sent\":" << s.nTotalSentPackets << ",\"in_queue\":" << disc->GetNPackets() << "}";
+    return out.str();
+}
+
+std::string
+CoreJson(Ptr<QueueDisc> disc)
+{
+    auto confucius = DynamicCast<ConfuciusQueueDisc>(disc);
+    if (!confucius)
+        return "null";
+    const struct cfc_stats st = confucius->CoreStats();
+    const struct cfc_config cfg = confucius->CoreConfig();
+    static const char* const MODES[] = {"flow", "class", "external"};
+    static const char* const PACES[] = {"fixed", "adaptive"};
+    std::ostringstream out;
+    out << "{\"mode\":\"" << MODES[cfg.mode] << "\",\"pace\":\"" << PACES[cfg.pace]
+        << "\",\"bandwidth_bps\":" << cfg.bandwidth << ",\"limit\":" << cfg.limit
+        << ",\"moves\":" << st.cnt.moves << ",\"enqueued\":" << st.cnt.enqueued_pkts << ",\"dequeued\":" << st.cnt.dequeued_pkts
+        << ",\"dropped\":" << st.cnt.dropped_pkts << ",\"overlimits\":" << st.cnt.overlimits
+        << ",\"ticks\":" << st.cnt.ticks << ",\"holds\":" << st.cnt.holds
+        << ",\"qlen\":" << st.qlen << "}";
+    return out.str();
+}
+
+/* --------------------------------------------------------------- topology */
+
+Options
+ParseOptions(int argc, char** argv)
+{
+    Options o;
+    CommandLine cmd(__FILE__);
+    cmd.Usage("Seed 000 Fig. 2: servers - router (scheduler under test) - client.\n"
+              "Queue disc options: --ns3::ConfuciusQueueDisc::ATTRIBUTE=VALUE.");
+    cmd.AddValue("scheduler", "the lab's scheduler name (pfifo, fq_codel, fq, codel, red, pie, "
+                              "fq_pie, prio, confucius, confucius-fixed, confucius-class, "
+                              "confucius-external)", o.scheduler);
+    cmd.AddValue("rate", "bottleneck rate (constant)", o.rate);
+    cmd.AddValue("trace", "bottleneck rate from a 'time_s Mbps' file instead", o.trace);
+    cmd.AddValue("shaper", "own: confucius shapes itself, the others under TBF (as the lab with "
+                           "HTB); tbf: every scheduler under TBF", o.shaper);
+    cmd.AddValue("rtt", "round-trip propagation delay", o.rtt);
+    cmd.AddValue("buffer", "the scheduler's limit, in packets (as the lab's link.buffer)", o.buffer);
+    cmd.AddValue("duration", "how long the sources send", o.duration);
+    cmd.AddValue("drain", "simulated time after the sources stop", o.drain);
+    cmd.AddValue("sample", "share sampling period", o.sample);
+    cmd.AddValue("rt", "the RT flow: udp (constant rate), or rtflow's video with its "
+                       "controller: gcc, copa, fixed", o.rt);
+    cmd.AddValue("rt-rate", "the RT flow's UDP rate (0 = no RT flow)", o.rtRate);
+    cmd.AddValue("rt-start-rate", "the video's first rate (gcc, copa; fixed sends at it)",
+                 o.rtStartRate);
+    cmd.AddValue("frame-log", "the video receiver's frame log (rtflow's CSV format)", o.frameLog);
+    cmd.AddValue("web", "the web flows: udp (constant rate) or tcp (bulk transfers of web-bytes)",
+                 o.web);
+    cmd.AddValue("page", "a page to load from web-start instead of web flows: one object per line, "
+                         "'id domain size parent|-' (confucius sim writes it from a page file)",
+                 o.page);
+    cmd.AddValue("web-cca", "the web flows' TCP congestion control: cubic, bbr, vegas", o.webCca);
+    cmd.AddValue("web-flows", "web flows", o.webFlows);
+    cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
+    cmd.AddValue("web-bytes", "each web flow's bytes (0 = until the end)", o.webBytes);
+    cmd.AddValue("web-start", "when the web flows start", o.webStart);
+    cmd.AddValue("seed", "ns-3 run number", o.seed);
+    cmd.Parse(argc, argv);
+    if (o.shaper != "own" && o.shaper != "tbf")
+        Fail("shaper must be own or tbf, got '" + o.shaper + "'");
+    if (o.rt != "udp" && o.rt != "gcc" && o.rt != "copa" && o.rt != "fixed")
+        Fail("rt must be udp, gcc, copa or fixed, got '" + o.rt + "'");
+    if (o.web != "udp" && o.web != "tcp")
+        Fail("web must be udp or tcp, got '" + o.web + "'");
+    if (!TCP_TYPES.count(o.webCca))
+        Fail("web-cca must be cubic, bbr or vegas, got '" + o.webCca + "'");
+    if (o.buffer < 1)
+        Fail("the buffer must be at least 1 packet");
+    // Every TCP connection (web flows, page loads) runs this CCA with full-sized segments.
+    Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
+    if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
+        !o.sample.IsStrictlyPositive())
+        Fail("rtt, duration and sample must be positive");
+    return o;
+}
+
+Ptr<ConfuciusUdpSource>
+AddSource(Ptr<Node> server, Ipv4Address to, uint16_t port, const std::string& rate,
+          uint64_t bytes, uint8_t priority, Time start, Time stop)
+{
+    auto source = CreateObject<ConfuciusUdpSource>();
+    source->SetAttribute("Remote", AddressValue(InetSocketAddress(to, port)));
+    source->SetAttribute("DataRate", DataRateValue(DataRate(rate)));
+    source->SetAttribute("MaxBytes", UintegerValue(bytes));
+    source->SetAttribute("Priority", UintegerValue(priority));
+    server->AddApplication(source);
+    source->SetStartTime(start);
+    source->SetStopTime(stop);
+    return source;
+}
+
+uint64_t
+TotalSent(const std::vector<Ptr<ConfuciusUdpSource>>& sources)
+{
+    uint64_t n = 0;
+    for (const auto& s : sources)
+        n += s->SentPackets();
+    return n;
+}
+
+/*
+ * The web flows: constant-rate UDP, or TCP transfers of web-bytes each (a page's
+ * objects, one connection each), whose completion times are recorded.
+ */
+struct WebFlows
+{
+    std::vector<Ptr<ConfuciusUdpSource>> udp;
+    uint64_t bytesEach = 0;
+    std::map<Address, uint64_t> received; // by the sender's address and port
+    std::vector<Time> done;
+
+    std::string DoneJson(Time start) const
+    {
+        std::ostringstream out;
+        out << "[";
+        for (size_t i = 0; i < done.size(); i++)
+            out << (i ? "," : "") << (done[i] - start).GetMilliSeconds();
+        out << "]";
+        return out.str();
+    }
+};
+
+void
+CountTcpRx(WebFlows* web, Groups* groups, Ptr<const Packet> p, const Address& from)
+{
+    groups->webBytes += p->GetSize();
+    groups->webPackets++;
+    uint64_t& got = web->received[from];
+    const bool wasShort = got < web->bytesEach;
+    got += p->GetSize();
+    if (wasShort && got >= web->bytesEach)
+        web->done.push_back(Simulator::Now());
+}
+
+WebFlows&
+AddWebFlows(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, Groups* groups)
+{
+    static WebFlows web; // the sink's callback holds it for the whole simulation
+    web.bytesEach = o.webBytes;
+    if (o.web == "udp")
+    {
+        PacketSinkHelper sink("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
+        sink.Install(client).Get(0)->TraceConnectWithoutContext(
+            "Rx", MakeBoundCallback(&CountRx, &groups->webBytes, &groups->webPackets));
+        for (uint32_t i = 0; i < o.webFlows; i++)
+            web.udp.push_back(AddSource(server, to, WEB_PORT, o.webRate, o.webBytes, 0, o.webStart,
+                                        o.duration));
+        return web;
+    }
+    PacketSinkHelper sink("ns3::TcpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), WEB_PORT));
+    sink.Install(client).Get(0)->TraceConnectWithoutContext(
+        "Rx", MakeBoundCallback(&CountTcpRx, &web, groups));
+    BulkSendHelper bulk("ns3::TcpSocketFactory", InetSocketAddress(to, WEB_PORT));
+    bulk.SetAttribute("MaxBytes", UintegerValue(o.webBytes));
+    bulk.SetAttribute("SendSize", UintegerValue(TCP_SEGMENT));
+    for (uint32_t i = 0; i < o.webFlows; i++)
+    {
+        ApplicationContainer app = bulk.Install(server);
+        app.Start(o.webStart);
+        app.Stop(o.duration);
+    }
+    return web;
+}
+
+Options
+NoWebFlows(Options o)
+{
+    o.webFlows = 0;
+    return o;
+}
+
+/*
+ * The page's servers, one node per domain with its own address behind the router
+ * (as the lab gives each domain its own address), and the loader on the client.
+ * Called before the routing tables are built.
+ */
+Ptr<PageLoader>
+AddPage(const Options& o, Ptr<Node> router, Ptr<Node> client, PointToPointHelper& access)
+{
+    const std::vector<WebObject> objects = ReadPage(o.page);
+    const std::vector<std::string> domains = PageDomains(objects);
+    std::vector<Ipv4Address> servers;
+    InternetStackHelper stack;
+    Ipv4AddressHelper addr;
+    for (size_t i = 0; i < domains.size(); i++)
+    {
+        Ptr<Node> server = CreateObject<Node>();
+        stack.Install(server);
+        NetDeviceContainer link = access.Install(server, router);
+        std::ostringstream base;
+        base << "10." << 2 + i / 256 << "." << i % 256 << ".0";
+        addr.SetBase(base.str().c_str(), "255.255.255.0");
+        servers.push_back(addr.Assign(link).GetAddress(0));
+        auto app = CreateObject<WebObjectServer>();
+        server->AddApplication(app);
+    }
+    auto loader = CreateObject<PageLoader>();
+    loader->SetPage(objects, servers);
+    client->AddApplication(loader);
+    loader->SetStartTime(o.webStart);
+    return loader;
+}
+
+std::string
+PageJson(Ptr<PageLoader> page)
+{
+    if (!page)
+        return "null";
+    std::ostringstream out;
+    const Time plt = page->PageLoadTime();
+    out << "{\"plt_s\":";
+    if (plt.IsNegative())
+        out << "null";
+    else
+        out << plt.GetSeconds();
+    out << ",\"objects_done\":" << page->ObjectsDone() << ",\"connections\":" << page->Connections()
+        << "}";
+    return out.str();
+}
+
+/* The RT flow: constant-rate UDP, or rtflow's video with one of its controllers. */
+struct RtFlow
+{
+    Ptr<ConfuciusUdpSource> udp;
+    Ptr<RtFlowSender> video;
+
+    uint64_t Sent() const
+    {
+        return udp ? udp->SentPackets() : video ? video->SentPackets() : 0;
+    }
+};
+
+RtFlow
+AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, Groups* groups)
+{
+    RtFlow flow;
+    Ptr<Application> receiver;
+    if (o.rt == "udp")
+    {
+        if (DataRate(o.rtRate).GetBitRate() == 0)
+            return flow;
+        flow.udp = AddSource(server, to, RT_PORT, o.rtRate, 0, 0, Seconds(0), o.duration);
+        receiver = PacketSinkHelper("ns3::UdpSocketFactory",
+                                    InetSocketAddress(Ipv4Address::GetAny(), RT_PORT))
+                       .Install(client)
+                       .Get(0);
+    }
+    else
+    {
+        flow.video = CreateObject<RtFlowSender>();
+        flow.video->SetAttribute("Remote", AddressValue(InetSocketAddress(to, RT_PORT)));
+        flow.video->SetAttribute("Controller", StringValue(o.rt));
+        flow.video->SetAttribute("StartRate", DataRateValue(DataRate(o.rtStartRate)));
+        server->AddApplication(flow.video);
+        flow.video->SetStartTime(Seconds(0));
+        flow.video->SetStopTime(o.duration);
+        auto video = CreateObject<RtFlowReceiver>();
+        video->SetAttribute("Port", UintegerValue(RT_PORT));
+        video->SetAttribute("FrameLog", StringValue(o.frameLog));
+        client->AddApplication(video);
+        video->SetStopTime(o.duration + o.drain - NanoSeconds(1)); // before the simulation's end
+        receiver = video;
+    }
+    receiver->TraceConnectWithoutContext(
+        "Rx", MakeBoundCallback(&CountRx, &groups->rtBytes, &groups->rtPackets));
+    return flow;
+}
+
+} // namespace
+
+int
+main(int argc, char** argv)
+{
+    Options o = ParseOptions(argc, argv);
+    const LabScheduler& sched = FindScheduler(o.scheduler);
+    RngSeedManager::SetRun(o.seed);
+    const auto trace = o.trace.empty() ? std::vector<std::pair<double, uint64_t>>{}
+                                       : ReadTrace(o.trace);
+    const DataRate linkRate = trace.empty() ? DataRate(o.rate) : DataRate(TraceRate(trace, 0));
+    const bool ownShaper = sched.shapesItself && o.shaper == "own";
+
+    // Nodes: 0 RT server, 1 web server, 2 router, 3 client.
+    NodeContainer nodes;
+    nodes.Create(4);
+    Ptr<Node> rtServer = nodes.Get(0), webServer = nodes.Get(1), router = nodes.Get(2),
+              client = nodes.Get(3);
+    InternetStackHelper stack;
+    stack.Install(nodes);
+
+    // The RTT is on the bottleneck link; its device is fast and holds one packet, so the
+    // queue forms in the scheduler (ns-3's flow control stops the disc when it is full)
+    // and the shaper above it sets the rate, as in the lab.
+    PointToPointHelper access;
+    access.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
+    access.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
+    PointToPointHelper narrow;
+    narrow.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
+    narrow.SetChannelAttribute("Delay", TimeValue(o.rtt / 2));
+    narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+
+    NetDeviceContainer rtLink = access.Install(rtServer, router);
+    NetDeviceContainer webLink = access.Install(webServer, router);
+    NetDeviceContainer bottleneck = narrow.Install(router, client);
+    Ptr<PageLoader> page = o.page.empty() ? nullptr : AddPage(o, router, client, access);
+
+    TrafficControlHelper tch;
+    Slot slot{tch, std::nullopt};
+    if (!ownShaper)
+    {
+        uint16_t tbf = tch.SetRootQueueDisc("ns3::TbfQueueDisc", "Rate", DataRateValue(linkRate),
+                                            "Burst", UintegerValue(TBF_BURST_BYTES));
+        slot.parent = {tbf, tch.AddQueueDiscClasses(tbf, 1, "ns3::QueueDiscClass").front()};
+    }
+    sched.install(slot, o, linkRate);
+    Ptr<QueueDisc> root = tch.Install(bottleneck.Get(0)).Get(0);
+    Ptr<QueueDisc> disc = ownShaper ? root : root->GetQueueDiscClass(0)->GetQueueDisc();
+    // Before the simulation starts, when the disc reads them (options given on the
+    // command line as --ns3::ConfuciusQueueDisc::X=V are its defaults, these override).
+    for (const auto& [name, value] : sched.attributes)
+        disc->SetAttribute(name, StringValue(value));
+    // Linux's fq_codel and fq_pie quantum, one MTU with its Ethernet header (ns-3 takes
+    // the device's MTU when the disc is the root and has none under TBF).
+    if (auto fq = DynamicCast<FqCoDelQueueDisc>(disc))
+        fq->SetQuantum(MTU_BYTES);
+    if (auto fq = DynamicCast<FqPieQueueDisc>(disc))
+        fq->SetQuantum(MTU_BYTES);
+    if (sched.label.rt != PacketFilter::PF_NO_MATCH)
+    {
+        auto filter = CreateObject<ConfuciusPortFilter>();
+        filter->AddPort(RT_PORT);
+        filter->SetResults(sched.label.rt, sched.label.other);
+        disc->AddPacketFilter(filter);
+    }
+    if (sched.shapesItself)
+        disc->SetAttribute("Bandwidth", DataRateValue(ownShaper ? linkRate : DataRate(0)));
+
+    Ipv4AddressHelper addr;
+    addr.SetBase("10.1.1.0", "255.255.255.0");
+    addr.Assign(rtLink);
+    addr.SetBase("10.1.2.0", "255.255.255.0");
+    addr.Assign(webLink);
+    addr.SetBase("10.1.3.0", "255.255.255.0");
+    Ipv4Address clientAddr = addr.Assign(bottleneck).GetAddress(1);
+    Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+
+    Bottleneck b{root, ownShaper};
+    if (!trace.empty())
+        FollowTrace(b, trace);
+
+    Groups groups;
+    WebFlows& web = AddWebFlows(o.page.empty() ? o : NoWebFlows(o), webServer, client, clientAddr,
+                                &groups);
+    RtFlow rt = AddRtFlow(o, rtServer, client, clientAddr, &groups);
+
+    // Samples end on a grid anchored where the web flows reach the client, as the
+    // core's share trace anchors its own at their arrival.
+    const Time webAtClient = o.webStart + o.rtt / 2;
+    Time first = webAtClient;
+    while (first > o.sample)
+        first -= o.sample;
+    Simulator::Schedule(first, &Sample, &groups, webAtClient, o.sample);
+
+    const Time end = o.duration + o.drain;
+    Simulator::Stop(end);
+    const auto wallStart = std::chrono::steady_clock::now();
+    const std::clock_t cpuStart = std::clock();
+    Simulator::Run();
+    const double cpu = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
+    const double wall =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+
+    std::cout << "{\"scheduler\":\"" << o.scheduler << "\",\"summary\":\"" << sched.summary
+              << "\",\"ns3\":\"" << CONFUCIUS_NS3_VERSION
+              << "\",\"seed\":" << o.seed << ",\"simulated_s\":" << end.GetSeconds()
+              << ",\"wall_s\":" << wall << ",\"cpu_s\":" << cpu
+              << ",\"speed\":" << end.GetSeconds() / wall << ",\"cpu_speed\":" << end.GetSeconds() / cpu
+              << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
+              << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
+              << "},\"web_flows\":" << (o.page.empty() ? o.webFlows : 0)
+              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"page\":" << PageJson(page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << ",\"samples\":[" << groups.samples.str() << "]}\n";
+    Simulator::Destroy();
+    return 0;
+}

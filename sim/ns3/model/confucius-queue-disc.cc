@@ -1,0 +1,431 @@
+// SPDX-License-Identifier: MIT
+#include "confucius-queue-disc.h"
+
+#include "ns3/abort.h"
+#include "ns3/enum.h"
+#include "ns3/log.h"
+#include "ns3/simulator.h"
+#include "ns3/socket.h"
+#include "ns3/string.h"
+#include "ns3/uinteger.h"
+
+#include <sstream>
+
+namespace ns3
+{
+
+NS_LOG_COMPONENT_DEFINE("ConfuciusQueueDisc");
+NS_OBJECT_ENSURE_REGISTERED(ConfuciusStore);
+NS_OBJECT_ENSURE_REGISTERED(ConfuciusQueueDisc);
+
+/* ------------------------------------------------------------------ store */
+
+TypeId
+ConfuciusStore::GetTypeId()
+{
+    static TypeId tid = TypeId("ns3::ConfuciusStore")
+                            .SetParent<Queue<QueueDiscItem>>()
+                            .SetGroupName("TrafficControl")
+                            .AddConstructor<ConfuciusStore>();
+    return tid;
+}
+
+ConfuciusStore::Iterator
+ConfuciusStore::Add(Ptr<QueueDiscItem> item)
+{
+    Iterator pos;
+    bool kept = DoEnqueue(GetContainer().end(), item, pos);
+    NS_ABORT_MSG_UNLESS(kept, "the store holds more than the core's largest limit");
+    return pos;
+}
+
+Ptr<QueueDiscItem>
+ConfuciusStore::Take(Iterator pos)
+{
+    return DoDequeue(pos);
+}
+
+/* Queue's interface in arrival order; the disc itself only uses Add and Take. */
+bool
+ConfuciusStore::Enqueue(Ptr<QueueDiscItem> item)
+{
+    return DoEnqueue(GetContainer().end(), item);
+}
+
+Ptr<QueueDiscItem>
+ConfuciusStore::Dequeue()
+{
+    return DoDequeue(GetContainer().begin());
+}
+
+Ptr<QueueDiscItem>
+ConfuciusStore::Remove()
+{
+    return DoRemove(GetContainer().begin());
+}
+
+Ptr<const QueueDiscItem>
+ConfuciusStore::Peek() const
+{
+    return DoPeek(GetContainer().begin());
+}
+
+/* ------------------------------------------------------------------- disc */
+
+/* The core's part of a packet, and where the host keeps the item itself. */
+struct ConfuciusQueueDisc::Node
+{
+    struct cfc_pkt pkt; // first: the core hands back &pkt
+    ConfuciusStore::Iterator pos;
+};
+
+static struct cfc_config
+CoreDefaults()
+{
+    struct cfc_config cfg;
+    cfc_config_default(&cfg);
+    return cfg;
+}
+
+static Time
+Ns(uint64_t ns)
+{
+    return NanoSeconds(static_cast<int64_t>(ns));
+}
+
+TypeId
+ConfuciusQueueDisc::GetTypeId()
+{
+    const struct cfc_config d = CoreDefaults();
+    static TypeId tid =
+        TypeId("ns3::ConfuciusQueueDisc")
+            .SetParent<QueueDisc>()
+            .SetGroupName("TrafficControl")
+            .AddConstructor<ConfuciusQueueDisc>()
+            .AddAttribute("Bandwidth",
+                          "Rate the disc shapes its output to; 0 = unshaped (the device paces)",
+                          DataRateValue(DataRate(d.bandwidth)),
+                          MakeDataRateAccessor(&ConfuciusQueueDisc::SetBandwidth,
+                                               &ConfuciusQueueDisc::GetBandwidth),
+                          MakeDataRateChecker())
+            .AddAttribute("Interval",
+                          "1/lambda: the reweight tick and the time new flows are remembered",
+                          TimeValue(Ns(d.interval_ns)),
+                          MakeTimeAccessor(&ConfuciusQueueDisc::m_interval),
+                          MakeTimeChecker())
+            .AddAttribute("Reclassify",
+                          "Mode class: how often old flows are re-examined for their class",
+                          TimeValue(Ns(d.reclassify_ns)),
+                          MakeTimeAccessor(&ConfuciusQueueDisc::m_reclassify),
+                          MakeTimeChecker())
+            .AddAttribute("Target",
+                          "Pace adaptive: the old flows' standing-queue sojourn that holds a tick",
+                          TimeValue(Ns(d.target_ns)),
+                          MakeTimeAccessor(&ConfuciusQueueDisc::m_target),
+                          MakeTimeChecker())
+            .AddAttribute("MaxHold",
+                          "Pace adaptive: the most time held per burst of new flows (0 = never)",
+                          TimeValue(Ns(d.maxhold_ns)),
+                          MakeTimeAccessor(&ConfuciusQueueDisc::m_maxhold),
+                          MakeTimeChecker())
+            .AddAttribute("Pace",
+                          "How new flows' weights grow: fixed (double every tick) or adaptive",
+                          EnumValue<uint8_t>(d.pace),
+                          MakeEnumAccessor<uint8_t>(&ConfuciusQueueDisc::m_pace),
+                          MakeEnumChecker<uint8_t>(uint8_t(CFC_PACE_FIXED),
+                                                   "fixed",
+                                                   uint8_t(CFC_PACE_ADAPTIVE),
+                                                   "adaptive"))
+            .AddAttribute("Mode",
+                          "flow (per-flow weights), class (occupancy classes) or external "
+                          "(class from packet filters or the packet's priority)",
+                          EnumValue<uint8_t>(d.mode),
+                          MakeEnumAccessor<uint8_t>(&ConfuciusQueueDisc::m_mode),
+                          MakeEnumChecker<uint8_t>(uint8_t(CFC_MODE_FLOW),
+                                                   "flow",
+                                                   uint8_t(CFC_MODE_CLASS),
+                                                   "class",
+                                                   uint8_t(CFC_MODE_EXTERNAL),
+                                                   "external"))
+            .AddAttribute("Classes",
+                          "K: occupancy classes (mode class) or external classes",
+                          UintegerValue(d.classes),
+                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_classes),
+                          MakeUintegerChecker<uint8_t>(1, CFC_MAX_CLASSES))
+            .AddAttribute("Weights",
+                          "Mode external: class weights as tc writes them, e.g. 4:2:1 "
+                          "(0 or empty = served by their number of flows)",
+                          StringValue(""),
+                          MakeStringAccessor(&ConfuciusQueueDisc::m_weights),
+                          MakeStringChecker())
+            .AddAttribute("Limit",
+                          "Packets the disc holds",
+                          UintegerValue(d.limit),
+                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_limit),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("MemLimit",
+                          "Bytes the disc holds (the items' sizes stand for the kernel's truesize)",
+                          UintegerValue(d.memlimit),
+                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_memlimit),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Flows",
+                          "Flow hash buckets",
+                          UintegerValue(d.flows),
+                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_flows),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Quantum",
+                          "Bytes a weight-1 flow may send per round",
+                          UintegerValue(d.quantum),
+                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_quantum),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Hysteresis",
+                          "Mode class: alpha, in whole percent",
+                          UintegerValue(d.hysteresis * 100 / CFC_W_ONE),
+                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_hysteresisPercent),
+                          MakeUintegerChecker<uint32_t>())
+            .AddAttribute("Perturbation",
+                          "Seed of the flow hash (the kernel's is random per boot)",
+                          UintegerValue(0),
+                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_perturbation),
+                          MakeUintegerChecker<uint32_t>());
+    return tid;
+}
+
+ConfuciusQueueDisc::ConfuciusQueueDisc()
+    : QueueDisc(QueueDiscSizePolicy::NO_LIMITS),
+      m_started(false),
+      m_core{}
+{
+}
+
+ConfuciusQueueDisc::~ConfuciusQueueDisc() = default;
+
+/* "4:2:1" -> class_weight; an empty string leaves every class at 0 (by its flows). */
+static void
+ParseWeights(const std::string& text, struct cfc_config& cfg)
+{
+    if (text.empty())
+        return;
+    std::istringstream in(text);
+    std::string word;
+    uint32_t i = 0;
+    while (std::getline(in, word, ':'))
+    {
+        NS_ABORT_MSG_IF(i == CFC_MAX_CLASSES,
+                        "ConfuciusQueueDisc: Weights \"" << text << "\" names more than "
+                                                         << CFC_MAX_CLASSES << " classes");
+        char* end = nullptr;
+        unsigned long long w = std::strtoull(word.c_str(), &end, 10);
+        NS_ABORT_MSG_IF(word.empty() || *end != '\0' || w > UINT32_MAX,
+                        "ConfuciusQueueDisc: invalid Weights \""
+                            << text << "\": expected whole numbers (0 to " << UINT32_MAX
+                            << ") joined by ':'");
+        cfg.class_weight[i++] = static_cast<uint32_t>(w);
+    }
+}
+
+struct cfc_config
+ConfuciusQueueDisc::Config() const
+{
+    struct cfc_config cfg = CoreDefaults();
+    cfg.bandwidth = m_bandwidth.GetBitRate();
+    cfg.interval_ns = m_interval.GetNanoSeconds();
+    cfg.reclassify_ns = m_reclassify.GetNanoSeconds();
+    cfg.target_ns = m_target.GetNanoSeconds();
+    cfg.maxhold_ns = m_maxhold.GetNanoSeconds();
+    cfg.limit = m_limit;
+    cfg.memlimit = m_memlimit;
+    cfg.flows = m_flows;
+    cfg.quantum = m_quantum;
+    cfg.hysteresis = static_cast<uint32_t>(uint64_t(m_hysteresisPercent) * CFC_W_ONE / 100);
+    cfg.mode = m_mode;
+    cfg.classes = m_classes;
+    cfg.pace = m_pace;
+    ParseWeights(m_weights, cfg);
+    return cfg;
+}
+
+static uint64_t
+NowNs()
+{
+    return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
+}
+
+bool
+ConfuciusQueueDisc::CheckConfig()
+{
+    NS_ABORT_MSG_IF(GetNQueueDiscClasses() > 0, "ConfuciusQueueDisc has no classes to attach");
+    NS_ABORT_MSG_IF(GetNInternalQueues() > 0, "ConfuciusQueueDisc keeps its own store");
+    if (m_mode != CFC_MODE_EXTERNAL && GetNPacketFilters() > 0)
+        NS_LOG_WARN("packet filters are read in mode external only");
+    const struct cfc_config cfg = Config();
+    const char* why = cfc_config_check(&cfg);
+    NS_ABORT_MSG_IF(why, "ConfuciusQueueDisc: " << why);
+    m_store = CreateObject<ConfuciusStore>();
+    // The core enforces the limits; one more packet than the largest is held for an instant.
+    m_store->SetMaxSize(QueueSize(QueueSizeUnit::PACKETS, CFC_LIMIT_MAX + 1));
+    AddInternalQueue(m_store);
+    return true;
+}
+
+void
+ConfuciusQueueDisc::InitializeParams()
+{
+    const struct cfc_config cfg = Config();
+    m_table.assign(cfc_table_bytes(cfg.flows), 0);
+    cfc_init(&m_core, m_table.data(), &cfg, NowNs());
+    m_started = true;
+}
+
+void
+ConfuciusQueueDisc::SetBandwidth(DataRate rate)
+{
+    m_bandwidth = rate;
+    if (!m_started)
+        return;
+    const struct cfc_config cfg = Config();
+    const char* why = cfc_config_check(&cfg);
+    NS_ABORT_MSG_IF(why, "ConfuciusQueueDisc: " << why);
+    struct cfc_pkt* dropped = nullptr;
+    cfc_change(&m_core, &cfg, NowNs(), &dropped);
+    DropChain(dropped);
+    Wake(); // a held-back packet may be due at once at the new rate
+}
+
+DataRate
+ConfuciusQueueDisc::GetBandwidth() const
+{
+    return m_bandwidth;
+}
+
+uint32_t
+ConfuciusQueueDisc::Hash(Ptr<const QueueDiscItem> item) const
+{
+    return item->Hash(m_perturbation);
+}
+
+/*
+ * Mode external: a packet filter's result 1..K names the class (tc's classid
+ * minor), else the packet's priority 1..K does (the kernel's skb->priority),
+ * else class 1.
+ */
+uint32_t
+ConfuciusQueueDisc::ExternalClass(Ptr<QueueDiscItem> item)
+{
+    const int32_t k = m_core.cfg.classes;
+    int32_t byFilter = GetNPacketFilters() ? Classify(item) : PacketFilter::PF_NO_MATCH;
+    if (byFilter >= 1 && byFilter <= k)
+        return byFilter - 1;
+    SocketPriorityTag tag;
+    if (item->GetPacket()->PeekPacketTag(tag) && tag.GetPriority() >= 1 && tag.GetPriority() <= k)
+        return tag.GetPriority() - 1;
+    return 0;
+}
+
+void
+ConfuciusQueueDisc::DropChain(struct cfc_pkt* chain)
+{
+    while (chain)
+    {
+        Node* node = CFC_CONTAINER_OF(chain, Node, pkt);
+        chain = chain->next;
+        Ptr<QueueDiscItem> item = m_store->Take(node->pos);
+        delete node;
+        DropAfterDequeue(item, CONFUCIUS_DROP);
+    }
+}
+
+bool
+ConfuciusQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
+{
+    Node* node = new Node{};
+    node->pkt.len = item->GetSize();
+    node->pkt.truesize = item->GetSize();
+    const uint32_t cls = m_core.cfg.mode == CFC_MODE_EXTERNAL ? ExternalClass(item) : 0;
+    node->pos = m_store->Add(item);
+    struct cfc_pkt* dropped = nullptr;
+    cfc_enqueue(&m_core, &node->pkt, Hash(item), cls, NowNs(), &dropped);
+    // The core may drop the packet just queued (its flow is the fattest): then the
+    // enqueue still succeeded, as the kernel's does, and the drop is counted after it.
+    DropChain(dropped);
+    return true;
+}
+
+Ptr<QueueDiscItem>
+ConfuciusQueueDisc::DoDequeue()
+{
+    const uint64_t now = NowNs();
+    struct cfc_pkt* pkt = cfc_dequeue(&m_core, now);
+    if (!pkt)
+    {
+        WakeAt(cfc_throttled_until(&m_core, now));
+        return nullptr;
+    }
+    Node* node = CFC_CONTAINER_OF(pkt, Node, pkt);
+    Ptr<QueueDiscItem> item = m_store->Take(node->pos);
+    delete node;
+    return item;
+}
+
+/* The kernel's watchdog: run the disc again when the shaper lets the next packet go. */
+void
+ConfuciusQueueDisc::WakeAt(uint64_t ns)
+{
+    if (!ns)
+        return;
+    const Time at = Ns(ns);
+    if (m_wake.IsPending() && Simulator::Now() + Simulator::GetDelayLeft(m_wake) <= at)
+        return; // already woken in time
+    m_wake.Cancel();
+    m_wake = Simulator::Schedule(at - Simulator::Now(), &ConfuciusQueueDisc::Wake, this);
+}
+
+void
+ConfuciusQueueDisc::Wake()
+{
+    Run();
+}
+
+struct cfc_config
+ConfuciusQueueDisc::CoreConfig() const
+{
+    return m_core.cfg;
+}
+
+struct cfc_stats
+ConfuciusQueueDisc::CoreStats()
+{
+    struct cfc_stats st;
+    cfc_advance(&m_core, NowNs());
+    cfc_stats(&m_core, &st);
+    return st;
+}
+
+uint32_t
+ConfuciusQueueDisc::FlowWeight(Ptr<const QueueDiscItem> item)
+{
+    cfc_advance(&m_core, NowNs());
+    return cfc_flow_weight(&m_core, cfc_bucket(&m_core, Hash(item)));
+}
+
+int
+ConfuciusQueueDisc::FlowClass(Ptr<const QueueDiscItem> item)
+{
+    cfc_advance(&m_core, NowNs());
+    return cfc_flow_class(&m_core, cfc_bucket(&m_core, Hash(item)));
+}
+
+void
+ConfuciusQueueDisc::DoDispose()
+{
+    m_wake.Cancel();
+    if (m_started)
+    {
+        DropChain(cfc_reset(&m_core, NowNs()));
+        m_started = false;
+    }
+    m_store = nullptr;
+    QueueDisc::DoDispose();
+}
+
+} // namespace ns3

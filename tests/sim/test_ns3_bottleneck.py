@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: MIT
+"""The ns-3 simulator (sim/ns3): Confucius as an ns-3 queue disc over the unchanged core,
+at the bottleneck of seed 000 Fig. 2, next to the ns-3 schedulers the lab compares.
+
+Figures are in simulated time (ns-3's clock), so host load cannot move them."""
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from confucius.coredemo import share_trace
+
+REPO = Path(__file__).resolve().parents[2]
+BOTTLENECK = REPO / "build" / "sim" / "bottleneck"
+SCHEDULERS = ["pfifo", "fq_codel", "fq", "codel", "red", "pie", "fq_pie", "prio",
+              "confucius", "confucius-fixed", "confucius-class", "confucius-external"]
+# The motivating example's windows after the page load starts (ms) and the RT flow's share:
+# new flows' weight S doubles every 250 ms (1, 2, 4, 8) until all 10 flows are equal.
+TICKS = [((0, 250), 1 / 2), ((250, 500), 1 / 3), ((500, 750), 1 / 5), ((750, 1000), 1 / 9),
+         ((1000, 2000), 1 / 10)]
+
+
+def simulate(*args: str) -> dict:
+    if not BOTTLENECK.is_file():
+        pytest.fail(f"{BOTTLENECK} is not built: run `make sim`")
+    out = subprocess.run([str(BOTTLENECK), *args], check=True, capture_output=True, text=True,
+                         timeout=120).stdout
+    return json.loads(out)
+
+
+def mean(rows, key, start_ms, end_ms):
+    window = [r[key] for r in rows if start_ms < r["time_ms"] <= end_ms]
+    assert window, f"no samples in ({start_ms}, {end_ms}]"
+    return sum(window) / len(window)
+
+
+@pytest.fixture(scope="module")
+def fixed():
+    return simulate("--scheduler=confucius-fixed")
+
+
+@pytest.mark.parametrize("window, share", TICKS)
+def test_confucius_in_ns3_halves_the_rt_share_tick_by_tick(fixed, window, share):
+    assert mean(fixed["samples"], "rt", *window) == pytest.approx(share, abs=0.015)
+
+
+def test_ns3_shares_match_the_cores_own_share_trace(fixed):
+    # The core driven by its own harness (sim/share_trace.c, `confucius core demo`).
+    core = share_trace()
+    for (start, end), _ in TICKS[:4]:
+        assert mean(fixed["samples"], "rt", start, end) == pytest.approx(
+            mean(core, "confucius_rt", start, end), abs=0.015)
+
+
+def test_the_rt_flow_has_the_whole_link_before_the_page_load(fixed):
+    assert mean(fixed["samples"], "rt", -500, 0) == 1.0
+    rate_bps = mean(fixed["samples"], "rt_bytes", -400, 0) * 8 / 0.050
+    assert rate_bps == pytest.approx(20e6, rel=0.03)
+
+
+@pytest.mark.parametrize("scheduler, share", [("fq", 1 / 10), ("fq_codel", 1 / 10),
+                                               ("confucius-external", 1 / 10), ("prio", 1.0)])
+def test_other_schedulers_give_their_own_shares(scheduler, share):
+    # Fair queueing cuts to the fair share at once; the labelled RT flow's own class has
+    # 1 flow of 10 (external); strict priority gives it everything it asks for.
+    run = simulate(f"--scheduler={scheduler}", "--duration=1.5s")
+    assert mean(run["samples"], "rt", 0, 900) == pytest.approx(share, abs=0.015)
+
+
+def assert_conserved(run):
+    """Every packet the sources sent reached the disc, and left it sent or dropped, once."""
+    disc, sent = run["disc"], run["sent"]["rt"] + run["sent"]["web"]
+    assert disc["received"] == sent > 0
+    assert disc["in_queue"] == 0 and disc["requeued"] == 0
+    assert disc["received"] == disc["dropped_before_enqueue"] + disc["enqueued"]
+    assert disc["enqueued"] == disc["dequeued"]
+    assert disc["dequeued"] == disc["sent"] + disc["dropped_after_dequeue"]
+    assert run["received"]["rt"] + run["received"]["web"] == disc["sent"]
+    if run["core"] is not None:
+        core = run["core"]
+        assert core["qlen"] == 0
+        assert core["enqueued"] == disc["received"]
+        assert core["dequeued"] == disc["sent"]
+        assert core["dropped"] == disc["dropped_after_dequeue"]
+
+
+@pytest.mark.parametrize("scheduler", SCHEDULERS)
+def test_packets_are_conserved_through_every_scheduler(scheduler):
+    run = simulate(f"--scheduler={scheduler}", "--duration=1.5s", "--drain=2s")
+    assert_conserved(run)
+    assert run["disc"]["dropped_before_enqueue"] + run["disc"]["dropped_after_dequeue"] > 0
+
+
+@pytest.mark.parametrize("shaper", ["own", "tbf"])
+def test_confucius_conserves_packets_whoever_shapes(shaper):
+    run = simulate("--scheduler=confucius", f"--shaper={shaper}", "--duration=1.5s", "--drain=2s",
+                   "--ns3::ConfuciusQueueDisc::Limit=100")
+    assert_conserved(run)
+    if shaper == "own":
+        assert run["core"]["overlimits"] > 0    # the core's shaper held packets back
+
+
+@pytest.mark.parametrize("scheduler", ["confucius", "pfifo"])
+def test_the_link_follows_a_bandwidth_trace(scheduler, tmp_path):
+    # 20 Mbit/s, then 5 Mbit/s from 1 s, then 0 for half a second, then 20 again.
+    trace = tmp_path / "steps.log"
+    trace.write_text("10 20\n11 5\n12 0\n12.5 20\n")
+    run = simulate(f"--scheduler={scheduler}", f"--trace={trace}", "--web-flows=0",
+                   "--duration=3s", "--drain=2s")
+    rows, anchor = run["samples"], 520     # time_ms counts from web-start + rtt/2
+    def rate(start_s, end_s):
+        return mean(rows, "rt_bytes", start_s * 1000 - anchor, end_s * 1000 - anchor) * 8 / 0.050
+    assert rate(0.2, 1.0) == pytest.approx(20e6, rel=0.03)
+    assert rate(1.2, 2.0) == pytest.approx(5e6, rel=0.03)
+    assert rate(2.1, 2.45) == 0
+    assert rate(2.6, 3.0) == pytest.approx(20e6, rel=0.03)
+    assert_conserved(run)
+
+
+def failure(*args: str) -> str:
+    result = subprocess.run([str(BOTTLENECK), *args], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and result.stdout == ""
+    return result.stderr
+
+
+def test_lab_schedulers_without_an_ns3_counterpart_are_refused():
+    for name in ("cake", "hhf", "drr-1:5"):
+        assert f"scheduler {name} cannot be simulated" in failure(f"--scheduler={name}")
+    assert "unknown scheduler 'nope'" in failure("--scheduler=nope")
+
+
+def test_bad_trace_and_bad_options_are_refused(tmp_path):
+    trace = tmp_path / "bad.log"
+    trace.write_text("0 20\nhalf 10\n")
+    assert f"{trace}:2: expected 'time_s Mbps'" in failure(f"--trace={trace}")
+    assert "cannot read trace" in failure(f"--trace={tmp_path / 'missing.log'}")
+    # The core's own check of its configuration, through the attribute.
+    assert "flows must be between 1 and 32768" in failure("--ns3::ConfuciusQueueDisc::Flows=0")
+    assert "Weights" in failure("--scheduler=confucius-external",
+                                "--ns3::ConfuciusQueueDisc::Weights=4:x")
+
+
+@pytest.mark.parametrize("args, shares", [
+    # A tick every 500 ms: each share lasts two 250 ms windows.
+    (["--scheduler=confucius-fixed", "--ns3::ConfuciusQueueDisc::Interval=500ms"],
+     [1 / 2, 1 / 2, 1 / 3, 1 / 3]),
+    # Pace adaptive never holds with maxhold 0: the fixed schedule although the RT queue stands.
+    (["--scheduler=confucius", "--ns3::ConfuciusQueueDisc::MaxHold=0s"], [1 / 2, 1 / 3, 1 / 5, 1 / 9]),
+    # Mode external with weights 1:1: the labelled RT class gets half whatever the flows.
+    (["--scheduler=confucius-external", "--ns3::ConfuciusQueueDisc::Weights=1:1"], [1 / 2] * 4),
+    # A quantum of 64 bytes changes the rounds, not the shares.
+    (["--scheduler=confucius-fixed", "--ns3::ConfuciusQueueDisc::Quantum=64"], [1 / 2, 1 / 3, 1 / 5, 1 / 9]),
+])
+def test_queue_disc_attributes_reach_the_core(args, shares):
+    run = simulate(*args, "--duration=1.5s")
+    windows = [(0, 250), (250, 500), (500, 750), (750, 1000)]
+    assert [mean(run["samples"], "rt", *w) for w in windows] == pytest.approx(shares, abs=0.015)
+
+
+@pytest.mark.parametrize("scheduler, mode, pace", [
+    ("confucius", "flow", "adaptive"), ("confucius-fixed", "flow", "fixed"),
+    ("confucius-class", "class", "adaptive"), ("confucius-external", "external", "adaptive")])
+def test_each_confucius_scheduler_runs_the_core_in_its_mode(scheduler, mode, pace):
+    core = simulate(f"--scheduler={scheduler}", "--duration=0.5s", "--buffer=500")["core"]
+    assert (core["mode"], core["pace"], core["limit"], core["bandwidth_bps"]) == (mode, pace, 500, 20e6)

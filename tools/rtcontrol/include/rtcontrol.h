@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The real-time flow's rate controllers (tools/rtcontrol, the same Rust code rtflow
+ * runs) behind a C ABI, for the ns-3 simulator. Times are nanoseconds on the caller's
+ * clock; rates are bit/s. src/capi.rs documents each call.
+ */
+#ifndef RTCONTROL_H
+#define RTCONTROL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+enum { RTC_GCC = 0, RTC_COPA = 1, RTC_FIXED = 2 };
+
+struct rtc_controller;
+
+struct rtc_probe {
+	int32_t id;
+	double rate_bps;
+	uint32_t min_packets;
+	uint64_t min_bytes;
+};
+
+struct rtc_outcome {
+	uint64_t seq, send_ns;
+	uint32_t wire_bytes;
+	uint64_t in_flight;
+	int received;		/* 0: lost; then arrival_ns and rtt_ns are ignored */
+	uint64_t arrival_ns, rtt_ns;
+	int probed;		/* 1: sent for `probe` (GCC's probe estimator reads it) */
+	struct rtc_probe probe;
+};
+
+struct rtc_feedback_request {
+	uint8_t every_packets;	/* report once this many packets are unreported; 0: by time */
+	uint16_t interval_ms;	/* report at latest this long after the oldest unreported arrival */
+};
+
+/* NULL for an unknown kind or bounds that are not 0 < min <= start <= max. */
+struct rtc_controller *rtc_new(int kind, uint64_t now_ns, double start_bps, double min_bps,
+			       double max_bps, double pacing_factor, double copa_delta);
+void rtc_free(struct rtc_controller *c);
+/* probe: the cluster the packet belongs to, or NULL. */
+void rtc_on_sent(struct rtc_controller *c, uint64_t seq, uint64_t send_ns, uint32_t wire_bytes,
+		 uint64_t in_flight, const struct rtc_probe *probe);
+void rtc_on_feedback(struct rtc_controller *c, uint64_t now_ns, const struct rtc_outcome *outcomes,
+		     size_t n, uint64_t in_flight);
+void rtc_on_tick(struct rtc_controller *c, uint64_t now_ns, uint64_t pacer_queue_bytes);
+double rtc_target_bps(const struct rtc_controller *c);
+double rtc_pacing_bps(const struct rtc_controller *c);
+int rtc_can_send(const struct rtc_controller *c, uint64_t in_flight);
+size_t rtc_take_probes(struct rtc_controller *c, struct rtc_probe *out, size_t max);
+struct rtc_feedback_request rtc_feedback_request(const struct rtc_controller *c);
+uint64_t rtc_tick_ns(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
