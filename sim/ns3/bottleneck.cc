@@ -188,8 +188,8 @@ Schedulers()
          {"Confucius, mode flow, adaptive pace (default)", true, UNLABELLED,
           Confucius, {{"Mode", "flow"}}}},
         {"confucius-fixed",
-         {"Confucius, mode flow, the seeds' fixed schedule", true, UNLABELLED,
-          Confucius, {{"Mode", "flow"}, {"Pace", "fixed"}}}},
+         {"Confucius, mode flow, the seeds' fixed schedule and no delay bound", true, UNLABELLED,
+          Confucius, {{"Mode", "flow"}, {"Pace", "fixed"}, {"MaxDelay", "0s"}}}},
         {"confucius-class",
          {"Confucius, mode class (seed 000)", true, UNLABELLED,
           Confucius, {{"Mode", "class"}}}},
@@ -365,6 +365,7 @@ CoreJson(Ptr<QueueDisc> disc)
     std::ostringstream out;
     out << "{\"mode\":\"" << MODES[cfg.mode] << "\",\"pace\":\"" << PACES[cfg.pace]
         << "\",\"bandwidth_bps\":" << cfg.bandwidth << ",\"limit\":" << cfg.limit
+        << ",\"maxdelay_ns\":" << cfg.maxdelay_ns << ",\"delay_drops\":" << st.cnt.delay_drops
         << ",\"moves\":" << st.cnt.moves << ",\"enqueued\":" << st.cnt.enqueued_pkts << ",\"dequeued\":" << st.cnt.dequeued_pkts
         << ",\"dropped\":" << st.cnt.dropped_pkts << ",\"overlimits\":" << st.cnt.overlimits
         << ",\"ticks\":" << st.cnt.ticks << ",\"holds\":" << st.cnt.holds

@@ -159,9 +159,11 @@ def test_queue_disc_attributes_reach_the_core(args, shares):
     assert [mean(run["samples"], "rt", *w) for w in windows] == pytest.approx(shares, abs=0.015)
 
 
-@pytest.mark.parametrize("scheduler, mode, pace", [
-    ("confucius", "flow", "adaptive"), ("confucius-fixed", "flow", "fixed"),
-    ("confucius-class", "class", "adaptive"), ("confucius-external", "external", "adaptive")])
-def test_each_confucius_scheduler_runs_the_core_in_its_mode(scheduler, mode, pace):
+@pytest.mark.parametrize("scheduler, mode, pace, maxdelay", [
+    ("confucius", "flow", "adaptive", 500e6), ("confucius-fixed", "flow", "fixed", 0),
+    ("confucius-class", "class", "adaptive", 500e6),
+    ("confucius-external", "external", "adaptive", 500e6)])
+def test_each_confucius_scheduler_runs_the_core_in_its_mode(scheduler, mode, pace, maxdelay):
     core = simulate(f"--scheduler={scheduler}", "--duration=0.5s", "--buffer=500")["core"]
-    assert (core["mode"], core["pace"], core["limit"], core["bandwidth_bps"]) == (mode, pace, 500, 20e6)
+    assert (core["mode"], core["pace"], core["limit"], core["bandwidth_bps"],
+            core["maxdelay_ns"]) == (mode, pace, 500, 20e6, maxdelay)

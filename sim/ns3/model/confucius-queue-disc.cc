@@ -128,6 +128,12 @@ ConfuciusQueueDisc::GetTypeId()
                           TimeValue(Ns(d.maxhold_ns)),
                           MakeTimeAccessor(&ConfuciusQueueDisc::m_maxhold),
                           MakeTimeChecker())
+            .AddAttribute("MaxDelay",
+                          "An old flow's packets that waited longer are dropped at dequeue "
+                          "(0 = no bound)",
+                          TimeValue(Ns(d.maxdelay_ns)),
+                          MakeTimeAccessor(&ConfuciusQueueDisc::m_maxdelay),
+                          MakeTimeChecker())
             .AddAttribute("Pace",
                           "How new flows' weights grow: fixed (double every tick) or adaptive",
                           EnumValue<uint8_t>(d.pace),
@@ -233,6 +239,7 @@ ConfuciusQueueDisc::Config() const
     cfg.reclassify_ns = m_reclassify.GetNanoSeconds();
     cfg.target_ns = m_target.GetNanoSeconds();
     cfg.maxhold_ns = m_maxhold.GetNanoSeconds();
+    cfg.maxdelay_ns = m_maxdelay.GetNanoSeconds();
     cfg.limit = m_limit;
     cfg.memlimit = m_memlimit;
     cfg.flows = m_flows;
@@ -355,7 +362,9 @@ Ptr<QueueDiscItem>
 ConfuciusQueueDisc::DoDequeue()
 {
     const uint64_t now = NowNs();
-    struct cfc_pkt* pkt = cfc_dequeue(&m_core, now);
+    struct cfc_pkt* dropped = nullptr;
+    struct cfc_pkt* pkt = cfc_dequeue(&m_core, now, &dropped);
+    DropChain(dropped);
     if (!pkt)
     {
         WakeAt(cfc_throttled_until(&m_core, now));

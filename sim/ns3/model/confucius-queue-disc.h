@@ -89,6 +89,7 @@ class ConfuciusQueueDisc : public QueueDisc
     Time m_reclassify;
     Time m_target;
     Time m_maxhold;
+    Time m_maxdelay;
     uint32_t m_limit;
     uint32_t m_memlimit;
     uint32_t m_flows;
