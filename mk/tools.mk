@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 # The traffic programs in tools/ (one Cargo workspace), built in release mode into build/cargo.
 # rtflow links tools/piongcc (Pion's GCC, Go) as a static archive: its build.rs runs `go build`
-# with the modules pinned by tools/piongcc/go.sum, caches under build/go; without Go it stops
+# (Go: $GO, else go on PATH, else /usr/local/go/bin/go) with the modules pinned by
+# tools/piongcc/go.sum, caches under build/go; without Go it stops
 # with a message saying so.
 
 CARGO_TARGET := $(abspath $(BUILD))/cargo

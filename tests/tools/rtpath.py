@@ -29,7 +29,7 @@ def cargo(*args: str) -> subprocess.CompletedProcess:
 def go_test() -> subprocess.CompletedProcess:
     """`go test` of tools/piongcc with the settings of rtflow's build.rs (modules pinned by
     go.sum, caches under build/go)."""
-    go = shutil.which("go") or GO_FALLBACK
+    go = os.environ.get("GO") or shutil.which("go") or GO_FALLBACK
     env = {**os.environ, "GOFLAGS": "-mod=readonly -modcacherw -buildvcs=false",
            "GOMODCACHE": os.environ.get("GOMODCACHE", str(REPO / "build" / "go" / "mod")),
            "GOCACHE": os.environ.get("GOCACHE", str(REPO / "build" / "go" / "cache"))}

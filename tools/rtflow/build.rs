@@ -3,6 +3,7 @@
 //! into rtflow for `--mode pion-gcc`. Go modules come from the module proxy, pinned by
 //! tools/piongcc/go.sum (`-mod=readonly`: the build never edits go.mod); the module and
 //! build caches live under the repository's build/go unless GOMODCACHE/GOCACHE say otherwise.
+//! Go is `$GO`, else `go` on PATH, else /usr/local/go/bin/go.
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -13,6 +14,12 @@ const GO_SOURCES: [&str; 4] = ["piongcc.go", "twcc.go", "go.mod", "go.sum"];
 const GO_FALLBACK: &str = "/usr/local/go/bin/go";
 
 fn go_binary() -> PathBuf {
+    if let Some(chosen) = env::var_os("GO") {
+        let chosen = PathBuf::from(chosen);
+        assert!(chosen.is_file(), "rtflow needs Go to build its pion-gcc controller (tools/piongcc): GO={} is not \
+                                   a file; point GO at the `go` binary or unset it", chosen.display());
+        return chosen;
+    }
     let on_path = env::var_os("PATH")
         .into_iter()
         .flat_map(|paths| env::split_paths(&paths).collect::<Vec<_>>())
@@ -20,7 +27,7 @@ fn go_binary() -> PathBuf {
         .find(|candidate| candidate.is_file());
     on_path.or_else(|| Some(PathBuf::from(GO_FALLBACK)).filter(|p| p.is_file())).unwrap_or_else(|| {
         panic!("rtflow needs Go (1.24 or later) to build its pion-gcc controller (tools/piongcc): \
-                no `go` on PATH nor at {GO_FALLBACK}; install Go and build again")
+                no `go` on PATH nor at {GO_FALLBACK}; install Go (or set GO to its binary) and build again")
     })
 }
 
@@ -32,7 +39,7 @@ fn main() {
     for source in GO_SOURCES {
         println!("cargo:rerun-if-changed={}", package.join(source).display());
     }
-    for variable in ["GOMODCACHE", "GOCACHE", "GOPROXY"] {
+    for variable in ["GO", "GOMODCACHE", "GOCACHE", "GOPROXY"] {
         println!("cargo:rerun-if-env-changed={variable}");
     }
     build_archive(&go_binary(), &package, &repo.join("build/go"), &out.join("libpiongcc.a"));
