@@ -75,16 +75,19 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-@pytest.mark.parametrize("mode", ["fixed", "tcp"])
+# pion-gcc too: its Go runtime (tools/piongcc) must leave rtflow's signal handling alone.
+SIGTERM_OPTIONS = {"fixed": {"rate": "2mbit"}, "tcp": {"cca": "reno"}, "pion-gcc": {"start_rate": "2mbit"}}
+
+
+@pytest.mark.parametrize("mode", sorted(SIGTERM_OPTIONS))
 def test_sigterm_stops_both_sides_cleanly_with_their_logs_written(rtflow_binary, tmp_path, mode):
     port = _free_port()
     frame_log, rate_log = tmp_path / "frames.csv", tmp_path / "rate.csv"
     receiver = subprocess.Popen(rtflow.recv_command(f"127.0.0.1:{port}", frame_log=frame_log),
                                 stderr=subprocess.PIPE, text=True)
     assert "listening" in receiver.stderr.readline()
-    options = {"cca": "reno"} if mode == "tcp" else {"rate": "2mbit"}
     sender = subprocess.Popen(rtflow.send_command(f"127.0.0.1:{port}", mode=mode, duration="60s",
-                                                  rate_log=rate_log, **options),
+                                                  rate_log=rate_log, **SIGTERM_OPTIONS[mode]),
                               stderr=subprocess.PIPE, text=True)
     time.sleep(2)
     began = time.monotonic()
