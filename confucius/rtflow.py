@@ -22,7 +22,7 @@ from typing import Sequence
 
 REPO = Path(__file__).resolve().parents[1]
 BINARY = REPO / "build" / "cargo" / "release" / "rtflow"
-MODES = ("gcc", "copa", "fixed", "tcp")
+MODES = ("gcc", "pion-gcc", "copa", "fixed", "tcp")
 
 FRAME_COLUMNS = ("frame_id", "capture_ns", "key", "size_bytes", "packets", "packets_received",
                  "first_arrival_ns", "last_arrival_ns", "delay_ms", "complete")

@@ -23,7 +23,7 @@ The format is described in lab/README.md ("Scenarios"); in short:
     confucius-500ms = { base = "confucius", options = "interval 500ms" }
 
     [rt]                          # one run per entry of controllers; a list inside = flows together
-    controllers = ["gcc"]         # gcc, copa, tcp-<cca>, fixed-<rate>
+    controllers = ["gcc"]         # gcc, pion-gcc, copa, tcp-<cca>, fixed-<rate>
     fps = 60
 
     [web]                         # page loads (optional)
@@ -56,7 +56,7 @@ from .engine import ENGINES
 from .topology import SHAPINGS
 
 MTU_BYTES = sched.MTU_BYTES
-RT_MODES = ("gcc", "copa", "tcp", "fixed")
+RT_MODES = ("gcc", "pion-gcc", "copa", "tcp", "fixed")
 # How the RT flow's two ends get the guest's CPU (guest.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
@@ -91,7 +91,7 @@ class SchedulerChoice:
 
 @dataclass(frozen=True)
 class RtFlow:
-    mode: str                       # gcc, copa, tcp, fixed
+    mode: str                       # gcc, pion-gcc, copa, tcp, fixed
     cca: str | None = None          # tcp
     rate_bps: float | None = None   # fixed
 
@@ -413,7 +413,7 @@ def _read_schedulers(t: _Table | None, path: Path) -> tuple[SchedulerChoice, ...
 def _rt_flow(t: _Table, text, ccas) -> RtFlow:
     if not isinstance(text, str):
         raise t.error("controllers", f"entries must be names or lists of names, got {text!r}")
-    if text in ("gcc", "copa"):
+    if text in ("gcc", "pion-gcc", "copa"):
         return RtFlow(text)
     if text.startswith("tcp-"):
         return RtFlow("tcp", cca=_cca(t, "controllers", text.removeprefix("tcp-"), ccas))
@@ -425,7 +425,7 @@ def _rt_flow(t: _Table, text, ccas) -> RtFlow:
         if rate <= 0:
             raise t.error("controllers", f"{text!r}: the rate must be more than zero")
         return RtFlow("fixed", rate_bps=rate)
-    raise t.error("controllers", f"unknown controller {text!r}: expected gcc, copa, tcp-<cca> "
+    raise t.error("controllers", f"unknown controller {text!r}: expected gcc, pion-gcc, copa, tcp-<cca> "
                                  f"(e.g. tcp-bbr) or fixed-<rate> (e.g. fixed-8mbit)")
 
 

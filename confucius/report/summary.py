@@ -14,7 +14,7 @@ from .data import PageResult
 BASELINE = "fq"  # PLT degradation is measured against fair queueing without AQM (the seeds' FQ)
 # RT controllers whose sender paces at a multiple of its target, so that media held in it
 # means the sender lacked the CPU (Copa's window and TCP's socket hold media by design).
-PACED_CONTROLLERS = frozenset({"gcc", "fixed"})
+PACED_CONTROLLERS = frozenset({"gcc", "pion-gcc", "fixed"})
 
 
 def starved(result: PageResult, max_held_ms: float) -> bool:

@@ -29,7 +29,7 @@ names = ["pfifo", "confucius", "confucius-500ms", "drr-1:5"]
 confucius-500ms = { base = "confucius", options = "interval 500ms" }
 
 [rt]
-controllers = ["gcc", "tcp-bbr", ["gcc", "copa"], "fixed-8mbit"]
+controllers = ["gcc", "tcp-bbr", ["gcc", "copa"], "fixed-8mbit", "pion-gcc"]
 fps = 30
 max_rate = "15mbit"
 retransmit = "200ms"
@@ -75,8 +75,9 @@ def test_a_complete_scenario_is_read_as_written(tmp_path):
     assert s.link.buffer_packets == 300 * 1024 // 1514
     assert [c.name for c in s.schedulers] == ["pfifo", "confucius", "confucius-500ms", "drr-1:5"]
     assert s.scheduler("confucius-500ms") == sc.SchedulerChoice("confucius-500ms", "confucius", "interval 500ms")
+    assert s.rt_sets[-1] == (sc.RtFlow("pion-gcc"),)
     assert ["+".join(f.label for f in flows) for flows in s.rt_sets] == \
-        ["gcc", "tcp-bbr", "gcc+copa", "fixed-8mbit"]
+        ["gcc", "tcp-bbr", "gcc+copa", "fixed-8mbit", "pion-gcc"]
     assert s.rt.fps == 30 and s.rt.max_rate_bps == 15e6 and s.rt.port == 5000 and s.rt.retransmit_s == 0.2
     assert s.warmup == sc.Warmup(min_s=4, max_s=30, hold_s=2, tolerance=0.2, min_share=0.6, retries=1)
     assert [r.key for r in s.web.pages] == ["amazon", "p0002", "p0000", "p0001",

@@ -6,6 +6,7 @@ lab's User-Mode Linux kernel, by guest_rtflow.py."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import uuid
@@ -15,6 +16,7 @@ from confucius import rtflow
 
 REPO = Path(__file__).resolve().parents[2]
 CARGO = shutil.which("cargo") or str(Path.home() / ".cargo" / "bin" / "cargo")
+GO_FALLBACK = "/usr/local/go/bin/go"   # as tools/rtflow/build.rs
 PORT = 5000
 
 
@@ -22,6 +24,17 @@ def cargo(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([CARGO, *args, "--release", "--manifest-path", str(REPO / "tools" / "Cargo.toml"),
                            "--target-dir", str(REPO / "build" / "cargo"), "-p", "rtflow"],
                           capture_output=True, text=True, timeout=900)
+
+
+def go_test() -> subprocess.CompletedProcess:
+    """`go test` of tools/piongcc with the settings of rtflow's build.rs (modules pinned by
+    go.sum, caches under build/go)."""
+    go = os.environ.get("GO") or shutil.which("go") or GO_FALLBACK
+    env = {**os.environ, "GOFLAGS": "-mod=readonly -modcacherw -buildvcs=false",
+           "GOMODCACHE": os.environ.get("GOMODCACHE", str(REPO / "build" / "go" / "mod")),
+           "GOCACHE": os.environ.get("GOCACHE", str(REPO / "build" / "go" / "cache"))}
+    return subprocess.run([go, "test", "."], cwd=REPO / "tools" / "piongcc", env=env, capture_output=True,
+                          text=True, timeout=600)
 
 
 def run(argv: list[str], **kwargs) -> subprocess.CompletedProcess:

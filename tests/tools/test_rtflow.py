@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from confucius import rtflow
-from rtpath import cargo, run
+from rtpath import cargo, go_test, run
 
 
 
@@ -30,6 +30,14 @@ def test_bad_arguments_are_refused_with_a_message_and_create_nothing(rtflow_bina
         (["send", "--to", "127.0.0.1:9", "--mode", "tcp", "--rate-log", str(log)], "--cca is required"),
         (["send", "--to", "127.0.0.1:9", "--min-rate", "5mbit", "--start-rate", "1mbit"], "--min-rate <= --start-rate"),
         (["send", "--to", "127.0.0.1:9", "--mode", "quic"], "invalid value 'quic'"),
+        (["send", "--to", "127.0.0.1:9", "--mode", "pion-gcc", "--rate", "2mbit", "--rate-log", str(log)],
+         "--rate applies to --mode fixed only"),
+        (["send", "--to", "127.0.0.1:9", "--mode", "pion-gcc", "--cca", "bbr", "--rate-log", str(log)],
+         "--cca is required with --mode tcp and applies to it only"),
+        (["send", "--to", "127.0.0.1:9", "--mode", "pion-gcc", "--max-rate", "1mbit", "--start-rate", "2mbit",
+          "--rate-log", str(log)], "--start-rate <= --max-rate"),
+        (["send", "--to", "127.0.0.1:9", "--mode", "pion-gcc", "--pacing-factor", "0.5", "--rate-log", str(log)],
+         "--pacing-factor must be between 1 and 100"),
         (["recv", "--listen", "127.0.0.1:0", "--frame-log", str(tmp_path / "no" / "such" / "dir.csv")],
          "cannot create log"),
     ]
@@ -53,22 +61,33 @@ def test_rust_unit_tests_pass():
     assert "test result: ok" in done.stdout
 
 
+def test_pion_gcc_go_unit_tests_pass():
+    """tools/piongcc's own tests (feedback to TWCC packets, Pion's estimator fed through the
+    archive's functions), with the modules go.sum pins, as rtflow's build.rs builds it."""
+    done = go_test()
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.startswith("ok"), done.stdout
+
+
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
 
 
-@pytest.mark.parametrize("mode", ["fixed", "tcp"])
+# pion-gcc too: its Go runtime (tools/piongcc) must leave rtflow's signal handling alone.
+SIGTERM_OPTIONS = {"fixed": {"rate": "2mbit"}, "tcp": {"cca": "reno"}, "pion-gcc": {"start_rate": "2mbit"}}
+
+
+@pytest.mark.parametrize("mode", sorted(SIGTERM_OPTIONS))
 def test_sigterm_stops_both_sides_cleanly_with_their_logs_written(rtflow_binary, tmp_path, mode):
     port = _free_port()
     frame_log, rate_log = tmp_path / "frames.csv", tmp_path / "rate.csv"
     receiver = subprocess.Popen(rtflow.recv_command(f"127.0.0.1:{port}", frame_log=frame_log),
                                 stderr=subprocess.PIPE, text=True)
     assert "listening" in receiver.stderr.readline()
-    options = {"cca": "reno"} if mode == "tcp" else {"rate": "2mbit"}
     sender = subprocess.Popen(rtflow.send_command(f"127.0.0.1:{port}", mode=mode, duration="60s",
-                                                  rate_log=rate_log, **options),
+                                                  rate_log=rate_log, **SIGTERM_OPTIONS[mode]),
                               stderr=subprocess.PIPE, text=True)
     time.sleep(2)
     began = time.monotonic()

@@ -9,6 +9,7 @@ mod frames;
 mod history;
 mod logs;
 mod pacer;
+mod pion_gcc;
 mod recv;
 mod sys;
 mod tcp_rate;
@@ -26,6 +27,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use rtcontrol::control;
 use control::{Controller, CopaController, FixedController, GccController, RateBounds};
+use pion_gcc::PionGccController;
 use encoder::EncoderConfig;
 
 #[derive(Parser)]
@@ -49,6 +51,8 @@ enum Command {
 enum Mode {
     /// UDP with libwebrtc's GCC (goog_cc crate) fed by per-packet feedback.
     Gcc,
+    /// UDP with Pion's GCC (pion/interceptor, Go) on the same frames, pacer and feedback as gcc.
+    PionGcc,
     /// UDP with Copa (vidaptive crate's Copa), acknowledged every 2 packets.
     Copa,
     /// UDP at a constant --rate.
@@ -61,6 +65,7 @@ impl Mode {
     fn name(self) -> &'static str {
         match self {
             Mode::Gcc => "gcc",
+            Mode::PionGcc => "pion-gcc",
             Mode::Copa => "copa",
             Mode::Fixed => "fixed",
             Mode::Tcp => "tcp",
@@ -88,13 +93,13 @@ struct SendArgs {
     /// Constant target rate for --mode fixed.
     #[arg(long, value_name = "RATE", value_parser = units::parse_rate)]
     rate: Option<f64>,
-    /// Target rate at the start (gcc, copa, tcp).
+    /// Target rate at the start (gcc, pion-gcc, copa, tcp).
     #[arg(long, default_value = "1mbit", value_name = "RATE", value_parser = units::parse_rate)]
     start_rate: f64,
-    /// Lowest target rate (gcc, copa, tcp).
+    /// Lowest target rate (gcc, pion-gcc, copa, tcp).
     #[arg(long, default_value = "100kbit", value_name = "RATE", value_parser = units::parse_rate)]
     min_rate: f64,
-    /// Highest target rate (gcc, copa, tcp).
+    /// Highest target rate (gcc, pion-gcc, copa, tcp).
     #[arg(long, default_value = "100mbit", value_name = "RATE", value_parser = units::parse_rate)]
     max_rate: f64,
     /// Time between key frames; 0 for a key frame only at the start.
@@ -103,7 +108,7 @@ struct SendArgs {
     /// Size of a key frame relative to a delta frame.
     #[arg(long, default_value_t = 4.0)]
     key_ratio: f64,
-    /// Pacing rate as a multiple of the target rate (gcc, fixed; libwebrtc uses 2.5).
+    /// Pacing rate as a multiple of the target rate (gcc, pion-gcc, fixed; libwebrtc uses 2.5).
     #[arg(long, default_value_t = 2.5)]
     pacing_factor: f64,
     /// Copa's delta (queueing-delay weight; the paper's default is 0.5).
@@ -155,7 +160,7 @@ fn validate(args: &SendArgs) -> Result<(), String> {
     match (args.mode, args.rate) {
         (Mode::Fixed, None) => problems.push("--mode fixed needs --rate".to_string()),
         (Mode::Fixed, Some(r)) if r <= 0.0 => problems.push("--rate must be positive".to_string()),
-        (Mode::Gcc | Mode::Copa | Mode::Tcp, Some(_)) => problems.push("--rate applies to --mode fixed only".to_string()),
+        (Mode::Gcc | Mode::PionGcc | Mode::Copa | Mode::Tcp, Some(_)) => problems.push("--rate applies to --mode fixed only".to_string()),
         _ => {}
     }
     if args.cca.is_some() != (args.mode == Mode::Tcp) {
@@ -197,6 +202,10 @@ fn send(args: SendArgs) -> Result<(), String> {
         Mode::Gcc => udp_send::run(udp, |now| -> Box<dyn Controller> {
             Box::new(GccController::new(now, bounds, pacing))
         }, rate_log),
+        Mode::PionGcc => {
+            let pion = PionGccController::new(bounds, pacing)?;
+            udp_send::run(udp, |_| -> Box<dyn Controller> { Box::new(pion) }, rate_log)
+        }
         Mode::Copa => udp_send::run(udp, |now| -> Box<dyn Controller> {
             Box::new(CopaController::new(now, bounds, delta))
         }, rate_log),
