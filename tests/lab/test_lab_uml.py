@@ -215,9 +215,12 @@ controllers = ["gcc"]
 
 RECORD_SCRIPT = """
 import json, os, subprocess, sys
-from confucius.lab import guest, topology
-spec = json.load(open(sys.argv[1]))
-ran = guest.build_topology(spec)
+from pathlib import Path
+from confucius.lab import topology
+from confucius.lab.contract import RunSpec
+from confucius.lab.guest.run import build_topology
+spec = RunSpec.read(Path(sys.argv[1]))
+ran = build_topology(spec)
 tc = lambda *argv: subprocess.run(["tc", "-n", topology.ROUTER, *argv], capture_output=True, text=True, check=True).stdout
 json.dump({"ran": ran, "qdiscs": json.loads(tc("-j", "qdisc", "show", "dev", "rtr-cli")),
            "classes": tc("class", "show", "dev", "rtr-cli"),
@@ -234,12 +237,12 @@ def test_the_guest_installs_the_run_s_record_of_the_bottleneck_and_nothing_else(
     scenario = sc.load(path)
     task = runner.plan(scenario, None)[0]
     spec = runner.build_spec(scenario, task, {})
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    spec.write(tmp_path / "spec.json")
     uml.run('exec python -c "$1" "$2"', args=[RECORD_SCRIPT, str(tmp_path / "spec.json")], results_dir=tmp_path,
             timeout=120).check()
     found = json.loads((tmp_path / "record.json").read_text())
     # What the guest ran is the record, which is what the runs row stores.
-    assert found["ran"] == spec["tc_commands"] == runner.bottleneck_commands(scenario, task.cell)
+    assert found["ran"] == spec.tc_commands == runner.bottleneck_commands(scenario, task.cell)
     assert json.loads(runner._run_row(scenario, task, spec, tmp_path, {})["tc_commands"]) == found["ran"]
     # And the kernel holds what the record says: HTB at the link rate with UML's bucket (two
     # packets, 3028 bytes, which the kernel keeps in its time units: a few bytes less),
