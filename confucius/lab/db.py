@@ -26,6 +26,9 @@ from typing import Iterable
 
 from confucius import metrics
 
+# The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
+DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
+
 SCHEMA_VERSION = 5
 # Older versions this code still reads, once it has added what they lack: the tables
 # (3 added qdisc_flows), the runs' engine columns (4), which every earlier run had

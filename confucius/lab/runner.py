@@ -33,7 +33,7 @@ from confucius import rtflow
 
 from . import schedulers as sched
 from . import topology, uml, vm, workload
-from .db import Database
+from .db import DEFAULT_DB, Database
 from . import contract as c
 from .contract import RunSpec
 from .guest.schedule import IDLE_S
@@ -52,7 +52,6 @@ STEAL_LIMIT = 0.05
 STEAL_WINDOW_S = 5.0
 STEAL_WAIT_MAX_S = 600.0
 TOOLS = REPO / "build" / "cargo" / "release"
-DEFAULT_DB = REPO / "results" / "lab" / "lab.sqlite"
 DEFAULT_RESULTS = REPO / "results" / "lab" / "runs"
 BOOT_ALLOWANCE_S = 120.0
 
