@@ -157,7 +157,7 @@ class RtSpec(Record):
 
 @dataclass(frozen=True)
 class WarmupSpec(Record):
-    """scenario.Warmup: when the RT flow counts as converged (guest.py)."""
+    """scenario.Warmup: when the RT flow counts as converged (guest/rt.py)."""
     min_s: float
     max_s: float
     hold_s: float

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""A run's results folder read back: what guest.py wrote, as records for the database.
+"""A run's results folder read back: what the guest (guest/) wrote, as records for the database.
 
     run = read_run(Path("results/lab/demo/<run>"))
     run.pages[0].load.plt, run.sessions[0].flows[0].frames, run.qdisc_samples[:3], run.qdisc_flows[:3]

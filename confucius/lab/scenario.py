@@ -3,7 +3,7 @@
 
     scenario = load("scenarios/demo.toml")          # ScenarioError names file, key and fix
 
-The format is described in lab/README.md ("Scenarios"); in short:
+The format is described in confucius/lab/README.md ("Scenarios"); in short:
 
     name = "demo"                 # names the results; letters, digits, - and _
     engine = "qemu"               # or "uml": User-Mode Linux in virtual time
@@ -57,7 +57,7 @@ from .topology import SHAPINGS
 
 MTU_BYTES = sched.MTU_BYTES
 RT_MODES = ("gcc", "copa", "tcp", "fixed")
-# How the RT flow's two ends get the guest's CPU (guest.py says why "realtime" is the default).
+# How the RT flow's two ends get the guest's CPU (guest/rt.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
 BUILTIN_CCAS = ("cubic", "reno")
@@ -119,7 +119,7 @@ class RtSettings:
 class Warmup:
     """When the RT flow counts as converged: it has run `min_s`, and its mean target rate
     over the last `hold_s` is within ±`tolerance` of the mean over the `hold_s` before
-    (guest.py); at `max_s` the load starts anyway. A rate-adaptive flow that converged
+    (guest/rt.py); at `max_s` the load starts anyway. A rate-adaptive flow that converged
     below `min_share` of its fair share of the link is warmed up afresh, at most `retries`
     times (a warm-up that settles low is a lab defect, not data)."""
     min_s: float
@@ -144,7 +144,7 @@ class PageRef:
 @dataclass(frozen=True)
 class Web:
     pages: tuple[PageRef, ...]
-    mode: str                       # episodes (fresh RT flow per load) or continuous (guest.py)
+    mode: str                       # episodes (fresh RT flow per load) or continuous (guest/schedule.py)
     corpus: Path | None             # a corpus directory; None: generated from the seed
     interval_s: float               # at least this long from one load's start to the next
     settle_s: float                 # at most this long waiting for the RT flow to converge again

@@ -126,7 +126,7 @@ def orphaned_uml_processes() -> list[int]:
     return found
 
 
-# Measured in the default time mode, inf-cpu (lab/README.md, "Time modes"): with on-off
+# Measured in the default time mode, inf-cpu (vm/README.md, "Time modes"): with on-off
 # traffic, saturating traffic and two CPU hogs on the host alike, every 5 ms window held at
 # most the packets the rate allows, rounded up, plus the shaper's bucket: none for
 # confucius, two packets for the topology's HTB under UML. At 20 Mbit/s: 9 and 11 of 8.25.
@@ -158,7 +158,7 @@ def fidelity_report(tmp_path, *args: str) -> dict:
 
 def test_two_cpu_hogs_on_the_host_change_nothing_the_guest_measures(tmp_path):
     # Measured: with inf-cpu every figure of the fidelity check came out the same, to the
-    # packet, idle and beside two hogs (lab/README.md, "Time modes"); so no tolerance.
+    # packet, idle and beside two hogs (vm/README.md, "Time modes"); so no tolerance.
     args = ("--qdisc", "pfifo limit 1000", "--rate", "20mbit", "--duration", "2s", "--period", "100ms")
     idle = fidelity_report(tmp_path / "idle", *args)
     hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
