@@ -20,7 +20,7 @@ import types
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Any, ClassVar, Literal, Union
 
 SPEC_FORMAT = "confucius-lab-run/1"
 EVENTS_FORMAT = "confucius-lab-events/1"
@@ -100,22 +100,34 @@ class Record:
         return dataclasses.asdict(self)
 
 
-def _versioned(cls, data, expected: str, source: str):
-    """`cls` read from `data` after checking its format (the contract's version)."""
-    if not isinstance(data, dict) or data.get("format") != expected:
-        found = data.get("format") if isinstance(data, dict) else None
-        raise ContractError(f"{source}: format: expected {expected!r}, got {found!r}")
-    try:
-        return cls.from_dict(data)
-    except ContractError as err:
-        raise ContractError(f"{source}: {err}") from None
+class Document(Record):
+    """A record that is a file of its own, with its format (the contract's version)."""
+    FORMAT: ClassVar[str]
 
+    @classmethod
+    def parse(cls, data, source: str = ""):
+        source = source or cls.__name__
+        if not isinstance(data, dict) or data.get("format") != cls.FORMAT:
+            found = data.get("format") if isinstance(data, dict) else None
+            raise ContractError(f"{source}: format: expected {cls.FORMAT!r}, got {found!r}")
+        try:
+            return cls.from_dict(data)
+        except ContractError as err:
+            raise ContractError(f"{source}: {err}") from None
 
-def _read_json(path: Path):
-    try:
-        return json.loads(path.read_text())
-    except ValueError as err:
-        raise ContractError(f"{path}: not JSON: {err}") from None
+    @classmethod
+    def read(cls, path: Path):
+        try:
+            data = json.loads(path.read_text())
+        except ValueError as err:
+            raise ContractError(f"{path}: not JSON: {err}") from None
+        return cls.parse(data, str(path))
+
+    def write(self, path: Path) -> None:
+        """Write the file, after the same check its reader makes."""
+        data = self.to_dict()
+        type(self).parse(data, str(path))
+        path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 # --------------------------------------------------------------------------- the run's spec
@@ -156,8 +168,13 @@ class RtSpec(Record):
 
 
 @dataclass(frozen=True)
-class WarmupSpec(Record):
-    """scenario.Warmup: when the RT flow counts as converged (guest/rt.py)."""
+class Warmup(Record):
+    """When the RT flow counts as converged: it has run `min_s`, and its mean target rate
+    over the last `hold_s` is within ±`tolerance` of the mean over the `hold_s` before
+    (guest/rt.py); at `max_s` the load starts anyway. A rate-adaptive flow that converged
+    below `min_share` of its fair share of the link is warmed up afresh, at most `retries`
+    times (a warm-up that settles low is a lab defect, not data). The scenario's and the
+    spec's (scenario.py reads it)."""
     min_s: float
     max_s: float
     hold_s: float
@@ -184,14 +201,16 @@ class PageSpec(Record):
 
 
 @dataclass(frozen=True)
-class BulkSpec(Record):
+class Bulk(Record):
+    """A bulk TCP flow beside the RT flow (iperf3), as the scenario gives it."""
     cca: str
     start_s: float
     duration_s: float | None        # None: until the run ends
 
 
 @dataclass(frozen=True)
-class ProbesSpec(Record):
+class Probes(Record):
+    """RTT probes (irtt), as the scenario gives them."""
     interval_s: float
 
 
@@ -202,7 +221,7 @@ class Binaries(Record):
 
 
 @dataclass(frozen=True)
-class RunSpec(Record):
+class RunSpec(Document):
     """Everything the guest needs for one run. `tc_commands` is the bottleneck's record
     (runner.bottleneck_commands), installed as it is and stored with the run."""
     format: str
@@ -213,30 +232,18 @@ class RunSpec(Record):
     tc_commands: list[str]
     trace: TraceSpec | None
     rt: RtSpec
-    warmup: WarmupSpec
+    warmup: Warmup
     web: WebSpec | None
     pages: list[PageSpec]
     hosts: str | None
     addresses: list[str]
-    bulk: list[BulkSpec]
-    probes: ProbesSpec | None
+    bulk: list[Bulk]
+    probes: Probes | None
     duration_s: float | None
     stats_interval_s: float
     binaries: Binaries
 
-    @classmethod
-    def parse(cls, data, source: str = "spec") -> "RunSpec":
-        return _versioned(cls, data, SPEC_FORMAT, source)
-
-    @classmethod
-    def read(cls, path: Path) -> "RunSpec":
-        return cls.parse(_read_json(path), str(path))
-
-    def write(self, path: Path) -> None:
-        """Write spec.json, after the same check the guest makes when it reads it."""
-        data = self.to_dict()
-        RunSpec.parse(data, str(path))
-        path.write_text(json.dumps(data, indent=1) + "\n")
+    FORMAT: ClassVar[str] = SPEC_FORMAT
 
 
 # --------------------------------------------------------------------------- what comes back
@@ -297,7 +304,7 @@ class FlowSamples(Record):
 
 
 @dataclass
-class GuestEvents(Record):
+class GuestEvents(Document):
     """The guest's timeline (CLOCK_MONOTONIC ns, rtflow's clock). A guest that stopped
     part-way writes what it got to; the rest keeps its defaults."""
     format: str
@@ -314,13 +321,4 @@ class GuestEvents(Record):
     stats_samples: int | None = None
     flow_samples: FlowSamples | None = None
 
-    @classmethod
-    def parse(cls, data, source: str = "events") -> "GuestEvents":
-        return _versioned(cls, data, EVENTS_FORMAT, source)
-
-    @classmethod
-    def read(cls, path: Path) -> "GuestEvents":
-        return cls.parse(_read_json(path), str(path))
-
-    def write(self, path: Path) -> None:
-        path.write_text(json.dumps(self.to_dict(), indent=1) + "\n")
+    FORMAT: ClassVar[str] = EVENTS_FORMAT

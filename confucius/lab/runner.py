@@ -278,15 +278,14 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
         rt=c.RtSpec(flows=flows, fps=rt.fps, start_rate=f"{rt.start_rate_bps:.0f}bit",
                     min_rate=f"{rt.min_rate_bps:.0f}bit", max_rate=f"{rt.max_rate_bps:.0f}bit",
                     retransmit_window=f"{rt.retransmit_s * 1e3:g}ms", cpu=rt.cpu),
-        warmup=c.WarmupSpec(**scenario.warmup.__dict__),
+        warmup=scenario.warmup,
         web=None if web is None else c.WebSpec(cca=web.cca, max_per_domain=web.max_per_domain,
                                                timeout_s=web.timeout_s, interval_s=web.interval_s,
                                                settle_s=web.settle_s),
         pages=[c.PageSpec(**page, key=ref.key, unit_key=unit) for page, (ref, unit) in
                zip(inputs.get("pages", []), task.pages)],
         hosts=inputs.get("hosts"), addresses=inputs.get("addresses", []),
-        bulk=[c.BulkSpec(**b.__dict__) for b in scenario.bulk],
-        probes=None if scenario.probes is None else c.ProbesSpec(**scenario.probes.__dict__),
+        bulk=list(scenario.bulk), probes=scenario.probes,
         duration_s=scenario.duration_s, stats_interval_s=scenario.stats_interval_s,
         binaries=c.Binaries(web_client=str(TOOLS / "web-client"), web_server=str(TOOLS / "web-server")),
     )

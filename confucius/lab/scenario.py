@@ -52,6 +52,7 @@ from typing import Any
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
 from . import schedulers as sched
+from .contract import Bulk, Probes, Warmup  # the scenario's parts that the spec carries as they are
 from .engine import ENGINES
 from .topology import SHAPINGS
 
@@ -116,21 +117,6 @@ class RtSettings:
 
 
 @dataclass(frozen=True)
-class Warmup:
-    """When the RT flow counts as converged: it has run `min_s`, and its mean target rate
-    over the last `hold_s` is within ±`tolerance` of the mean over the `hold_s` before
-    (guest/rt.py); at `max_s` the load starts anyway. A rate-adaptive flow that converged
-    below `min_share` of its fair share of the link is warmed up afresh, at most `retries`
-    times (a warm-up that settles low is a lab defect, not data)."""
-    min_s: float
-    max_s: float
-    hold_s: float
-    tolerance: float
-    min_share: float
-    retries: int
-
-
-@dataclass(frozen=True)
 class PageRef:
     """A page: a named page of the corpus (amazon, pNNNN, flows-N-size-B) or a file."""
     name: str | None = None
@@ -152,18 +138,6 @@ class Web:
     cca: str
     max_per_domain: int
     timeout_s: float
-
-
-@dataclass(frozen=True)
-class Bulk:
-    cca: str
-    start_s: float
-    duration_s: float | None        # None: until the run ends
-
-
-@dataclass(frozen=True)
-class Probes:
-    interval_s: float
 
 
 @dataclass(frozen=True)

@@ -41,7 +41,7 @@ def broken(change) -> dict:
 @pytest.mark.parametrize("change, message", [
     (lambda d: d.pop("tc_commands"), r"tc_commands: missing key"),
     (lambda d: d["rt"]["flows"][0].pop("port"), r"rt\.flows\[0\]\.port: missing key"),
-    (lambda d: d.update(extra=1), r"spec: unknown key extra"),
+    (lambda d: d.update(extra=1), r"^RunSpec: unknown key extra"),
     (lambda d: d["warmup"].update(holds=3), r"warmup: unknown key holds"),
     (lambda d: d["rt"]["flows"][0].update(port="5000"), r"rt\.flows\[0\]\.port: expected a int, got str '5000'"),
     (lambda d: d["warmup"].update(retries=2.5), r"warmup\.retries: expected a int, got float"),

@@ -13,7 +13,7 @@ into the run's results folder and boots the VM with this package as the script. 
      drop counters of every namespace at the end;
    - `flows.FlowSampler`: Confucius's flows over netlink (fast around each page load);
    - `pages.WebServer` and `pages.load_page`: the Web server and web-client's page loads;
-   - `traffic.Probes` (irtt) and `traffic.BulkFlows` (iperf3);
+   - `traffic.RttProbes` (irtt) and `traffic.BulkFlows` (iperf3);
    - `rt.RtSession`: one start of the real-time flow(s);
    A new tool is one more Runner and one line in `run.runners`.
 3. `schedule`: the RT flow(s) and the page loads, in one of three modes:

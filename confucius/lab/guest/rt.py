@@ -11,7 +11,7 @@ from pathlib import Path
 from confucius import metrics, rtflow
 
 from .. import topology
-from ..contract import GuestEvents, RtSpec, SessionEvent, SessionFlow, WarmupSpec
+from ..contract import GuestEvents, RtSpec, SessionEvent, SessionFlow, Warmup
 from .base import Processes, in_ns, now_ns, wait_until
 
 # Fewest rate-log rows (one per 50 ms) a convergence window must hold.
@@ -171,7 +171,7 @@ class RtSession:
                     text = (self.procs.logs / f"{name}.err").read_text()[-1500:]
                     raise RuntimeError(f"rtflow {role} stopped (exit {proc.returncode}):\n{text}")
 
-    def converged(self, since_ns: int, warmup: WarmupSpec) -> bool:
+    def converged(self, since_ns: int, warmup: Warmup) -> bool:
         self.check()
         return all(r.converged(since_ns, warmup.hold_s, warmup.tolerance) for r in self.rates)
 
@@ -182,7 +182,7 @@ class RtSession:
     def targets_bps(self, since_ns: int) -> list[float | None]:
         return [r.mean_bps(since_ns) for r in self.rates]
 
-    def warm_up(self, warmup: WarmupSpec) -> Warm:
+    def warm_up(self, warmup: Warmup) -> Warm:
         """Wait until converged (after `min_s`), at most `max_s` from the start."""
         earliest = self.started_ns + int(warmup.min_s * 1e9)
         deadline = self.started_ns + int(warmup.max_s * 1e9)

@@ -18,7 +18,7 @@ from .flows import FlowSampler
 from .pages import WebServer
 from .schedule import MODES
 from .trace import TracePlayer
-from .traffic import BulkFlows, Probes
+from .traffic import BulkFlows, RttProbes
 
 SCRATCH = Path("/tmp/lab-run")
 
@@ -42,7 +42,7 @@ def runners(ctx: Context, flows: FlowSampler) -> list[Runner]:
     if spec.pages:
         chosen.append(WebServer(spec, ctx.procs))
     if spec.probes:
-        chosen.append(Probes(spec.probes, ctx.procs, ctx.scratch))
+        chosen.append(RttProbes(spec.probes, ctx.procs, ctx.scratch))
     chosen.append(BulkFlows(spec.bulk, ctx.procs, ctx.scratch))
     return chosen
 
@@ -76,9 +76,11 @@ def run(spec: RunSpec, results: Path) -> GuestEvents:
         events.end_ns = now_ns()
     finally:
         ctx.procs.stop_all()
-        events.write(SCRATCH / "events.json")
-        # One copy at the end: the results folder is 9p, where small writes are slow.
-        shutil.copytree(SCRATCH, results, dirs_exist_ok=True)
+        try:
+            events.write(SCRATCH / "events.json")
+        finally:
+            # One copy at the end: the results folder is 9p, where small writes are slow.
+            shutil.copytree(SCRATCH, results, dirs_exist_ok=True)
     return events
 
 

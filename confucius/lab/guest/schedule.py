@@ -9,7 +9,7 @@ import dataclasses
 import time
 from typing import Callable
 
-from ..contract import GuestEvents, Measured, PageEvent, WarmupSpec
+from ..contract import GuestEvents, Measured, PageEvent, Warmup
 from .base import Context, now_ns, wait_until
 from .flows import FlowSampler
 from .pages import load_page
@@ -31,7 +31,7 @@ def tail(session: RtSession, since_ns: int, settle_s: float) -> tuple[int, bool]
     return now_ns(), calm
 
 
-def earliest_load_ns(session: RtSession, warmup: WarmupSpec) -> int:
+def earliest_load_ns(session: RtSession, warmup: Warmup) -> int:
     """The earliest a load can follow the session's start: its warm-up's minimum, and two
     `hold` windows of rate log (RtSession.converged)."""
     return session.started_ns + int(max(warmup.min_s, 2 * warmup.hold_s) * 1e9)

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 from .. import topology
-from ..contract import BulkSpec, GuestEvents, ProbesSpec
+from ..contract import Bulk, GuestEvents, Probes
 from .base import Processes, in_ns, now_ns
 
 IRTT_PORT = 2112
@@ -22,10 +22,10 @@ IPERF_BASE_PORT = 5201
 WRITE_RESULTS_S = 120.0       # longest wait for irtt or iperf3 to write its results when stopped
 
 
-class Probes:
+class RttProbes:
     """irtt from the client to the server at the spec's interval, into irtt.json."""
 
-    def __init__(self, probes: ProbesSpec, procs: Processes, scratch: Path):
+    def __init__(self, probes: Probes, procs: Processes, scratch: Path):
         self.probes, self.procs, self.scratch = probes, procs, scratch
 
     def start(self) -> None:
@@ -49,7 +49,7 @@ class BulkFlows:
     the run's t0 (noted in the events: iperf3's own times count from its start), into
     bulk-<n>.json."""
 
-    def __init__(self, bulk: list[BulkSpec], procs: Processes, scratch: Path):
+    def __init__(self, bulk: list[Bulk], procs: Processes, scratch: Path):
         self.bulk, self.procs, self.scratch = bulk, procs, scratch
         self.timers: list[threading.Timer] = []
         self.started_ns: dict[str, int] = {}
