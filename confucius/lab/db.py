@@ -100,7 +100,7 @@ CREATE TABLE IF NOT EXISTS pages (
     objects_total INTEGER, objects_done INTEGER, connections INTEGER, bytes INTEGER,
     peak_active INTEGER,
     warmup_s REAL, converged INTEGER, calm INTEGER, rt_target_bps REAL,
-    warmups INTEGER,                   -- RT flows warmed up for this load (guest.py)
+    warmups INTEGER,                   -- RT flows warmed up for this load (guest/schedule.py)
     -- RT metrics over the window [load_start_ns, window_end_ns) (confucius/metrics.py)
     stall_s REAL, max_delay_ms REAL, p99_delay_ms REAL, lost_share REAL, rt_goodput_bps REAL,
     jfi REAL,

@@ -6,8 +6,7 @@ from __future__ import annotations
 import subprocess
 
 from .. import topology
-from ..contract import GuestEvents, PageSpec, RunSpec
-from ..contract import PageEvent
+from ..contract import GuestEvents, PageEvent, PageSpec, RunSpec
 from .base import Processes, in_ns, log, now_ns
 
 
@@ -26,7 +25,7 @@ class WebServer:
         self.procs.stop("web-server")
 
     def record(self, events: GuestEvents) -> None:
-        pass
+        """The loads note themselves (load_page); the server has nothing to add."""
 
 
 def load_page(spec: RunSpec, page: PageSpec, number: int, scratch) -> PageEvent:
