@@ -23,6 +23,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Union
 
 SPEC_FORMAT = "confucius-lab-run/1"
+# The RT flow's modes (rtflow's --mode; scenario.py reads controllers into them).
+RT_MODES = ("gcc", "copa", "tcp", "fixed")
+RtMode = Literal[RT_MODES]
 EVENTS_FORMAT = "confucius-lab-events/1"
 
 
@@ -148,7 +151,7 @@ class TraceSpec(Record):
 
 @dataclass(frozen=True)
 class RtFlowSpec(Record):
-    mode: Literal["gcc", "copa", "tcp", "fixed"]
+    mode: RtMode
     cca: str | None
     rate: str | None                # fixed rate, as rtflow reads it ("2000000bit")
     label: str

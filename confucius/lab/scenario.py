@@ -57,7 +57,6 @@ from .engine import ENGINES
 from .topology import SHAPINGS
 
 MTU_BYTES = sched.MTU_BYTES
-RT_MODES = ("gcc", "copa", "tcp", "fixed")
 # How the RT flow's two ends get the guest's CPU (guest/rt.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
