@@ -6,7 +6,9 @@ part's heavy imports (matplotlib, numpy) happen only when that part runs.
 """
 
 import importlib
+import importlib.util
 import signal
+import sys
 
 import typer
 
@@ -24,14 +26,14 @@ _GROUPS = {
 }
 
 
-def _register_groups() -> None:
+def _register_groups(argv: list[str]) -> None:
+    """Import only the group that runs (the first word of the command line); the others
+    are listed by name and help text, without importing them."""
+    wanted = next((word for word in argv if not word.startswith("-")), None)
     for name, (module, attr, help_text) in _GROUPS.items():
-        try:
-            group = getattr(importlib.import_module(module), attr)
-        except ModuleNotFoundError as err:
-            if err.name is None or not module.startswith(err.name):
-                raise
+        if importlib.util.find_spec(module) is None:
             continue  # that part is not built yet
+        group = getattr(importlib.import_module(module), attr) if name == wanted else typer.Typer(help=help_text)
         app.add_typer(group, name=name, help=help_text)
 
 
@@ -43,5 +45,5 @@ def _exit_on_sigterm(signum: int, _frame) -> None:
 
 def main() -> None:
     signal.signal(signal.SIGTERM, _exit_on_sigterm)
-    _register_groups()
+    _register_groups(sys.argv[1:])
     app()

@@ -7,16 +7,19 @@
 CORE_SRC     := core/confucius.c
 CORE_HDR     := core/confucius.h core/cfc_platform.h
 CORE_BUILD   := $(BUILD)/core
-CORE_CFLAGS  := -std=c11 -Wall -Wextra -Werror -Icore -Itests/core
-HARNESS_SRC  := tests/core/harness.c tests/core/ops.c
+# The core's userspace host (test packets, a simulated clock and link, the invariant
+# checker): linked by the tests, the fuzzer, the benchmark and the simulations.
+CORE_HOST    := core/userspace/harness.c
+CORE_CFLAGS  := -std=c11 -Wall -Wextra -Werror -Icore -Icore/userspace -Itests/core
+HARNESS_SRC  := $(CORE_HOST) tests/core/ops.c
 UNIT_SRC     := $(wildcard tests/core/test_*.c) tests/core/main.c
 FUZZ_SECONDS ?= 60
 
-$(CORE_BUILD)/core_tests: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) $(UNIT_SRC) tests/core/*.h | $(DEPS_STAMP)
+$(CORE_BUILD)/core_tests: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) $(UNIT_SRC) tests/core/*.h core/userspace/harness.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) $(CORE_CFLAGS) -O2 -g -o $@ $(CORE_SRC) $(HARNESS_SRC) $(UNIT_SRC) -lcmocka -lm
 
-$(CORE_BUILD)/core_tests_san: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) $(UNIT_SRC) tests/core/*.h | $(DEPS_STAMP)
+$(CORE_BUILD)/core_tests_san: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) $(UNIT_SRC) tests/core/*.h core/userspace/harness.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(CORE_CFLAGS) -O1 -g -fsanitize=address,undefined -fno-sanitize-recover=all \
 		-fno-omit-frame-pointer -o $@ $(CORE_SRC) $(HARNESS_SRC) $(UNIT_SRC) -lcmocka -lm
@@ -28,14 +31,14 @@ $(CORE_BUILD)/confucius-freestanding.o: $(CORE_SRC) $(CORE_HDR) | $(DEPS_STAMP)
 		-O2 -c -o $@ $(CORE_SRC)
 	@if nm $@ | grep -q ' U '; then echo "core calls outside itself:"; nm $@ | grep ' U '; exit 1; fi
 
-$(CORE_BUILD)/fuzz_core: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) tests/core/fuzz_core.c tests/core/*.h | $(DEPS_STAMP)
+$(CORE_BUILD)/fuzz_core: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) tests/core/fuzz_core.c tests/core/*.h core/userspace/harness.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CLANG) $(CORE_CFLAGS) -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-o $@ $(CORE_SRC) $(HARNESS_SRC) tests/core/fuzz_core.c
 
-$(CORE_BUILD)/bench_core: $(CORE_SRC) $(CORE_HDR) bench/bench_core.c tests/core/harness.c | $(DEPS_STAMP)
+$(CORE_BUILD)/bench_core: $(CORE_SRC) $(CORE_HDR) bench/bench_core.c $(CORE_HOST) core/userspace/harness.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CORE_CFLAGS) -O2 -g -o $@ $(CORE_SRC) tests/core/harness.c bench/bench_core.c
+	$(CC) $(CORE_CFLAGS) -O2 -g -o $@ $(CORE_SRC) $(CORE_HOST) bench/bench_core.c
 
 .PHONY: test-core test-core-san test-core-fuzz bench-core
 test-core: $(CORE_BUILD)/core_tests $(CORE_BUILD)/confucius-freestanding.o
@@ -55,7 +58,7 @@ bench-core: $(CORE_BUILD)/bench_core
 
 C_TESTS += test-core test-core-san test-core-fuzz
 
-$(CORE_BUILD)/share_trace: $(CORE_SRC) $(CORE_HDR) sim/share_trace.c tests/core/harness.c | $(DEPS_STAMP)
+$(CORE_BUILD)/share_trace: $(CORE_SRC) $(CORE_HDR) sim/share_trace.c $(CORE_HOST) core/userspace/harness.h | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) $(CORE_CFLAGS) -O2 -o $@ $(CORE_SRC) tests/core/harness.c sim/share_trace.c
+	$(CC) $(CORE_CFLAGS) -O2 -o $@ $(CORE_SRC) $(CORE_HOST) sim/share_trace.c
 PYTEST_NEEDS += $(CORE_BUILD)/share_trace

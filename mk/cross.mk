@@ -105,7 +105,7 @@ boot-arm64: $(CROSS_BOOT_KMOD) $(CROSS_BOOT_INIT)
 # replay's outcome digest must equal the build machine's: same input, same schedule.
 # The corpus: the one kept in the tree, plus what the fuzz target has found here.
 CROSS_CORPUS := tests/core/corpus $(wildcard $(CORE_BUILD)/fuzz-corpus)
-CROSS_CORE_HDR := $(CORE_HDR) tests/core/*.h tests/core/cross/cmocka.h
+CROSS_CORE_HDR := $(CORE_HDR) core/userspace/harness.h tests/core/*.h tests/core/cross/cmocka.h
 
 $(CORE_BUILD)/core_tests-%: $(CORE_SRC) $(HARNESS_SRC) $(UNIT_SRC) tests/core/cross/cmocka.c $(CROSS_CORE_HDR) | $(DEPS_STAMP)
 	@mkdir -p $(@D)

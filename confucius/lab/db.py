@@ -26,6 +26,9 @@ from typing import Iterable
 
 from confucius import metrics
 
+# The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
+DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
+
 SCHEMA_VERSION = 5
 # Older versions this code still reads, once it has added what they lack: the tables
 # (3 added qdisc_flows), the runs' engine columns (4), which every earlier run had
@@ -97,7 +100,7 @@ CREATE TABLE IF NOT EXISTS pages (
     objects_total INTEGER, objects_done INTEGER, connections INTEGER, bytes INTEGER,
     peak_active INTEGER,
     warmup_s REAL, converged INTEGER, calm INTEGER, rt_target_bps REAL,
-    warmups INTEGER,                   -- RT flows warmed up for this load (guest.py)
+    warmups INTEGER,                   -- RT flows warmed up for this load (guest/schedule.py)
     -- RT metrics over the window [load_start_ns, window_end_ns) (confucius/metrics.py)
     stall_s REAL, max_delay_ms REAL, p99_delay_ms REAL, lost_share REAL, rt_goodput_bps REAL,
     jfi REAL,

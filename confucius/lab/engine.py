@@ -5,7 +5,7 @@ console markers, the kernel-log checks and the machine-wide slot.
 Two engines run a script as root in a Linux kernel with the host's root filesystem at the
 same paths: `vm` (Debian's kernel under qemu, real time) and `uml` (our User-Mode Linux
 kernel, virtual time). Both hand the guest a control folder (lab.env, env.sh, the script
-and its arguments, lab/guest/boot.sh, the project's modules with their depmod index) and
+and its arguments, vm/guest/boot.sh, the project's modules with their depmod index) and
 read the same markers from its console, so a script, and the experiment runner, cannot
 tell them apart except by `uname -r` and time.
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
 REPO = Path(__file__).resolve().parents[2]
-BOOT_SCRIPT = REPO / "lab" / "guest" / "boot.sh"
+BOOT_SCRIPT = REPO / "vm" / "guest" / "boot.sh"
 PROJECT_MODULES = REPO / "build" / "kernel"
 TC_PLUGINS = REPO / "build" / "tc"
 # The engines, by the name scenarios and the command line use: `vm` and `uml`.

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""A run's results folder read back: what guest.py wrote, as records for the database.
+"""A run's results folder read back: what the guest (guest/) wrote, as records for the database.
 
     run = read_run(Path("results/lab/demo/<run>"))
     run.pages[0].load.plt, run.sessions[0].flows[0].frames, run.qdisc_samples[:3], run.qdisc_flows[:3]
@@ -22,7 +22,7 @@ from pathlib import Path
 from confucius import rtflow
 from confucius.web.results import PageLoad, ReportError, parse_report
 
-from .guest import EVENTS_FORMAT, SPEC_FORMAT
+from .contract import ContractError, GuestEvents, Measured, PageEvent, PageSpec, RunSpec
 
 DISTURBED_GAP_MS = 250.0
 
@@ -107,15 +107,15 @@ class BulkFlow:
 @dataclass
 class RunData:
     directory: Path
-    spec: dict
-    events: dict
+    spec: RunSpec
+    events: GuestEvents
     sessions: list[Session]
     pages: list[PageRecord]
     qdisc_samples: list[tuple[int, list[dict]]]
     qdisc_flows: list[tuple[int, list[dict]]]  # Confucius's flows (rtnl.flow_xstats), in time order
     probes: list[tuple[int, float | None]]     # send time (ns), RTT ms (None: lost)
     bulk: list[BulkFlow]
-    measured: dict | None = None               # runs without pages: the measured span
+    measured: Measured | None = None           # runs without pages: the measured span
     notes: list[str] = field(default_factory=list)
 
     def rt_flows(self) -> list[RtFlowLog]:
@@ -125,7 +125,7 @@ class RunData:
     def measured_gap_ms(self) -> float | None:
         if self.measured is None:
             return None
-        return max((f.max_gap_ms(self.measured["from_ns"], self.measured["to_ns"]) for f in self.rt_flows()),
+        return max((f.max_gap_ms(self.measured.from_ns, self.measured.to_ns) for f in self.rt_flows()),
                    default=0.0)
 
 
@@ -138,44 +138,48 @@ def _json(path: Path, what: str):
         raise ResultsError(f"{path}: not JSON: {err}") from None
 
 
-def _sessions(directory: Path, events: dict) -> list[Session]:
+def _sessions(directory: Path, events: GuestEvents) -> list[Session]:
     sessions = []
-    for s in events.get("sessions", []):
+    for s in events.sessions:
         flows = []
-        for f in s["flows"]:
+        for f in s.flows:
             try:
-                frames = rtflow.read_frames(directory / f["frames"])
-                rates = rtflow.read_rates(directory / f["rates"])
+                frames = rtflow.read_frames(directory / f.frames)
+                rates = rtflow.read_rates(directory / f.rates)
             except rtflow.RtflowError as err:
                 raise ResultsError(str(err)) from None
-            flows.append(RtFlowLog(s["index"], f["flow"], f["label"], f["port"], frames, rates))
-        sessions.append(Session(s["index"], s["started_ns"], s["stopped_ns"], flows))
+            flows.append(RtFlowLog(s.index, f.flow, f.label, f.port, frames, rates))
+        sessions.append(Session(s.index, s.started_ns, s.stopped_ns, flows))
     return sessions
 
 
-def _page(directory: Path, entry: dict, spec_page: dict, offset_ns: int, sessions: list[Session],
+def _page(directory: Path, entry: PageEvent, spec_page: PageSpec, offset_ns: int, sessions: list[Session],
           hold_s: float) -> PageRecord:
+    where = f"{directory}/events.json: pages[{entry.number}]"
+    if entry.session is None or entry.window_end_ns is None:
+        raise ResultsError(f"{where}: the load has no {'session' if entry.session is None else 'window_end_ns'}")
     load, error = None, None
-    report = directory / entry["report"]
+    report = directory / entry.report
     if report.is_file():
         try:
             load = parse_report(report.read_text())
         except ReportError as err:
             error = str(err)
     else:
-        error = entry.get("stderr") or "no report"
+        error = entry.stderr or "no report"
     load_start = round(load.start_unix * 1e9) - offset_ns if load else None
-    session = next(s for s in sessions if s.index == entry["session"])
+    session = next((s for s in sessions if s.index == entry.session), None)
+    if session is None:
+        raise ResultsError(f"{where}.session: no session {entry.session}")
     # The page's window, and the hold before it in which the flow had to be converged.
-    window = (entry["started_ns"] - int(hold_s * 1e9), entry["window_end_ns"])
+    window = (entry.started_ns - int(hold_s * 1e9), entry.window_end_ns)
     gap = max((f.max_gap_ms(*window) for f in session.flows), default=0.0)
     return PageRecord(
-        number=entry["number"], key=spec_page["key"], unit_key=spec_page["unit_key"], page_id=entry["id"],
-        session=entry["session"], started_ns=entry["started_ns"], load_start_ns=load_start,
-        window_end_ns=entry["window_end_ns"], exit=entry["exit"], error=error or (load.error if load else None),
-        load=load, warmup_s=entry.get("warmup_s"), converged=entry.get("converged"), warmups=entry.get("warmups"),
-        calm=entry.get("calm"),
-        rt_target_bps=entry.get("rt_target_bps", []), sender_max_gap_ms=gap)
+        number=entry.number, key=spec_page.key, unit_key=spec_page.unit_key, page_id=entry.id,
+        session=entry.session, started_ns=entry.started_ns, load_start_ns=load_start,
+        window_end_ns=entry.window_end_ns, exit=entry.exit, error=error or (load.error if load else None),
+        load=load, warmup_s=entry.warmup_s, converged=entry.converged, warmups=entry.warmups,
+        calm=entry.calm, rt_target_bps=entry.rt_target_bps, sender_max_gap_ms=gap)
 
 
 def _samples(path: Path, key: str) -> list[tuple[int, list[dict]]]:
@@ -205,15 +209,15 @@ def _probes(path: Path, offset_ns: int) -> list[tuple[int, float | None]]:
     return probes
 
 
-def _bulk(directory: Path, spec: dict, events: dict) -> list[BulkFlow]:
+def _bulk(directory: Path, spec: RunSpec, events: GuestEvents) -> list[BulkFlow]:
     flows = []
-    started = {int(k): v for k, v in events.get("bulk_started_ns", {}).items()}
-    for number, bulk in enumerate(spec.get("bulk", [])):
+    started = {int(k): v for k, v in events.bulk_started_ns.items()}
+    for number, bulk in enumerate(spec.bulk):
         path = directory / f"bulk-{number}.json"
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
-            flows.append(BulkFlow(number, bulk["cca"], started.get(number), [], 0, f"no iperf3 report: {err}"))
+            flows.append(BulkFlow(number, bulk.cca, started.get(number), [], 0, f"no iperf3 report: {err}"))
             continue
         begin = started.get(number)
         samples = [(begin + round(i["sum"]["end"] * 1e9) if begin is not None else round(i["sum"]["end"] * 1e9),
@@ -223,40 +227,52 @@ def _bulk(directory: Path, spec: dict, events: dict) -> list[BulkFlow]:
         # iperf3 reports a stop by signal as an error; that is how a run-long flow ends.
         if error and "interrupt" in error:
             error = None
-        flows.append(BulkFlow(number, bulk["cca"], begin, samples, received, error))
+        flows.append(BulkFlow(number, bulk.cca, begin, samples, received, error))
     return flows
 
 
-def _check_bottleneck(directory: Path, spec: dict, events: dict) -> None:
+def _check_bottleneck(directory: Path, spec: RunSpec, events: GuestEvents) -> None:
     """The guest installs the bottleneck from the spec's record (the runs row stores the
     same); what it says it ran must be that record, or the row would not say what ran."""
-    ran = events.get("tc_commands")
-    if ran != spec["tc_commands"]:
-        raise ResultsError(f"{directory}: the guest ran {ran!r} at the bottleneck, not the run's record "
-                           f"{spec['tc_commands']!r}")
+    if events.tc_commands != spec.tc_commands:
+        raise ResultsError(f"{directory}: the guest ran {events.tc_commands!r} at the bottleneck, not the run's "
+                           f"record {spec.tc_commands!r}")
+
+
+def _contract(directory: Path, name: str, kind, what: str):
+    """spec.json or events.json, checked against the contract (contract.py)."""
+    path = directory / name
+    if not path.is_file():
+        raise ResultsError(f"{directory}: {name} is missing ({what})")
+    try:
+        return kind.read(path)
+    except ContractError as err:
+        raise ResultsError(str(err)) from None
 
 
 def read_run(directory) -> RunData:
     """Read a run's results folder (spec.json from the host, the rest from the guest)."""
     directory = Path(directory)
-    spec = _json(directory / "spec.json", "the run's spec, written by the runner")
-    if spec.get("format") != SPEC_FORMAT:
-        raise ResultsError(f"{directory}/spec.json: not a {SPEC_FORMAT} spec")
-    events = _json(directory / "events.json", "the guest's timeline; did the run start?")
-    if events.get("format") != EVENTS_FORMAT:
-        raise ResultsError(f"{directory}/events.json: not a {EVENTS_FORMAT} file")
+    spec = _contract(directory, "spec.json", RunSpec, "the run's spec, written by the runner")
+    events = _contract(directory, "events.json", GuestEvents, "the guest's timeline; did the run start?")
     _check_bottleneck(directory, spec, events)
-    offset = events["clock_offset_ns"]
+    offset = events.clock_offset_ns
     sessions = _sessions(directory, events)
-    hold = spec["warmup"]["hold_s"]
-    pages = [_page(directory, entry, spec["pages"][entry["number"]], offset, sessions, hold)
-             for entry in events.get("pages", [])]
+    pages = [_page(directory, entry, _spec_page(directory, spec, entry), offset, sessions, spec.warmup.hold_s)
+             for entry in events.pages]
     run = RunData(directory=directory, spec=spec, events=events, sessions=sessions, pages=pages,
                   qdisc_samples=_samples(directory / "qdisc.jsonl", "qdiscs"),
                   qdisc_flows=_samples(directory / "flows.jsonl", "flows"),
                   probes=_probes(directory / "irtt.json", offset),
-                  bulk=_bulk(directory, spec, events), measured=events.get("measured"))
-    if spec["pages"] and len(pages) < len(spec["pages"]):
-        run.notes.append(f"{len(spec['pages']) - len(pages)} of {len(spec['pages'])} pages were not loaded")
+                  bulk=_bulk(directory, spec, events), measured=events.measured)
+    if spec.pages and len(pages) < len(spec.pages):
+        run.notes.append(f"{len(spec.pages) - len(pages)} of {len(spec.pages)} pages were not loaded")
     return run
+
+
+def _spec_page(directory: Path, spec: RunSpec, entry: PageEvent) -> PageSpec:
+    if not 0 <= entry.number < len(spec.pages):
+        raise ResultsError(f"{directory}/events.json: pages: load {entry.number} is not in the spec's "
+                           f"{len(spec.pages)} pages")
+    return spec.pages[entry.number]
 

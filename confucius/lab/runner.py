@@ -33,8 +33,11 @@ from confucius import rtflow
 
 from . import schedulers as sched
 from . import topology, uml, vm, workload
-from .db import Database
-from .guest import IDLE_S, WRITE_RESULTS_S, SPEC_FORMAT
+from .db import DEFAULT_DB, Database
+from . import contract as c
+from .contract import RunSpec
+from .guest.schedule import IDLE_S
+from .guest.traffic import WRITE_RESULTS_S
 from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
 from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice
 
@@ -49,7 +52,6 @@ STEAL_LIMIT = 0.05
 STEAL_WINDOW_S = 5.0
 STEAL_WAIT_MAX_S = 600.0
 TOOLS = REPO / "build" / "cargo" / "release"
-DEFAULT_DB = REPO / "results" / "lab" / "lab.sqlite"
 DEFAULT_RESULTS = REPO / "results" / "lab" / "runs"
 BOOT_ALLOWANCE_S = 120.0
 
@@ -114,7 +116,7 @@ def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
 def bottleneck_commands(scenario: Scenario, cell: Cell) -> list[str]:
     """The tc batch lines that set up the cell's bottleneck in the router's namespace, all
     of them (HTB's bucket as the scenario's engine needs it): the run's record, stored with
-    it (runs.tc_commands) and the only thing the guest installs (guest.build_topology)."""
+    it (runs.tc_commands) and the only thing the guest installs (guest.run.build_topology)."""
     return tc_setup(scenario, cell).commands(topology.htb_burst_s(scenario.engine))
 
 
@@ -258,36 +260,35 @@ def fair_share_bps(scenario: Scenario, cell: Cell) -> float:
     return min(initial_rate_bps(scenario) / competitors, scenario.rt.max_rate_bps)
 
 
-def build_spec(scenario: Scenario, task: Task, inputs: dict) -> dict:
+def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
     link, rt = scenario.link, scenario.rt
     fair = fair_share_bps(scenario, task.cell)
-    flows = [{"mode": f.mode, "cca": f.cca, "rate": None if f.rate_bps is None else f"{f.rate_bps:.0f}bit",
-              "label": f.label, "port": port, "fair_bps": fair}
+    flows = [c.RtFlowSpec(mode=f.mode, cca=f.cca, rate=None if f.rate_bps is None else f"{f.rate_bps:.0f}bit",
+                          label=f.label, port=port, fair_bps=fair)
              for f, port in zip(task.cell.rt, rt_ports(scenario, task.cell))]
     web = scenario.web
-    return {
-        "format": SPEC_FORMAT, "scenario": scenario.name, "cell_key": task.cell_key,
-        "mode": web.mode if web else "timed",
-        "topology": {"rtt": f"{link.rtt_s * 1e3:g}ms", "kind": sched.scheduler(task.cell.scheduler.base).kind,
-                     "shaping": link.shaping},
-        "tc_commands": bottleneck_commands(scenario, task.cell),
-        "trace": None if link.trace is None else {"path": str(link.trace), "scale": link.trace_scale,
-                                                  "offset_s": link.trace_offset_s},
-        "rt": {"flows": flows, "fps": rt.fps, "start_rate": f"{rt.start_rate_bps:.0f}bit",
-               "min_rate": f"{rt.min_rate_bps:.0f}bit", "max_rate": f"{rt.max_rate_bps:.0f}bit",
-               "retransmit_window": f"{rt.retransmit_s * 1e3:g}ms", "cpu": rt.cpu},
-        "warmup": scenario.warmup.__dict__,
-        "web": None if web is None else {"cca": web.cca, "max_per_domain": web.max_per_domain,
-                                         "timeout_s": web.timeout_s, "interval_s": web.interval_s,
-                                         "settle_s": web.settle_s},
-        "pages": [{**page, "key": ref.key, "unit_key": unit} for page, (ref, unit) in
-                  zip(inputs.get("pages", []), task.pages)],
-        "hosts": inputs.get("hosts"), "addresses": inputs.get("addresses", []),
-        "bulk": [b.__dict__ for b in scenario.bulk],
-        "probes": None if scenario.probes is None else scenario.probes.__dict__,
-        "duration_s": scenario.duration_s, "stats_interval_s": scenario.stats_interval_s,
-        "binaries": {"web_client": str(TOOLS / "web-client"), "web_server": str(TOOLS / "web-server")},
-    }
+    return RunSpec(
+        format=c.SPEC_FORMAT, scenario=scenario.name, cell_key=task.cell_key,
+        mode=web.mode if web else "timed",
+        topology=c.TopologySpec(rtt=f"{link.rtt_s * 1e3:g}ms", kind=sched.scheduler(task.cell.scheduler.base).kind,
+                                shaping=link.shaping),
+        tc_commands=bottleneck_commands(scenario, task.cell),
+        trace=None if link.trace is None else c.TraceSpec(path=str(link.trace), scale=link.trace_scale,
+                                                          offset_s=link.trace_offset_s),
+        rt=c.RtSpec(flows=flows, fps=rt.fps, start_rate=f"{rt.start_rate_bps:.0f}bit",
+                    min_rate=f"{rt.min_rate_bps:.0f}bit", max_rate=f"{rt.max_rate_bps:.0f}bit",
+                    retransmit_window=f"{rt.retransmit_s * 1e3:g}ms", cpu=rt.cpu),
+        warmup=scenario.warmup,
+        web=None if web is None else c.WebSpec(cca=web.cca, max_per_domain=web.max_per_domain,
+                                               timeout_s=web.timeout_s, interval_s=web.interval_s,
+                                               settle_s=web.settle_s),
+        pages=[c.PageSpec(**page, key=ref.key, unit_key=unit) for page, (ref, unit) in
+               zip(inputs.get("pages", []), task.pages)],
+        hosts=inputs.get("hosts"), addresses=inputs.get("addresses", []),
+        bulk=list(scenario.bulk), probes=scenario.probes,
+        duration_s=scenario.duration_s, stats_interval_s=scenario.stats_interval_s,
+        binaries=c.Binaries(web_client=str(TOOLS / "web-client"), web_server=str(TOOLS / "web-server")),
+    )
 
 
 def vm_timeout(scenario: Scenario, task: Task) -> float:
@@ -317,18 +318,19 @@ def _run_dir(root: Path, scenario: Scenario, task: Task) -> Path:
             suffix += 1
 
 
-def _run_row(scenario: Scenario, task: Task, spec: dict, directory: Path, versions: dict) -> dict:
+def _run_row(scenario: Scenario, task: Task, spec: RunSpec, directory: Path, versions: dict) -> dict:
+    """The `runs` row: the spec's record of what ran, with the cell and the scenario's link."""
     cell = task.cell
     return {
-        "cell_key": task.cell_key, "scheduler": cell.scheduler.name, "scheduler_base": cell.scheduler.base,
-        "scheduler_options": cell.scheduler.options, "tc_commands": json.dumps(spec["tc_commands"]),
-        "controller": cell.controller, "rt_flows": json.dumps(spec["rt"]), "repetition": cell.repetition,
-        "mode": spec["mode"], "link_rate_bps": scenario.link.rate_bps,
+        "cell_key": spec.cell_key, "scheduler": cell.scheduler.name, "scheduler_base": cell.scheduler.base,
+        "scheduler_options": cell.scheduler.options, "tc_commands": json.dumps(spec.tc_commands),
+        "controller": cell.controller, "rt_flows": json.dumps(spec.rt.to_dict()), "repetition": cell.repetition,
+        "mode": spec.mode, "link_rate_bps": scenario.link.rate_bps,
         "trace": str(scenario.link.trace) if scenario.link.trace else None, "rtt_s": scenario.link.rtt_s,
         "buffer_packets": scenario.link.buffer_packets, "results_dir": str(directory),
         "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE,
         "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
-        "versions": json.dumps(versions, sort_keys=True), "spec": json.dumps(spec, sort_keys=True),
+        "versions": json.dumps(versions, sort_keys=True), "spec": json.dumps(spec.to_dict(), sort_keys=True),
     }
 
 
@@ -337,8 +339,8 @@ def _measured(data: RunData) -> dict:
     if m is None:
         return {}
     gap = data.measured_gap_ms
-    return {"measure_from_ns": m["from_ns"], "measure_to_ns": m["to_ns"], "warmup_s": m["warmup_s"],
-            "converged": int(m["converged"]), "sender_max_gap_ms": gap,
+    return {"measure_from_ns": m.from_ns, "measure_to_ns": m.to_ns, "warmup_s": m.warmup_s,
+            "converged": int(m.converged), "sender_max_gap_ms": gap,
             "valid": int(gap <= DISTURBED_GAP_MS)}
 
 
@@ -402,7 +404,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     inputs = workload.write_inputs([workload.page(scenario, ref) for ref, _ in task.pages],
                                    directory / "inputs") if task.pages else {}
     spec = build_spec(scenario, task, inputs)
-    (directory / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
+    spec.write(directory / "spec.json")
     row = _run_row(scenario, task, spec, directory, versions)
     engine = ENGINES[scenario.engine]
     paused = 0.0 if engine.TIME_MODE in engine.HOST_INDEPENDENT else wait_for_low_steal()

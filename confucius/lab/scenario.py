@@ -3,7 +3,7 @@
 
     scenario = load("scenarios/demo.toml")          # ScenarioError names file, key and fix
 
-The format is described in lab/README.md ("Scenarios"); in short:
+The format is described in confucius/lab/README.md ("Scenarios"); in short:
 
     name = "demo"                 # names the results; letters, digits, - and _
     engine = "qemu"               # or "uml": User-Mode Linux in virtual time
@@ -52,12 +52,12 @@ from typing import Any
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
 from . import schedulers as sched
+from .contract import Bulk, Probes, Warmup  # the scenario's parts that the spec carries as they are
 from .engine import ENGINES
 from .topology import SHAPINGS
 
 MTU_BYTES = sched.MTU_BYTES
-RT_MODES = ("gcc", "pion-gcc", "copa", "tcp", "fixed")
-# How the RT flow's two ends get the guest's CPU (guest.py says why "realtime" is the default).
+# How the RT flow's two ends get the guest's CPU (guest/rt.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
 BUILTIN_CCAS = ("cubic", "reno")
@@ -116,21 +116,6 @@ class RtSettings:
 
 
 @dataclass(frozen=True)
-class Warmup:
-    """When the RT flow counts as converged: it has run `min_s`, and its mean target rate
-    over the last `hold_s` is within ±`tolerance` of the mean over the `hold_s` before
-    (guest.py); at `max_s` the load starts anyway. A rate-adaptive flow that converged
-    below `min_share` of its fair share of the link is warmed up afresh, at most `retries`
-    times (a warm-up that settles low is a lab defect, not data)."""
-    min_s: float
-    max_s: float
-    hold_s: float
-    tolerance: float
-    min_share: float
-    retries: int
-
-
-@dataclass(frozen=True)
 class PageRef:
     """A page: a named page of the corpus (amazon, pNNNN, flows-N-size-B) or a file."""
     name: str | None = None
@@ -144,7 +129,7 @@ class PageRef:
 @dataclass(frozen=True)
 class Web:
     pages: tuple[PageRef, ...]
-    mode: str                       # episodes (fresh RT flow per load) or continuous (guest.py)
+    mode: str                       # episodes (fresh RT flow per load) or continuous (guest/schedule.py)
     corpus: Path | None             # a corpus directory; None: generated from the seed
     interval_s: float               # at least this long from one load's start to the next
     settle_s: float                 # at most this long waiting for the RT flow to converge again
@@ -152,18 +137,6 @@ class Web:
     cca: str
     max_per_domain: int
     timeout_s: float
-
-
-@dataclass(frozen=True)
-class Bulk:
-    cca: str
-    start_s: float
-    duration_s: float | None        # None: until the run ends
-
-
-@dataclass(frozen=True)
-class Probes:
-    interval_s: float
 
 
 @dataclass(frozen=True)

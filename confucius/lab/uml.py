@@ -5,13 +5,13 @@ The second engine of the lab, beside `vm` (Debian's kernel under qemu): the same
 `run(script, results_dir=..., timeout=...)` returning the same `VMResult`, the same guest
 filesystem (the host's root read-only at the same paths, tmpfs scratch, $RESULTS
 writable, the project's modules loadable by name, `tc` finding the plugins) and the same
-stage 2 (lab/guest/boot.sh). The kernel (`make uml`, build/uml/linux, Debian's
+stage 2 (vm/guest/boot.sh). The kernel (`make uml`, build/uml/linux, Debian's
 linux-source-6.1 for ARCH=um) runs natively as host processes, with no emulation, and in
 time-travel mode its clock is virtual: in `inf-cpu` CPU work takes no guest time and idle
 time is skipped, so what the guest measures does not depend on the host's load or speed.
 
 Virtual time has a hazard of its own: a guest program that spins (polls without
-sleeping) never lets the clock advance. A heartbeat in the guest (lab/uml/init) writes a
+sleeping) never lets the clock advance. A heartbeat in the guest (vm/uml/init) writes a
 file once a second of guest time; a run whose heartbeat stands still for `stall` seconds
 of wall time is ended and reported as stalled. UML's processes are host processes: every
 run starts in a session of its own and every process of that session is ended by PID.
@@ -33,14 +33,14 @@ BUILD_DIR = REPO / "build" / "uml"
 KERNEL_BINARY = BUILD_DIR / "linux"
 MODULE_ROOT = BUILD_DIR / "modules" / "lib" / "modules"
 PROJECT_MODULES = REPO / "build" / "kernel-uml"
-INIT_SCRIPT = REPO / "lab" / "uml" / "init"
+INIT_SCRIPT = REPO / "vm" / "uml" / "init"
 
 # Guest time modes, by name: the kernel's time-travel option for each.
 TIME_MODES = {
     "inf-cpu": "time-travel=inf-cpu",   # CPU work is free; idle time skipped
     "basic": "time-travel",             # CPU work takes host time; idle time skipped
 }
-TIME_MODE = "inf-cpu"          # the default, see lab/README.md
+TIME_MODE = "inf-cpu"          # the default, see vm/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
 HOST_INDEPENDENT = frozenset({"inf-cpu"})
 STALL_S = 60.0

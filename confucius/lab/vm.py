@@ -2,8 +2,8 @@
 """Run a script as root inside Debian's own kernel, under qemu, with the host root shared.
 
 The guest boots Debian's `linux-image-amd64` kernel with a small busybox initramfs
-(lab/initramfs/init, built once into build/lab/), mounts the host's root read-only over 9p,
-switches root into it and runs the script there (lab/guest/boot.sh): the repository and its
+(vm/initramfs/init, built once into build/lab/), mounts the host's root read-only over 9p,
+switches root into it and runs the script there (vm/guest/boot.sh): the repository and its
 virtualenv are at the same paths as on the host, /tmp and /run are tmpfs, the results
 folder is shared read-write at its host path (exported as $RESULTS), the project's kernel
 modules from build/kernel/ are loadable by name and `tc` finds the plugins in build/tc/.
@@ -34,7 +34,7 @@ from .engine import (PROJECT_MODULES, REPO, TC_PLUGINS, Kernel, LabError, VMResu
                      check_request, job, machine_slot, module_name, project_modules, supervise)
 
 BUILD_DIR = REPO / "build" / "lab"
-INIT_SCRIPT = REPO / "lab" / "initramfs" / "init"
+INIT_SCRIPT = REPO / "vm" / "initramfs" / "init"
 APT_PACKAGES = REPO / "mk" / "apt-packages.txt"
 DEPS_SCRIPT = REPO / "mk" / "deps.sh"
 

@@ -12,8 +12,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from confucius.lab.db import DatabaseError
-from confucius.lab.runner import DEFAULT_DB
+from confucius.lab.db import DEFAULT_DB, DatabaseError
 
 from . import data, summary
 from .data import ReportError

@@ -11,7 +11,6 @@ import math
 from typing import Sequence
 
 import numpy as np
-from scipy.stats import binomtest
 
 
 def ratio_interval(pairs: Sequence[tuple[float, float]], confidence: float = 0.95,
@@ -34,5 +33,7 @@ def share_interval(flags: Sequence[bool], confidence: float = 0.95) -> tuple[flo
     """Wilson score interval of the share of true flags (metrics.share)."""
     if not flags:
         return math.nan, math.nan
+    from scipy.stats import binomtest  # scipy.stats takes seconds to import: only when a report needs it
+
     interval = binomtest(sum(flags), len(flags)).proportion_ci(confidence, method="wilson")
     return float(interval.low), float(interval.high)

@@ -67,16 +67,33 @@ def report(start_ns: int) -> dict:
             "objects": [obj(0, 0, 200_000, 600_000), obj(1, 1, 300_000, 1_100_000)]}
 
 
+def hand_spec(unit_key: str, page_key: str = "flows-2-size-1000") -> dict:
+    """The spec.json of the hand-made run, as runner.build_spec writes it."""
+    return {"format": "confucius-lab-run/1", "scenario": "handmade", "cell_key": "c1", "mode": "episodes",
+            "topology": {"rtt": "40ms", "kind": "pfifo", "shaping": "egress"}, "tc_commands": TC_COMMANDS,
+            "trace": None,
+            "rt": {"flows": [{"mode": "gcc", "cca": None, "rate": None, "label": "gcc", "port": 5000,
+                              "fair_bps": 8e6}],
+                   "fps": 60, "start_rate": "1000000bit", "min_rate": "150000bit", "max_rate": "8000000bit",
+                   "retransmit_window": "0ms", "cpu": "realtime"},
+            "warmup": {"min_s": 5.0, "max_s": 60.0, "hold_s": 3.0, "tolerance": 0.1, "min_share": 0.5,
+                       "retries": 2},
+            "web": {"cca": "cubic", "max_per_domain": 6, "timeout_s": 60.0, "interval_s": 0.0, "settle_s": 10.0},
+            "pages": [{"id": "flows-2-size-1000", "file": "inputs/page-0.json", "key": page_key,
+                       "unit_key": unit_key}],
+            "hosts": "inputs/hosts.txt", "addresses": ["198.18.128.1"],
+            "bulk": [{"cca": "cubic", "start_s": 0.0, "duration_s": None}], "probes": {"interval_s": 0.01},
+            "duration_s": None, "stats_interval_s": 0.2,
+            "binaries": {"web_client": "web-client", "web_server": "web-server"}}
+
+
 def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = "flows-2-size-1000",
              start_bps: float = 16e6) -> Path:
     """A run folder as the guest leaves it; the sender's log has one gap of `gap_ms`, its
     target over the warm-up's last seconds is `start_bps`."""
     (folder / "rt").mkdir(parents=True)
     (folder / "pages").mkdir()
-    spec = {"format": "confucius-lab-run/1", "warmup": {"hold_s": 3.0}, "bulk": [{"cca": "cubic"}],
-            "tc_commands": TC_COMMANDS,
-            "pages": [{"id": "flows-2-size-1000", "key": page_key, "unit_key": unit_key}]}
-    (folder / "spec.json").write_text(json.dumps(spec))
+    (folder / "spec.json").write_text(json.dumps(hand_spec(unit_key, page_key)))
     # 600 frames from 2 s before the load: frames 200-203 late, 300 lost.
     write_csv(folder / "rt" / "s0-f0-frames.csv", rtflow.FRAME_COLUMNS, frame_rows(600, set(range(200, 204)), {300}))
     times = list(range(LOAD_START - 6_000_000_000, LOAD_START + 8_000_000_000, 50_000_000))
@@ -165,7 +182,7 @@ def test_the_record_of_the_bottleneck_is_what_the_spec_sends_and_the_row_stores(
                           f"cburst {burst}b quantum 1514",
                           "qdisc add dev rtr-cli parent 1:1 handle 10: pfifo limit 1000"]
         spec = runner.build_spec(scenario, task, {})
-        assert spec["tc_commands"] == record and spec["topology"]["kind"] == "pfifo"
+        assert spec.tc_commands == record and spec.topology.kind == "pfifo"
         row = runner._run_row(scenario, task, spec, tmp_path, {})
         assert json.loads(row["tc_commands"]) == record
 

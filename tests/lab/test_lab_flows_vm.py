@@ -1,21 +1,23 @@
 # SPDX-License-Identifier: MIT
 """The guest's flow sampler against a real Confucius qdisc: two UDP flows (ports 5000 and
 5001, 8 Mbit/s each) through a 10 Mbit/s bottleneck, sampled every 20 ms for 4 s over
-netlink, as guest.py does around a page load. One boot."""
+netlink, as the guest does around a page load. One boot."""
 
 import json
 import sys
 
 import pytest
 
-from confucius.lab import guest, vm
+from confucius.lab import vm
+from confucius.lab.guest.flows import FLOW_FAST_S
 
 pytestmark = pytest.mark.vm
 
 GUEST_SCRIPT = f"""#!{sys.executable}
 import json, os, subprocess, time
 from pathlib import Path
-from confucius.lab import guest, topology as t
+from confucius.lab import topology as t
+from confucius.lab.guest.flows import FlowSampler
 
 def netns(ns, *argv):
     return subprocess.Popen(["ip", "netns", "exec", ns, *argv], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -27,11 +29,12 @@ senders = [netns(t.SERVER, "iperf3", "-c", t.CLIENT_ADDRESS, "-p", str(port), "-
                  "-t", "8", "--cport", str(port)) for port in (5000, 5001)]
 time.sleep(2)
 path = Path("/tmp/flows.jsonl")
-sampler = guest.FlowSampler(path, interval_s=0.2)
+sampler = FlowSampler(path, interval_s=0.2)
 sampler.start()
-sampler.record()
+sampler.record_load()
 time.sleep(4)
-found = {{"stats": sampler.stop(), "samples": [json.loads(line) for line in path.read_text().splitlines()],
+sampler.stop()
+found = {{"stats": sampler.statistics().to_dict(), "samples": [json.loads(line) for line in path.read_text().splitlines()],
           "tc": subprocess.run(["tc", "-n", t.ROUTER, "-s", "class", "show", "dev", t.BOTTLENECK[1]],
                                capture_output=True, text=True).stdout}}
 for proc in senders + servers:
@@ -63,6 +66,6 @@ def test_samples_are_20ms_apart_and_cheap(found):
     assert stats["written"] == stats["samples"] == len(times)
     # Under TCG, with the qdisc busy forwarding, a dump now and then waits for the qdisc's
     # lock or a vCPU: the pace holds on the median, within half a period.
-    assert gaps[len(gaps) // 2] <= 1.5 * guest.FLOW_FAST_S * 1e3
+    assert gaps[len(gaps) // 2] <= 1.5 * FLOW_FAST_S * 1e3
     # A sample must cost less CPU than the time between two, or the sampler cannot keep pace.
-    assert stats["cpu_ms_per_sample"] < guest.FLOW_FAST_S * 1e3
+    assert stats["cpu_ms_per_sample"] < FLOW_FAST_S * 1e3

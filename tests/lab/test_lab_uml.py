@@ -126,7 +126,7 @@ def orphaned_uml_processes() -> list[int]:
     return found
 
 
-# Measured in the default time mode, inf-cpu (lab/README.md, "Time modes"): with on-off
+# Measured in the default time mode, inf-cpu (vm/README.md, "Time modes"): with on-off
 # traffic, saturating traffic and two CPU hogs on the host alike, every 5 ms window held at
 # most the packets the rate allows, rounded up, plus the shaper's bucket: none for
 # confucius, two packets for the topology's HTB under UML. At 20 Mbit/s: 9 and 11 of 8.25.
@@ -158,7 +158,7 @@ def fidelity_report(tmp_path, *args: str) -> dict:
 
 def test_two_cpu_hogs_on_the_host_change_nothing_the_guest_measures(tmp_path):
     # Measured: with inf-cpu every figure of the fidelity check came out the same, to the
-    # packet, idle and beside two hogs (lab/README.md, "Time modes"); so no tolerance.
+    # packet, idle and beside two hogs (vm/README.md, "Time modes"); so no tolerance.
     args = ("--qdisc", "pfifo limit 1000", "--rate", "20mbit", "--duration", "2s", "--period", "100ms")
     idle = fidelity_report(tmp_path / "idle", *args)
     hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range(2)]
@@ -215,9 +215,12 @@ controllers = ["gcc"]
 
 RECORD_SCRIPT = """
 import json, os, subprocess, sys
-from confucius.lab import guest, topology
-spec = json.load(open(sys.argv[1]))
-ran = guest.build_topology(spec)
+from pathlib import Path
+from confucius.lab import topology
+from confucius.lab.contract import RunSpec
+from confucius.lab.guest.run import build_topology
+spec = RunSpec.read(Path(sys.argv[1]))
+ran = build_topology(spec)
 tc = lambda *argv: subprocess.run(["tc", "-n", topology.ROUTER, *argv], capture_output=True, text=True, check=True).stdout
 json.dump({"ran": ran, "qdiscs": json.loads(tc("-j", "qdisc", "show", "dev", "rtr-cli")),
            "classes": tc("class", "show", "dev", "rtr-cli"),
@@ -234,12 +237,12 @@ def test_the_guest_installs_the_run_s_record_of_the_bottleneck_and_nothing_else(
     scenario = sc.load(path)
     task = runner.plan(scenario, None)[0]
     spec = runner.build_spec(scenario, task, {})
-    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    spec.write(tmp_path / "spec.json")
     uml.run('exec python -c "$1" "$2"', args=[RECORD_SCRIPT, str(tmp_path / "spec.json")], results_dir=tmp_path,
             timeout=120).check()
     found = json.loads((tmp_path / "record.json").read_text())
     # What the guest ran is the record, which is what the runs row stores.
-    assert found["ran"] == spec["tc_commands"] == runner.bottleneck_commands(scenario, task.cell)
+    assert found["ran"] == spec.tc_commands == runner.bottleneck_commands(scenario, task.cell)
     assert json.loads(runner._run_row(scenario, task, spec, tmp_path, {})["tc_commands"]) == found["ran"]
     # And the kernel holds what the record says: HTB at the link rate with UML's bucket (two
     # packets, 3028 bytes, which the kernel keeps in its time units: a few bytes less),

@@ -7,7 +7,8 @@ import pytest
 
 from confucius.lab import runner
 from confucius.lab import scenario as sc
-from confucius.lab.guest import RtSession
+from confucius.lab.contract import RtFlowSpec, RtSpec
+from confucius.lab.guest.rt import RtSession, Warm
 
 SCENARIO = """
 name = "warm"
@@ -40,8 +41,16 @@ def test_a_flow_s_fair_share_is_the_link_over_its_competitors_at_most_max_rate(s
     assert runner.fair_share_bps(s, runner.cells(s)[1]) == pytest.approx(20e6 / 4)
 
 
-def session(flows: list[dict]) -> RtSession:
-    return RtSession(0, {"flows": flows}, procs=None, scratch=Path("/nonexistent"))
+def session(flows: list[tuple[str, float]]) -> RtSession:
+    specs = [RtFlowSpec(mode=mode, cca=None, rate=None, label=mode, port=5000 + n, fair_bps=fair)
+             for n, (mode, fair) in enumerate(flows)]
+    rt = RtSpec(flows=specs, fps=30, start_rate="1mbit", min_rate="100kbit", max_rate="8mbit",
+                retransmit_window="0ms", cpu="shared")
+    return RtSession(0, rt, procs=None, scratch=Path("/nonexistent"))
+
+
+def warm(targets: list) -> Warm:
+    return Warm(warmup_s=5.0, converged=True, rt_target_bps=targets)
 
 
 @pytest.mark.parametrize("targets, low", [
@@ -50,12 +59,12 @@ def session(flows: list[dict]) -> RtSession:
     ([None, 2e6], True),       # an adaptive flow that logged no rate has not warmed up
 ])
 def test_only_rate_adaptive_flows_below_their_share_are_warmed_up_again(targets, low):
-    rt = session([{"mode": "gcc", "fair_bps": 8e6}, {"mode": "fixed", "fair_bps": 8e6}])
-    assert rt.settled_low({"rt_target_bps": targets}, min_share=0.5) is low
+    rt = session([("gcc", 8e6), ("fixed", 8e6)])
+    assert rt.settled_low(warm(targets), min_share=0.5) is low
 
 
 def test_min_share_zero_never_warms_up_again():
-    assert not session([{"mode": "copa", "fair_bps": 8e6}]).settled_low({"rt_target_bps": [1.0]}, 0.0)
+    assert not session([("copa", 8e6)]).settled_low(warm([1.0]), 0.0)
 
 
 def test_a_real_time_run_waits_while_the_host_steals(monkeypatch):

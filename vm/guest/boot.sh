@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Stage 2 of the lab VM, run as PID 1 in the host's root after stage 1 (lab/initramfs/init
-# under qemu, lab/uml/init under UML) has mounted everything. confucius.lab.engine copies
+# Stage 2 of the lab VM, run as PID 1 in the host's root after stage 1 (vm/initramfs/init
+# under qemu, vm/uml/init under UML) has mounted everything. confucius.lab.engine copies
 # this file into the run's control share (/run/lab/ctl) next to lab.env (the harness's settings), env.sh (the
 # script's environment), args (the script's arguments, NUL-separated) and the script.
 #
