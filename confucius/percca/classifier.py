@@ -83,8 +83,11 @@ def expected_distribution(classifier: Classifier, ccas: list[str], counts: list[
 
 def draw(q: np.ndarray, flow_ccas: list[int], seed: int) -> list[int]:
     """The class (CCA index) each flow is classified as, flow f of CCA flow_ccas[f]."""
-    rng = np.random.default_rng(seed)
-    return [int(rng.choice(len(q), p=q[i] / q[i].sum())) for i in flow_ccas]
+    rows = np.asarray(flow_ccas)
+    cumulative = np.cumsum(q / q.sum(axis=1, keepdims=True), axis=1)[rows]
+    uniform = np.random.default_rng(seed).random(len(rows))[:, None]
+    # The first class whose cumulative probability exceeds the uniform draw.
+    return (uniform >= cumulative).sum(axis=1).clip(max=len(q) - 1).tolist()
 
 
 def realised_f1(flow_ccas: list[int], classes: list[int]) -> float:
