@@ -277,3 +277,39 @@ def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
                       " → ".join(f"{load[k][0]:.1f}" for k in ("before", "after") if k in load),
                       f"{load['steal']:.0%}" if "steal" in load else "", (r["error"] or "").split("\n")[0][:60])
     console.print(table)
+
+
+@app.command("percca")
+def percca_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    out: Optional[Path] = typer.Option(None, help="PNG: MinThr against F1 with the models' curves."),
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """Per-CCA queueing (seed 003): MinThr against the classifier's F1, per policy, over the
+    seeds of each point, beside the simple and advanced models."""
+    from . import percca
+
+    with _open(db) as database:
+        rows = percca.point_rows(database, scenario)
+        if not rows:
+            _fail(f"no per-CCA runs{f' of scenario {scenario}' if scenario else ''} in {db} "
+                  "(run `confucius percca run SCENARIO`)")
+        if as_json:
+            print(percca.rows_json(rows))
+        else:
+            _print_percca(rows)
+        if out is not None:
+            console.print(f"wrote {percca.plot(database, rows, out)}")
+
+
+def _print_percca(rows) -> None:
+    table = Table(title="per-CCA queueing: MinThr (share of the fair share of the most starved CCA)")
+    for column in ("scenario", "policy", "classifier", "F1 drawn", "runs", "MinThr mean",
+                   "min-max", "JFI", "link use", "simple model", "advanced model"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(r.scenario, r.policy, r.classifier, f"{r.f1_drawn:.3f}", str(r.runs),
+                      f"{r.min_thr:.3f}", f"{r.min_thr_low:.3f}-{r.min_thr_high:.3f}", f"{r.jfi:.3f}",
+                      f"{r.link_share:.0%}", summary.fmt(r.model_simple, "{:.3f}"),
+                      summary.fmt(r.model_advanced, "{:.3f}"))
+    console.print(table)
