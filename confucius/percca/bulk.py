@@ -102,21 +102,25 @@ def _connect(address: str, port: int, cca: str) -> socket.socket:
 
 
 def send(address: str, port: int, ccas: list[str], duration: float) -> None:
-    """One connection per CCA in `ccas` (flow f to port + f), each kept full until the end."""
+    """One connection per CCA in `ccas` (flow f to port + f), each kept full for `duration`
+    from the sender's start (a SYN lost at a full bottleneck delays its flow, not the end)."""
+    end = _deadline(duration)
     socks = [_connect(address, port + number, cca) for number, cca in enumerate(ccas)]
     poller = select.epoll()
     for sock in socks:
         poller.register(sock.fileno(), select.EPOLLOUT)
     by_fd = {sock.fileno(): sock for sock in socks}
     payload = bytes(CHUNK)
-    end = _deadline(duration)
-    while (now := time.monotonic_ns()) < end:
+    while by_fd and (now := time.monotonic_ns()) < end:
         for fd, _ in poller.poll((end - now) / NS):
             try:
                 while by_fd[fd].send(payload) == CHUNK:
                     pass
             except BlockingIOError:
                 pass
+            except (BrokenPipeError, ConnectionResetError):
+                poller.unregister(fd)   # the receiver has gone: nothing more to measure
+                del by_fd[fd]
     for sock in socks:
         sock.close()
 
