@@ -68,7 +68,8 @@ def queue_count(scenario: Scenario, point: Point) -> int:
 def tc_lines(scenario: Scenario, point: Point, flows: list[Flow]) -> list[str]:
     weights = list(scenario.weights) if scenario.service == "weights" else None
     return tc.bottleneck(point.policy, scenario.qdisc, scenario.rate_bps, scenario.buffer,
-                         queue_count(scenario, point), weights, [(f.port, f.queue) for f in flows])
+                         queue_count(scenario, point), weights, [(f.port, f.queue) for f in flows],
+                         active=scenario.service == "active")
 
 
 def occupancy_kind(scenario: Scenario, point: Point) -> str:

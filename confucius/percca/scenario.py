@@ -22,7 +22,8 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
     [queues]
     policies = ["shared", "per-cca"]  # and/or "per-class"
     classes = [["reno", "cubic"], ["bbr"]]   # per-class: every CCA in one class
-    service = "flows"                 # queues served in proportion to their flows, or "weights"
+    service = "flows"                 # queues weighted by the flows mapped to them (the seed's),
+                                      # "weights", or "active" (confucius: its backlogged flows)
     weights = [1, 1]                  # one whole number per queue (service = "weights")
     qdisc = "confucius"               # mode external; or "drr" (tail-drop pfifo per queue)
 
@@ -57,7 +58,7 @@ from confucius.units import UnitError, parse_time
 from .classifier import KINDS, Classifier
 
 POLICIES = ("shared", "per-cca", "per-class")
-SERVICES = ("flows", "weights")
+SERVICES = ("flows", "weights", "active")
 QDISCS = ("confucius", "drr")
 UML_CONFIG = REPO / "kernel" / "uml" / "uml.config"
 FIRST_PORT = 6000
@@ -183,6 +184,9 @@ def _read_queues(t: _Table | None, path: Path, ccas: list[str]) -> tuple:
     elif weights is not None:
         raise t.error("weights", "apply only with service = \"weights\"")
     qdisc = t.choice("qdisc", "confucius", QDISCS)
+    if service == "active" and qdisc != "confucius":
+        raise t.error("service", "\"active\" (served by backlogged flows) is the confucius qdisc's own count; "
+                                 "drr weighs its queues by flows or weights")
     t.done()
     return tuple(policies), classes, service, tuple(weights or ()), qdisc
 

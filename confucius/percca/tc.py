@@ -5,10 +5,12 @@ would install: each flow's destination port mapped to the queue of its classifie
     shared     one tail-drop FIFO of the whole buffer under HTB at the link rate (the
                seed's shared buffer; the classifier plays no part)
     per-cca / per-class, qdisc "confucius":
-               `confucius mode external classes Q bandwidth C limit B [weights ...]`
-               at the root, u32 filters on the destination port choosing class 1:q. Classes
-               are FIFO inside and served by their backlogged flows, or by `weights`; one
-               buffer of B packets, overflow dropped from the fattest flow.
+               `confucius mode external classes Q bandwidth C limit B weights ...` at the
+               root, u32 filters on the destination port choosing class 1:q. Classes are
+               FIFO inside, weighted by the flows mapped to them (the seed's service), by
+               given weights, or (service "active", no weights) by their backlogged flows
+               as the qdisc counts them; one buffer of B packets, overflow dropped from the
+               fattest flow.
     per-cca / per-class, qdisc "drr":
                DRR under HTB at the link rate, one tail-drop pfifo of B/Q packets per queue
                (the seed's isolated queues statically sharing the buffer), quantum one MTU
@@ -38,20 +40,26 @@ def shared_fifo(rate_bps: float, buffer: int) -> list[str]:
     return _under_htb(f"pfifo limit {buffer}", rate_bps)
 
 
+def mapped_flows(queues: int, flow_ports: list[tuple[int, int]]) -> list[int]:
+    """Each queue's number of flows, at least 1 (an empty queue's weight serves nothing)."""
+    return [max(1, sum(1 for _, q in flow_ports if q == queue)) for queue in range(queues)]
+
+
 def confucius_external(rate_bps: float, buffer: int, queues: int, weights: list[int] | None,
-                       flow_ports: list[tuple[int, int]]) -> list[str]:
-    """`flow_ports`: (destination port, queue 0..Q-1) of every flow."""
+                       flow_ports: list[tuple[int, int]], active: bool = False) -> list[str]:
+    """`flow_ports`: (destination port, queue 0..Q-1) of every flow; `weights` None: the
+    flows mapped to each queue, or with `active` the qdisc's own count of backlogged flows."""
     options = f"mode external classes {queues} bandwidth {rate_bps:.0f}bit limit {buffer}"
-    if weights:
-        options += " weights " + ":".join(str(w) for w in weights)
+    if not active:
+        chosen = weights or mapped_flows(queues, flow_ports)
+        options += " weights " + ":".join(str(w) for w in chosen)
     return [f"qdisc add dev {BOTTLENECK_DEVICE} root handle 1: confucius {options}",
             *(_u32("1:", port, f"1:{queue + 1}") for port, queue in flow_ports)]
 
 
 def drr_queues(rate_bps: float, buffer: int, queues: int, weights: list[int] | None,
                flow_ports: list[tuple[int, int]]) -> list[str]:
-    flows = [sum(1 for _, q in flow_ports if q == queue) for queue in range(queues)]
-    shares = weights if weights else [max(n, 1) for n in flows]
+    shares = weights or mapped_flows(queues, flow_ports)
     per_queue = max(1, -(-buffer // queues))
     lines = _under_htb("drr", rate_bps)
     for queue, share in enumerate(shares):
@@ -66,9 +74,10 @@ def drr_queues(rate_bps: float, buffer: int, queues: int, weights: list[int] | N
 
 
 def bottleneck(policy: str, qdisc: str, rate_bps: float, buffer: int, queues: int,
-               weights: list[int] | None, flow_ports: list[tuple[int, int]]) -> list[str]:
+               weights: list[int] | None, flow_ports: list[tuple[int, int]], active: bool = False) -> list[str]:
     """The router's tc batch lines for one run."""
     if policy == "shared":
         return shared_fifo(rate_bps, buffer)
-    build = confucius_external if qdisc == "confucius" else drr_queues
-    return build(rate_bps, buffer, queues, weights, flow_ports)
+    if qdisc == "confucius":
+        return confucius_external(rate_bps, buffer, queues, weights, flow_ports, active)
+    return drr_queues(rate_bps, buffer, queues, weights, flow_ports)

@@ -64,6 +64,7 @@ def test_published_classifiers_take_the_seeds_table(tmp_path):
     (("f1 = [0.6, 0.95]", "f1 = [0.05]"), "classifier.f1"),   # below Eq. 12's floor
     (('kind = "f1"', 'kind = "oracle"'), "classifier.kind"),
     (("seeds = [1, 2]", "seeds = [1, 1]"), "seeds"),
+    (("[classifier]", 'service = "active"\nqdisc = "drr"\n[classifier]'), "queues.service"),
     (('duration = "20s"', 'duration = "20s"\ncolour = "red"'), "top level"),
 ])
 def test_bad_fields_are_named(tmp_path, change, field):
