@@ -302,6 +302,33 @@ def percca_command(
             console.print(f"wrote {percca.plot(database, rows, out)}")
 
 
+@app.command("percca-fit-inputs")
+def percca_fit_inputs_command(
+    scenarios: List[str] = typer.Argument(..., help="Scenarios of shared-buffer runs (by name)."),
+    out_dir: Path = typer.Option(..., "--out-dir", help="Where shared.csv and pairs.csv go."),
+    db: Path = _DB,
+):
+    """Per-flow throughputs of shared-buffer per-CCA runs as the CSV files `confucius model
+    percca-fit --shared --pairs` reads (g_i from equal mixes, g_ij from two-CCA mixes)."""
+    import csv
+
+    from . import percca
+
+    with _open(db) as database:
+        shared, pairs = percca.fit_inputs(database, scenarios)
+    if not shared and not pairs:
+        _fail(f"no shared-buffer runs of {', '.join(scenarios)} in {db}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, rows, columns in (("shared.csv", shared, ("cca", "thr")),
+                                ("pairs.csv", pairs, ("cca_i", "cca_j", "x_i", "thr_i", "thr_j"))):
+        if rows:
+            with open(out_dir / name, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(rows)
+            console.print(f"wrote {out_dir / name} ({len(rows)} rows)")
+
+
 def _print_percca(rows) -> None:
     table = Table(title="per-CCA queueing: MinThr (share of the fair share of the most starved CCA)")
     for column in ("scenario", "policy", "classifier", "F1 drawn", "runs", "MinThr mean",

@@ -142,3 +142,23 @@ def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) ->
             values = models.curve(sc.ccas, sc.counts, policy, groups, weights, sc.params, which, f1s)
         if not all(math.isnan(v) for v in values):
             ax.plot(f1s, values, style, color=colour, label=f"{policy}, {which} model")
+
+
+def fit_inputs(db: Database, scenarios: list[str]) -> tuple[list[dict], list[dict]]:
+    """What `confucius model percca-fit` reads, from shared-buffer runs of `scenarios`:
+    `shared` rows (cca, thr: avgThr_i) from runs whose CCAs have equal flow counts, and
+    `pairs` rows (cca_i, cca_j, x_i, thr_i, thr_j) from runs with exactly two CCAs."""
+    marks = ",".join("?" * len(scenarios))
+    runs = db.query(f"SELECT r.id, r.flows FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
+                    f"WHERE r.status = 'ok' AND r.policy = 'shared' AND s.name IN ({marks})", scenarios)
+    shared, pairs = [], []
+    for run in runs:
+        counts = {c: n for c, n in json.loads(run["flows"]).items() if n > 0}
+        avg = {r["cca"]: r["avg_bps"] for r in db.query(
+            "SELECT cca, avg_bps FROM percca_ccas WHERE run_id = ? AND flows > 0", (run["id"],))}
+        if len(counts) == 2:
+            (i, n_i), (j, n_j) = sorted(counts.items())
+            pairs.append({"cca_i": i, "cca_j": j, "x_i": n_i / (n_i + n_j), "thr_i": avg[i], "thr_j": avg[j]})
+        if len(set(counts.values())) == 1:
+            shared += [{"cca": c, "thr": avg[c]} for c in sorted(counts)]
+    return shared, pairs
