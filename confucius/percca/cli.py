@@ -27,6 +27,17 @@ def _load(path: Path, engine: Optional[str]) -> percca_scenario.Scenario:
         raise typer.Exit(2)
 
 
+def _seeds(text: str, sc: percca_scenario.Scenario) -> list[int]:
+    try:
+        chosen = [int(part) for part in text.split(",")]
+    except ValueError:
+        chosen = []
+    if not chosen or any(s not in sc.seeds for s in chosen):
+        typer.echo(f"error: --seeds: give some of the scenario's seeds {list(sc.seeds)}, got {text!r}", err=True)
+        raise typer.Exit(2)
+    return chosen
+
+
 @app.command("plan")
 def plan_command(scenario: Path, engine: Optional[str] = _ENGINE):
     """Check a scenario and list its runs, each flow's class drawn and its queue."""
@@ -46,10 +57,12 @@ def run_command(scenario: Path, engine: Optional[str] = _ENGINE,
                 db: Path = typer.Option(runner.DEFAULT_DB, "--db", help="Results database."),
                 results: Path = typer.Option(runner.DEFAULT_RESULTS, "--results", help="Raw results root."),
                 again: bool = typer.Option(False, "--again", help="Run points already measured again."),
+                seeds: Optional[str] = typer.Option(None, "--seeds", help="Only these of the scenario's seeds (1,2)."),
                 echo: bool = typer.Option(False, help="Print the guest's console.")):
     """Run every point of a scenario not yet in the database (one boot each)."""
     sc = _load(scenario, engine)
-    outcomes = runner.run_scenario(sc, db, results, resume=not again, echo=echo,
+    chosen = _seeds(seeds, sc) if seeds else None
+    outcomes = runner.run_scenario(sc, db, results, resume=not again, seeds=chosen, echo=echo,
                                    progress=lambda line: typer.echo(line))
     failed = [p.key for p, _, error in outcomes if error]
     if failed:
