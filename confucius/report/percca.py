@@ -21,6 +21,7 @@ from confucius.percca import scenario as percca_scenario
 from .data import ReportError
 
 MODELS = ("simple", "advanced")
+POLICY_COLOURS = {"shared": "C1", "per-cca": "C0", "per-class": "C2"}
 
 
 @dataclass(frozen=True)
@@ -98,8 +99,8 @@ def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
     for ax, name in zip(axes[0], names):
         sc = scenarios[name]
         mine = [r for r in rows if r.scenario == name]
-        for index, policy in enumerate(sorted({r.policy for r in mine})):
-            colour = f"C{index}"
+        for policy in sorted({r.policy for r in mine}):
+            colour = POLICY_COLOURS[policy]
             points = sorted((r for r in mine if r.policy == policy), key=_x)
             if policy == "shared":
                 for r in points:
