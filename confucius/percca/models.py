@@ -27,14 +27,36 @@ def queue_distribution(a: np.ndarray, policy: str, groups: list[list[int]]) -> n
     return model.merge_queues(a, groups) if policy == "per-class" else a
 
 
+def drawn_distribution(ccas: list[str], flows: list[tuple[str, str]]) -> np.ndarray:
+    """A of one draw: the share of all flows that use CCA i and were classified as j,
+    from each flow's (cca, classified_as)."""
+    a = np.zeros((len(ccas), len(ccas)))
+    for cca, classified in flows:
+        a[ccas.index(cca), ccas.index(classified)] += 1
+    return a / a.sum()
+
+
 def predicted_min_thr(ccas: list[str], counts: list[int], policy: str, groups: list[list[int]],
                       classifier: Classifier | None, weights: tuple[int, ...],
                       params: AggressivenessParams, which: str) -> float:
-    """MinThr that model `which` (simple | advanced) predicts; NaN where the parameters
-    lack what it needs (e.g. an unfitted CCA)."""
+    """MinThr that model `which` (simple | advanced) predicts for the classifier's expected
+    flow distribution (Eq. 13); NaN where the parameters lack what it needs (e.g. an
+    unfitted CCA)."""
+    try:
+        a = expected_distribution(classifier or Classifier("ideal"), ccas, counts,
+                                  _subset_params(params, ccas))
+    except (ModelInputError, KeyError):
+        return math.nan
+    return predicted_for_distribution(ccas, counts, policy, groups, a, weights, params, which)
+
+
+def predicted_for_distribution(ccas: list[str], counts: list[int], policy: str,
+                               groups: list[list[int]], a: np.ndarray, weights: tuple[int, ...],
+                               params: AggressivenessParams, which: str) -> float:
+    """MinThr that model `which` predicts for the flow distribution `a` (e.g. one run's
+    draw: with 15 flows a draw is far from its expectation); NaN as above."""
     try:
         sub = _subset_params(params, ccas)
-        a = expected_distribution(classifier or Classifier("ideal"), ccas, counts, sub)
         queues = queue_distribution(a, policy, groups)
         if not weights or policy == "shared":
             return model.evaluate(queues, sub, counts, policy, which).min_thr

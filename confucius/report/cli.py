@@ -332,11 +332,13 @@ def percca_fit_inputs_command(
 def _print_percca(rows) -> None:
     table = Table(title="per-CCA queueing: MinThr (share of the fair share of the most starved CCA)")
     for column in ("scenario", "policy", "classifier", "F1 drawn", "runs", "MinThr mean",
-                   "min-max", "JFI", "link use", "simple model", "advanced model"):
+                   "min-max", "JFI", "link use", "simple model", "advanced model",
+                   "simple on draws", "advanced on draws"):
         table.add_column(column)
     for r in rows:
         table.add_row(r.scenario, r.policy, r.classifier, f"{r.f1_drawn:.3f}", str(r.runs),
                       f"{r.min_thr:.3f}", f"{r.min_thr_low:.3f}-{r.min_thr_high:.3f}", f"{r.jfi:.3f}",
                       f"{r.link_share:.0%}", summary.fmt(r.model_simple, "{:.3f}"),
-                      summary.fmt(r.model_advanced, "{:.3f}"))
+                      summary.fmt(r.model_advanced, "{:.3f}"), summary.fmt(r.drawn_simple, "{:.3f}"),
+                      summary.fmt(r.drawn_advanced, "{:.3f}"))
     console.print(table)

@@ -39,6 +39,8 @@ class PointRow:
     link_share: float            # measured total over the link rate
     model_simple: float | None
     model_advanced: float | None
+    drawn_simple: float          # the models on each run's own draw, mean over the seeds
+    drawn_advanced: float
 
 
 def _mean(values) -> float:
@@ -54,16 +56,32 @@ def point_rows(db: Database, scenario: str | None) -> list[PointRow]:
     groups: dict[tuple, list] = {}
     for r in runs:
         groups.setdefault((r["name"], r["policy"], r["classifier"]), []).append(r)
+    scenarios = _scenarios(db, {name for name, _, _ in groups})
     rows = []
     for (name, policy, label), members in groups.items():
         thr = [m["min_thr"] for m in members]
+        drawn = {which: _mean(_on_draw(db, scenarios[name], m, which) for m in members) for which in MODELS}
         rows.append(PointRow(
             scenario=name, policy=policy, classifier=label, f1_target=members[0]["f1_target"],
             f1_drawn=_mean(m["f1_drawn"] for m in members), runs=len(members), min_thr=_mean(thr),
             min_thr_low=min(thr), min_thr_high=max(thr), jfi=_mean(m["jfi"] for m in members),
             link_share=_mean(m["total_bps"] / m["rate_bps"] for m in members),
-            model_simple=members[0]["model_simple"], model_advanced=members[0]["model_advanced"]))
+            model_simple=members[0]["model_simple"], model_advanced=members[0]["model_advanced"],
+            drawn_simple=drawn["simple"], drawn_advanced=drawn["advanced"]))
     return rows
+
+
+def _on_draw(db: Database, sc: percca_scenario.Scenario, run, which: str) -> float | None:
+    """The model's MinThr for the run's own draw (its flows' CCAs and classes)."""
+    flows = [(f["cca"], f["classified_as"]) for f in db.query(
+        "SELECT cca, classified_as FROM percca_flows WHERE run_id = ?", (run["id"],))]
+    if not flows:
+        return None
+    a = models.drawn_distribution(sc.ccas, flows)
+    weights = sc.weights if sc.service == "weights" else ()
+    value = models.predicted_for_distribution(sc.ccas, sc.counts, run["policy"], sc.groups(run["policy"]),
+                                              a, weights, sc.params, which)
+    return None if math.isnan(value) else value
 
 
 def rows_json(rows: list[PointRow]) -> str:

@@ -60,3 +60,15 @@ def test_published_figures_are_per_cca_accuracies():
     _, _, observed = draw_many(Classifier("published", name="deepcci", interval_s=1.0))
     # seed 003 Table I: DeePCCI at 1 s, Reno 0.666, CUBIC 0.5833, BBR 0.95.
     assert np.diag(observed) == pytest.approx([0.666, 0.5833, 0.95], abs=0.015)
+
+
+def test_the_models_on_a_draw_follow_where_its_bbr_flows_went():
+    from confucius.percca import models
+    groups = [[0], [1], [2]]
+    ideal = models.drawn_distribution(CCAS, [(c, c) for c in CCAS for _ in range(5)])
+    assert models.predicted_for_distribution(CCAS, [5, 5, 5], "per-cca", groups, ideal, (), SEED003,
+                                             "advanced") == pytest.approx(1.0)
+    # One BBR flow in Reno's queue of five: Reno's share collapses, as Fig. 1(c)'s sharks.
+    shark = models.drawn_distribution(CCAS, [(c, c) for c in CCAS for _ in range(5)][:-1] + [("bbr", "reno")])
+    low = models.predicted_for_distribution(CCAS, [5, 5, 5], "per-cca", groups, shark, (), SEED003, "advanced")
+    assert low < 0.5
