@@ -11,6 +11,11 @@ from confucius.models import fitting
 from confucius.report import percca as report
 
 
+def scenario_text(name, reno, bbr):
+    return (f'name = "{name}"\n[link]\nrate = "100mbit"\n[flows]\nreno = {reno}\nbbr = {bbr}\n'
+            '[queues]\npolicies = ["shared"]\n')
+
+
 def store(db, scenario_id, policy, flows, avg, min_thr, seed=1, classifier="-", f1=None):
     run = {"point_key": f"{policy}/{classifier}/seed={seed}", "policy": policy, "qdisc": "pfifo",
            "service": "flows", "queues": json.dumps([list(flows)]), "classifier": classifier,
@@ -31,8 +36,8 @@ def store(db, scenario_id, policy, flows, avg, min_thr, seed=1, classifier="-", 
 def test_runs_are_summarised_and_exported_for_the_fit(tmp_path):
     with Database(tmp_path / "db.sqlite") as db:
         assert db.query("SELECT value FROM meta")[0][0] == str(SCHEMA_VERSION) == "6"
-        equal = db.scenario_id("equal", "d1", "equal.toml", "text")
-        pair = db.scenario_id("pair", "d2", "pair.toml", "text")
+        equal = db.scenario_id("equal", "d1", str(tmp_path / "equal.toml"), scenario_text("equal", 2, 2))
+        pair = db.scenario_id("pair", "d2", str(tmp_path / "pair.toml"), scenario_text("pair", 3, 1))
         store(db, equal, "shared", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.1, seed=1)
         store(db, equal, "shared", {"reno": 2, "bbr": 2}, {"reno": 3e6, "bbr": 18e6}, 0.3, seed=2)
         store(db, pair, "shared", {"reno": 3, "bbr": 1}, {"reno": 2e6, "bbr": 40e6}, 0.1)
