@@ -18,7 +18,8 @@ ALLOWED = {
     "models": {"metrics", "units"},
     "coredemo": set(),
     "lab": {"metrics", "units", "rtflow", "web"},
-    "report": {"metrics", "units", "rtflow", "web", "lab"},
+    "percca": {"metrics", "units", "models", "lab"},
+    "report": {"metrics", "units", "rtflow", "web", "lab", "models", "percca"},
     "cli": set(), "__main__": {"cli"},
 }
 

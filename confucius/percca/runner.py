@@ -3,7 +3,7 @@
 the guest's figures and the models' predictions stored in the lab's database.
 
     from confucius.percca import runner, scenario
-    runner.run_scenario(scenario.load("scenarios/percca-equal.toml"), db_path)
+    runner.run_scenario(scenario.load("scenarios/percca/percca-equal.toml"), db_path)
 """
 
 from __future__ import annotations

@@ -97,3 +97,11 @@ def test_published_figures_cover_only_their_ccas(tmp_path):
 
 def test_the_uml_kernels_ccas_come_from_its_config():
     assert {"reno", "cubic", "bbr"} <= set(scenario.kernel_ccas("uml"))
+
+
+def test_the_repository_percca_scenarios_are_valid():
+    from confucius.lab.engine import REPO
+    paths = sorted((REPO / "scenarios" / "percca").glob("*.toml"))
+    assert paths
+    for path in paths:
+        assert scenario.load(path).name == path.stem, path
