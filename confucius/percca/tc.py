@@ -65,7 +65,7 @@ def drr_queues(rate_bps: float, buffer: int, queues: int, weights: list[int] | N
     for queue, share in enumerate(shares):
         lines += [f"class add dev {BOTTLENECK_DEVICE} parent 10: classid 10:{queue + 1} "
                   f"drr quantum {MTU_FRAME * share}",
-                  f"qdisc add dev {BOTTLENECK_DEVICE} parent 10:{queue + 1} handle {queue + 101}: "
+                  f"qdisc add dev {BOTTLENECK_DEVICE} parent 10:{queue + 1} handle {0x101 + queue:x}: "
                   f"pfifo limit {per_queue}"]
     # DRR drops what no filter classifies: ARP and the like go to the first queue.
     catch_all = (f"filter add dev {BOTTLENECK_DEVICE} parent 10: protocol all prio 2 "
