@@ -54,7 +54,7 @@ def confucius_external(rate_bps: float, buffer: int, queues: int, weights: list[
         chosen = weights or mapped_flows(queues, flow_ports)
         options += " weights " + ":".join(str(w) for w in chosen)
     return [f"qdisc add dev {BOTTLENECK_DEVICE} root handle 1: confucius {options}",
-            *(_u32("1:", port, f"1:{queue + 1}") for port, queue in flow_ports)]
+            *(_u32("1:", port, f"1:{queue + 1:x}") for port, queue in flow_ports)]
 
 
 def drr_queues(rate_bps: float, buffer: int, queues: int, weights: list[int] | None,
@@ -63,14 +63,14 @@ def drr_queues(rate_bps: float, buffer: int, queues: int, weights: list[int] | N
     per_queue = max(1, -(-buffer // queues))
     lines = _under_htb("drr", rate_bps)
     for queue, share in enumerate(shares):
-        lines += [f"class add dev {BOTTLENECK_DEVICE} parent 10: classid 10:{queue + 1} "
+        lines += [f"class add dev {BOTTLENECK_DEVICE} parent 10: classid 10:{queue + 1:x} "
                   f"drr quantum {MTU_FRAME * share}",
-                  f"qdisc add dev {BOTTLENECK_DEVICE} parent 10:{queue + 1} handle {0x101 + queue:x}: "
+                  f"qdisc add dev {BOTTLENECK_DEVICE} parent 10:{queue + 1:x} handle {0x101 + queue:x}: "
                   f"pfifo limit {per_queue}"]
     # DRR drops what no filter classifies: ARP and the like go to the first queue.
     catch_all = (f"filter add dev {BOTTLENECK_DEVICE} parent 10: protocol all prio 2 "
                  "matchall classid 10:1")
-    return [*lines, *(_u32("10:", port, f"10:{queue + 1}") for port, queue in flow_ports), catch_all]
+    return [*lines, *(_u32("10:", port, f"10:{queue + 1:x}") for port, queue in flow_ports), catch_all]
 
 
 def bottleneck(policy: str, qdisc: str, rate_bps: float, buffer: int, queues: int,
