@@ -4,10 +4,10 @@ queues with an ideal classifier give Reno clearly more of its fair share than a 
 FIFO (seed 003 §III-B: 11.9 % of the fair share in a shared buffer).
 
 Measured here (20 Mbit/s, 40 ms, 2 Reno + 2 BBR, buffer C·RTT/√N = 33 packets, 2 s warm-up
-+ 3 s): shared FIFO MinThr 0.074-0.116 (7 runs); per-CCA queues (confucius mode external,
-filters on the destination port) 0.857 with classes weighted 2:2 by their mapped flows, and
-0.715-0.769 (6 runs) when the qdisc weighed them by their backlogged flows; 12-25 s of wall
-time per run. The test asks for a gap of 0.4 and
++ 3 s): shared FIFO MinThr 0.074-0.186 (8 runs); per-CCA queues (confucius mode external,
+filters on the destination port) 0.857-0.864 (2 runs) with classes weighted 2:2 by their
+mapped flows, and 0.715-0.769 (6 runs) when the qdisc weighed them by their backlogged
+flows; 12-25 s of wall time per run. The test asks for a gap of 0.4 and
 a shared MinThr under 0.3.
 """
 
