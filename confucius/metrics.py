@@ -205,6 +205,16 @@ def jfi(throughputs: Sequence[float]) -> float:
     return sum(values) ** 2 / (len(values) * square_sum)
 
 
+def throughput_by_cca(flow_bps: Sequence[float], flow_ccas: Sequence[str],
+                      ccas: Sequence[str]) -> list[float]:
+    """Thr_i, the total throughput of CCA i's flows (seed 003 Eq. 15, measured), for each
+    of `ccas` in order, from each flow's throughput and CCA."""
+    unknown = set(flow_ccas) - set(ccas)
+    if unknown:
+        raise ValueError(f"flows of CCAs not listed: {', '.join(sorted(unknown))}")
+    return [sum(bps for bps, c in zip(flow_bps, flow_ccas) if c == cca) for cca in ccas]
+
+
 def normalised_throughputs(throughputs: Sequence[float], counts: Sequence[float]) -> list[float]:
     """avgThr_i / fairShare per CCA, the ratio inside seed 003 Eq. 17: avgThr_i = Thr_i / N_i
     (the mean throughput of CCA i's flows), fairShare the mean of avgThr_i over the CCAs

@@ -19,7 +19,8 @@ ALLOWED = {
     "coredemo": set(),
     "sim": {"metrics", "units", "rtflow", "web"},
     "lab": {"metrics", "units", "rtflow", "web"},
-    "report": {"metrics", "units", "rtflow", "web", "lab"},
+    "percca": {"metrics", "units", "models", "lab"},
+    "report": {"metrics", "units", "rtflow", "web", "lab", "models", "percca"},
     "cli": set(), "__main__": {"cli"},
 }
 

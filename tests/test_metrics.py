@@ -222,3 +222,13 @@ def test_load_jfi_takes_connections_while_active_and_the_rt_flows_over_the_load(
     # Without a PLT only the connections count.
     assert metrics.load_jfi(connections, [rt], 0, None) == pytest.approx(16 / 20)
     assert math.isnan(metrics.load_jfi(connections, [rt], None, 1.0))
+
+
+def test_throughput_by_cca_sums_each_ccas_flows():
+    thr = metrics.throughput_by_cca([1.0, 2.0, 10.0, 3.0], ["reno", "reno", "bbr", "cubic"],
+                                    ["reno", "cubic", "bbr"])
+    assert thr == [3.0, 3.0, 10.0]
+    # avgThr: reno 1.5, cubic 3, bbr 10; fair share 14.5/3; Reno is the most starved.
+    assert metrics.min_thr(thr, [2, 1, 1]) == pytest.approx(1.5 / (14.5 / 3))
+    with pytest.raises(ValueError, match="vegas"):
+        metrics.throughput_by_cca([1.0], ["vegas"], ["reno"])

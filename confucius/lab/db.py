@@ -29,12 +29,12 @@ from confucius import metrics
 # The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 # Older versions this code still reads, once it has added what they lack: the tables
-# (3 added qdisc_flows), the runs' engine columns (4), which every earlier run had
-# as below (only qemu in real time existed), and the pages' warm-up count (5; unknown
-# before).
-UPGRADABLE_VERSIONS = {2, 3, 4}
+# (3 added qdisc_flows, 6 the percca_* tables), the runs' engine columns (4), which every
+# earlier run had as below (only qemu in real time existed), and the pages' warm-up count
+# (5; unknown before).
+UPGRADABLE_VERSIONS = {2, 3, 4, 5}
 ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
                           ("time_mode", "TEXT NOT NULL DEFAULT 'real'")),
                  "pages": (("warmups", "INTEGER"),)}
@@ -130,6 +130,43 @@ CREATE TABLE IF NOT EXISTS qdisc_flows (  -- Confucius's flows as it dumps them 
 CREATE INDEX IF NOT EXISTS qdisc_flows_run ON qdisc_flows (run_id, time_ns);
 CREATE TABLE IF NOT EXISTS probes (
     run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL, rtt_ms REAL);
+-- Per-CCA queueing runs (confucius/percca, seed 003): bulk CCA mixes, one row per run.
+CREATE TABLE IF NOT EXISTS percca_runs (
+    id INTEGER PRIMARY KEY,
+    scenario_id INTEGER NOT NULL REFERENCES scenarios(id),
+    point_key TEXT NOT NULL,           -- policy/classifier/seed
+    policy TEXT NOT NULL,              -- shared | per-cca | per-class
+    qdisc TEXT NOT NULL, service TEXT NOT NULL, weights TEXT,
+    queues TEXT NOT NULL,              -- JSON: each queue's CCAs
+    classifier TEXT NOT NULL,          -- label: -, ideal, f1=0.83, dragonfly@5s, accuracy=...
+    classifier_kind TEXT, f1_target REAL,
+    f1_drawn REAL,                     -- share of flows the draw classified correctly
+    seed INTEGER NOT NULL,
+    flows TEXT NOT NULL,               -- JSON: {cca: count}
+    rate_bps REAL NOT NULL, rtt_s REAL NOT NULL, buffer_packets INTEGER NOT NULL,
+    duration_s REAL NOT NULL, warmup_s REAL NOT NULL, window_s REAL,
+    tc_commands TEXT NOT NULL,         -- JSON list: queues and filters as installed
+    status TEXT NOT NULL, error TEXT,
+    started_unix REAL NOT NULL, wall_s REAL, results_dir TEXT NOT NULL,
+    engine TEXT NOT NULL, time_mode TEXT NOT NULL, guest_kernel TEXT,
+    git_commit TEXT, git_dirty INTEGER,
+    min_thr REAL, jfi REAL, total_bps REAL,   -- confucius/metrics.py
+    model_simple REAL, model_advanced REAL);  -- the models' MinThr for this point
+CREATE INDEX IF NOT EXISTS percca_runs_point ON percca_runs (scenario_id, point_key);
+CREATE TABLE IF NOT EXISTS percca_ccas (
+    run_id INTEGER NOT NULL REFERENCES percca_runs(id), cca TEXT NOT NULL, flows INTEGER NOT NULL,
+    thr_bps REAL, avg_bps REAL, normalised REAL);   -- Thr_i, avgThr_i, avgThr_i / fairShare
+CREATE TABLE IF NOT EXISTS percca_flows (
+    run_id INTEGER NOT NULL REFERENCES percca_runs(id), number INTEGER NOT NULL,
+    cca TEXT NOT NULL, classified_as TEXT NOT NULL, queue INTEGER NOT NULL, port INTEGER NOT NULL,
+    bps REAL);
+CREATE TABLE IF NOT EXISTS percca_queues (
+    run_id INTEGER NOT NULL REFERENCES percca_runs(id), queue INTEGER NOT NULL,
+    ccas TEXT NOT NULL, flows INTEGER NOT NULL,
+    mean_packets REAL, max_packets INTEGER, drops INTEGER);
+CREATE TABLE IF NOT EXISTS percca_occupancy (
+    run_id INTEGER NOT NULL REFERENCES percca_runs(id), time_ns INTEGER NOT NULL,
+    queue INTEGER NOT NULL, packets INTEGER NOT NULL);
 """
 
 
@@ -232,6 +269,19 @@ class Database:
             run_id = self._insert("runs", {"scenario_id": scenario_id, **info})
             if data is not None:
                 _store_data(self, run_id, data)
+        return run_id
+
+    def store_percca_run(self, scenario_id: int, run: dict, ccas: list[dict], flows: list[dict],
+                         queues: list[dict], occupancy: list[tuple]) -> int:
+        """One per-CCA run (confucius/percca) in one transaction: the percca_runs row and,
+        when it measured anything, its CCAs, flows, queues and occupancy samples."""
+        with self.conn:
+            run_id = self._insert("percca_runs", {"scenario_id": scenario_id, **run})
+            for table, rows in (("percca_ccas", ccas), ("percca_flows", flows), ("percca_queues", queues)):
+                for row in rows:
+                    self._insert(table, {"run_id": run_id, **row})
+            self._insert_many("percca_occupancy", ("run_id", "time_ns", "queue", "packets"),
+                              ((run_id, *sample) for sample in occupancy))
         return run_id
 
     def _insert(self, table: str, row: dict) -> int:

@@ -276,3 +276,68 @@ def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
                       " → ".join(f"{load[k][0]:.1f}" for k in ("before", "after") if k in load),
                       f"{load['steal']:.0%}" if "steal" in load else "", (r["error"] or "").split("\n")[0][:60])
     console.print(table)
+
+
+@app.command("percca")
+def percca_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    out: Optional[Path] = typer.Option(None, help="PNG: MinThr against F1 with the models' curves."),
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """Per-CCA queueing (seed 003): MinThr against the classifier's F1, per policy, over the
+    seeds of each point, beside the simple and advanced models."""
+    from . import percca
+
+    with _open(db) as database:
+        rows = percca.point_rows(database, scenario)
+        if not rows:
+            _fail(f"no per-CCA runs{f' of scenario {scenario}' if scenario else ''} in {db} "
+                  "(run `confucius percca run SCENARIO`)")
+        if as_json:
+            print(percca.rows_json(rows))
+        else:
+            _print_percca(rows)
+        if out is not None:
+            console.print(f"wrote {percca.plot(database, rows, out)}")
+
+
+@app.command("percca-fit-inputs")
+def percca_fit_inputs_command(
+    scenarios: List[str] = typer.Argument(..., help="Scenarios of shared-buffer runs (by name)."),
+    out_dir: Path = typer.Option(..., "--out-dir", help="Where shared.csv and pairs.csv go."),
+    db: Path = _DB,
+):
+    """Per-flow throughputs of shared-buffer per-CCA runs as the CSV files `confucius model
+    percca-fit --shared --pairs` reads (g_i from equal mixes, g_ij from two-CCA mixes)."""
+    import csv
+
+    from . import percca
+
+    with _open(db) as database:
+        shared, pairs = percca.fit_inputs(database, scenarios)
+    if not shared and not pairs:
+        _fail(f"no shared-buffer runs of {', '.join(scenarios)} in {db}")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    for name, rows, columns in (("shared.csv", shared, ("cca", "thr")),
+                                ("pairs.csv", pairs, ("cca_i", "cca_j", "x_i", "thr_i", "thr_j"))):
+        if rows:
+            with open(out_dir / name, "w", newline="") as f:
+                writer = csv.DictWriter(f, fieldnames=columns)
+                writer.writeheader()
+                writer.writerows(rows)
+            console.print(f"wrote {out_dir / name} ({len(rows)} rows)")
+
+
+def _print_percca(rows) -> None:
+    table = Table(title="per-CCA queueing: MinThr (share of the fair share of the most starved CCA)")
+    for column in ("scenario", "policy", "classifier", "F1 drawn", "runs", "MinThr mean",
+                   "min-max", "JFI", "link use", "simple model", "advanced model",
+                   "simple on draws", "advanced on draws"):
+        table.add_column(column)
+    for r in rows:
+        table.add_row(r.scenario, r.policy, r.classifier, f"{r.f1_drawn:.3f}", str(r.runs),
+                      f"{r.min_thr:.3f}", f"{r.min_thr_low:.3f}-{r.min_thr_high:.3f}", f"{r.jfi:.3f}",
+                      f"{r.link_share:.0%}", summary.fmt(r.model_simple, "{:.3f}"),
+                      summary.fmt(r.model_advanced, "{:.3f}"), summary.fmt(r.drawn_simple, "{:.3f}"),
+                      summary.fmt(r.drawn_advanced, "{:.3f}"))
+    console.print(table)

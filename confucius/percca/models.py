@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+"""The models' MinThr for a per-CCA scenario's point (confucius.models.percca, seed 003
+§II), so that every run is stored beside the prediction it is compared with."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from confucius.models import percca as model
+from confucius.models.aggressiveness import AggressivenessParams
+from confucius.models.validate import ModelInputError
+
+from .classifier import Classifier, expected_distribution
+
+
+def _subset_params(params: AggressivenessParams, ccas: list[str]) -> AggressivenessParams:
+    """The parameters restricted to (and ordered as) the scenario's CCAs."""
+    relative = {pair: fit for pair, fit in params.relative.items() if set(pair) <= set(ccas)}
+    return AggressivenessParams(tuple(ccas), {c: params.g[c] for c in ccas if c in params.g}, relative)
+
+
+def queue_distribution(a: np.ndarray, policy: str, groups: list[list[int]]) -> np.ndarray:
+    if policy == "shared":
+        return model.shared_buffer(a)
+    return model.merge_queues(a, groups) if policy == "per-class" else a
+
+
+def drawn_distribution(ccas: list[str], flows: list[tuple[str, str]]) -> np.ndarray:
+    """A of one draw: the share of all flows that use CCA i and were classified as j,
+    from each flow's (cca, classified_as)."""
+    a = np.zeros((len(ccas), len(ccas)))
+    for cca, classified in flows:
+        a[ccas.index(cca), ccas.index(classified)] += 1
+    return a / a.sum()
+
+
+def predicted_min_thr(ccas: list[str], counts: list[int], policy: str, groups: list[list[int]],
+                      classifier: Classifier | None, weights: tuple[int, ...],
+                      params: AggressivenessParams, which: str) -> float:
+    """MinThr that model `which` (simple | advanced) predicts for the classifier's expected
+    flow distribution (Eq. 13); NaN where the parameters lack what it needs (e.g. an
+    unfitted CCA)."""
+    try:
+        a = expected_distribution(classifier or Classifier("ideal"), ccas, counts,
+                                  _subset_params(params, ccas))
+    except (ModelInputError, KeyError):
+        return math.nan
+    return predicted_for_distribution(ccas, counts, policy, groups, a, weights, params, which)
+
+
+def predicted_for_distribution(ccas: list[str], counts: list[int], policy: str,
+                               groups: list[list[int]], a: np.ndarray, weights: tuple[int, ...],
+                               params: AggressivenessParams, which: str) -> float:
+    """MinThr that model `which` predicts for the flow distribution `a` (e.g. one run's
+    draw: with 15 flows a draw is far from its expectation); NaN as above."""
+    try:
+        sub = _subset_params(params, ccas)
+        queues = queue_distribution(a, policy, groups)
+        if not weights or policy == "shared":
+            return model.evaluate(queues, sub, counts, policy, which).min_thr
+        g = (model.simple_aggressiveness(queues, sub) if which == "simple"
+             else model.advanced_aggressiveness(queues, sub))
+        rates = np.asarray(weights, dtype=float) / sum(weights)
+        return model.min_thr(model.throughputs(model.packet_shares(queues, g), rates), counts)
+    except (ModelInputError, KeyError):
+        return math.nan
+
+
+def curve(ccas, counts, policy, groups, weights, params, which, f1s) -> list[float]:
+    """The model's MinThr at each F1 of `f1s` (the classifier of Eqs. 7–13)."""
+    return [predicted_min_thr(ccas, counts, policy, groups, Classifier("f1", f1=f), weights, params, which)
+            for f in f1s]

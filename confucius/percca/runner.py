@@ -1,0 +1,197 @@
+# SPDX-License-Identifier: MIT
+"""Per-CCA runs on the lab's engines: one VM boot per point (policy, classifier, seed),
+the guest's figures and the models' predictions stored in the lab's database.
+
+    from confucius.percca import runner, scenario
+    runner.run_scenario(scenario.load("scenarios/percca/percca-equal.toml"), db_path)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from confucius.lab.db import Database
+from confucius.lab.engine import LabError
+from confucius.lab.runner import ENGINES, provenance
+
+from . import classifier as cls
+from . import models, tc
+from .results import Figures, ResultsError, figures, read
+from .scenario import FIRST_PORT, Point, Scenario
+
+DEFAULT_DB = Path("results/lab/lab.sqlite")
+DEFAULT_RESULTS = Path("results/percca/runs")
+GUEST = 'exec "{python}" -m confucius.percca.guest "$1" >"$RESULTS/guest.log" 2>&1'
+# Wall-clock allowance per second of guest time, and for boot and set-up: UML at
+# 100 Mbit/s ran 3-6 s of wall time per guest second on this 2-core host.
+WALL_PER_GUEST_S = 20.0
+WALL_FIXED_S = 120.0
+
+
+@dataclass(frozen=True)
+class Flow:
+    number: int
+    cca: str
+    classified_as: str
+    queue: int
+
+    @property
+    def port(self) -> int:
+        return FIRST_PORT + self.number
+
+
+def flows_of(scenario: Scenario, point: Point) -> list[Flow]:
+    """Every flow with its drawn class and its queue under the point's policy."""
+    ccas = scenario.ccas
+    flow_ccas = [i for i, n in enumerate(scenario.counts) for _ in range(n)]
+    if point.policy == "shared":
+        classes = flow_ccas
+    else:
+        q = cls.conditional(point.classifier, ccas, scenario.params)
+        classes = cls.draw(q, flow_ccas, point.seed)
+    groups = scenario.groups(point.policy)
+    queue_of = {i: k for k, group in enumerate(groups) for i in group}
+    return [Flow(f, ccas[i], ccas[j], 0 if point.policy == "shared" else queue_of[j])
+            for f, (i, j) in enumerate(zip(flow_ccas, classes))]
+
+
+def queue_count(scenario: Scenario, point: Point) -> int:
+    return 1 if point.policy == "shared" else len(scenario.groups(point.policy))
+
+
+def tc_lines(scenario: Scenario, point: Point, flows: list[Flow]) -> list[str]:
+    weights = list(scenario.weights) if scenario.service == "weights" else None
+    return tc.bottleneck(point.policy, scenario.qdisc, scenario.rate_bps, scenario.buffer,
+                         queue_count(scenario, point), weights, [(f.port, f.queue) for f in flows],
+                         active=scenario.service == "active")
+
+
+def occupancy_kind(scenario: Scenario, point: Point) -> str:
+    return "confucius" if point.policy != "shared" and scenario.qdisc == "confucius" else "qdisc"
+
+
+def guest_spec(scenario: Scenario, point: Point, flows: list[Flow]) -> dict:
+    return {"rtt_s": scenario.rtt_s, "warmup_s": scenario.warmup_s, "duration_s": scenario.duration_s,
+            "port": FIRST_PORT, "sample_s": scenario.sample_s,
+            "flows": [{"cca": f.cca, "queue": f.queue} for f in flows],
+            "tc": tc_lines(scenario, point, flows), "occupancy": occupancy_kind(scenario, point)}
+
+
+def run_dir(root: Path, scenario: Scenario, point: Point) -> Path:
+    return root / scenario.name / re.sub(r"[^A-Za-z0-9._=-]+", "_", point.key)
+
+
+def _queue_names(scenario: Scenario, point: Point) -> list[list[str]]:
+    if point.policy == "shared":
+        return [scenario.ccas]
+    return [[scenario.ccas[i] for i in group] for group in scenario.groups(point.policy)]
+
+
+def _model(scenario: Scenario, point: Point, which: str) -> float | None:
+    value = models.predicted_min_thr(scenario.ccas, scenario.counts, point.policy,
+                                     scenario.groups(point.policy), point.classifier,
+                                     scenario.weights if scenario.service == "weights" else (),
+                                     scenario.params, which)
+    return None if math.isnan(value) else value
+
+
+def _run_row(scenario: Scenario, point: Point, flows: list[Flow], spec: dict, directory: Path,
+             versions: dict) -> dict:
+    c = point.classifier
+    index = {cca: i for i, cca in enumerate(scenario.ccas)}
+    return {
+        "point_key": point.key, "policy": point.policy, "qdisc": scenario.qdisc if point.policy != "shared" else "pfifo",
+        "service": scenario.service, "weights": json.dumps(list(scenario.weights)) if scenario.weights else None,
+        "queues": json.dumps(_queue_names(scenario, point)),
+        "classifier": c.label if c else "-", "classifier_kind": c.kind if c else None,
+        "f1_target": c.f1 if c else None,
+        "f1_drawn": cls.realised_f1([index[f.cca] for f in flows], [index[f.classified_as] for f in flows]),
+        "seed": point.seed, "flows": json.dumps(dict(scenario.flows)),
+        "rate_bps": scenario.rate_bps, "rtt_s": scenario.rtt_s, "buffer_packets": scenario.buffer,
+        "duration_s": scenario.duration_s, "warmup_s": scenario.warmup_s,
+        "tc_commands": json.dumps(spec["tc"]), "results_dir": str(directory),
+        "engine": scenario.engine,
+        "time_mode": ENGINES[scenario.engine].TIME_MODE,
+        "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
+        "model_simple": _model(scenario, point, "simple"),
+        "model_advanced": _model(scenario, point, "advanced"),
+    }
+
+
+def _measured_rows(scenario: Scenario, point: Point, flows: list[Flow], fig: Figures) -> tuple:
+    counts = scenario.counts
+    ccas = [{"cca": c, "flows": n, "thr_bps": thr, "avg_bps": thr / n if n else None,
+             "normalised": None if math.isnan(share) else share}
+            for c, n, thr, share in zip(scenario.ccas, counts, fig.cca_bps, fig.normalised)]
+    flow_rows = [{"number": f.number, "cca": f.cca, "classified_as": f.classified_as, "queue": f.queue,
+                  "port": f.port, "bps": bps} for f, bps in zip(flows, fig.flow_bps)]
+    names = _queue_names(scenario, point)
+    queues = [{"queue": q, "ccas": "+".join(names[q]), "flows": sum(f.queue == q for f in flows),
+               "mean_packets": fig.queue_mean.get(q), "max_packets": fig.queue_max.get(q),
+               "drops": fig.queue_drops.get(q)} for q in range(len(names))]
+    return ccas, flow_rows, queues
+
+
+def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, root: Path,
+            versions: dict, echo: bool = False) -> tuple[int, Figures | None, str | None]:
+    """Boot the engine for one point and store what came back: (run id, figures, error)."""
+    directory = run_dir(root, scenario, point)
+    directory.mkdir(parents=True, exist_ok=True)
+    flows = flows_of(scenario, point)
+    spec = guest_spec(scenario, point, flows)
+    (directory / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
+    row = _run_row(scenario, point, flows, spec, directory, versions)
+    engine = ENGINES[scenario.engine]
+    timeout = WALL_FIXED_S + WALL_PER_GUEST_S * (scenario.warmup_s + scenario.duration_s)
+    started = time.time()
+    fig, error = None, None
+    try:
+        result = engine.run(GUEST.format(python=sys.executable), args=[directory / "spec.json"],
+                            results_dir=directory, timeout=timeout, echo=echo)
+        row["guest_kernel"] = result.kernel
+        result.check()
+        fig = figures(read(directory), scenario.ccas, [f.cca for f in flows], queue_count(scenario, point),
+                      scenario.warmup_s)
+    except (LabError, ResultsError) as err:
+        log = directory / "guest.log"
+        error = f"{err}\nguest.log:\n{log.read_text(errors='replace')[-3000:] if log.is_file() else ''}"
+    row.update(started_unix=started, wall_s=time.time() - started,
+               status="ok" if error is None else "failed", error=error)
+    measured = ([], [], [])
+    if fig is not None:
+        row.update(min_thr=fig.min_thr, jfi=fig.jfi, total_bps=fig.total_bps, window_s=fig.window_s)
+        measured = _measured_rows(scenario, point, flows, fig)
+    run_id = db.store_percca_run(scenario_id, row, *measured, fig.occupancy if fig else [])
+    return run_id, fig, error
+
+
+def done_points(db: Database, scenario_id: int) -> set[str]:
+    return {r[0] for r in db.query("SELECT point_key FROM percca_runs WHERE scenario_id=? AND status='ok'",
+                                   (scenario_id,))}
+
+
+def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DEFAULT_RESULTS,
+                 *, resume: bool = True, seeds: list[int] | None = None, echo: bool = False,
+                 progress=print) -> list[tuple[Point, int, str | None]]:
+    """Every point of the scenario not yet measured (with `resume`; only `seeds` if given),
+    one boot each, seed by seed: a sweep cut short has every point once before any twice."""
+    with Database(db_path) as db:
+        scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
+        skip = done_points(db, scenario_id) if resume else set()
+        versions = provenance(scenario.engine)
+        outcomes = []
+        todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)]
+        todo.sort(key=lambda p: scenario.seeds.index(p.seed))
+        for number, point in enumerate(todo, 1):
+            run_id, fig, error = execute(scenario, point, db, scenario_id, root, versions, echo)
+            progress(f"[{number}/{len(todo)}] {point.key}: "
+                     + (f"MinThr {fig.min_thr:.3f}, JFI {fig.jfi:.3f}, {fig.total_bps / 1e6:.1f} Mbit/s"
+                        if fig else f"failed: {error.splitlines()[0]}"))
+            outcomes.append((point, run_id, error))
+        return outcomes

@@ -1,0 +1,183 @@
+# SPDX-License-Identifier: MIT
+"""Per-CCA queueing results (confucius/percca) from the database: MinThr against the
+classifier's F1 per policy, several seeds per point, beside the models' predictions
+(seed 003 Figs. 2-5), as rows for a table and as one figure."""
+
+from __future__ import annotations
+
+import json
+import math
+import statistics
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+import numpy as np
+
+from confucius.lab.db import Database
+from confucius.models.percca import lowest_f1
+from confucius.percca import models
+from confucius.percca import scenario as percca_scenario
+
+from .data import ReportError
+
+MODELS = ("simple", "advanced")
+POLICY_COLOURS = {"shared": "C1", "per-cca": "C0", "per-class": "C2"}
+
+
+@dataclass(frozen=True)
+class PointRow:
+    scenario: str
+    policy: str
+    classifier: str
+    f1_target: float | None
+    f1_drawn: float              # mean over the seeds
+    runs: int
+    min_thr: float               # mean over the seeds
+    min_thr_low: float
+    min_thr_high: float
+    jfi: float
+    link_share: float            # measured total over the link rate
+    model_simple: float | None
+    model_advanced: float | None
+    drawn_simple: float          # the models on each run's own draw, mean over the seeds
+    drawn_advanced: float
+
+
+def _mean(values) -> float:
+    values = [v for v in values if v is not None]
+    return statistics.fmean(values) if values else math.nan
+
+
+def point_rows(db: Database, scenario: str | None) -> list[PointRow]:
+    where, params = ("AND s.name = ?", [scenario]) if scenario else ("", [])
+    runs = db.query(
+        "SELECT s.name, r.* FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
+        f"WHERE r.status = 'ok' {where} ORDER BY s.name, r.policy, r.f1_target, r.classifier", params)
+    groups: dict[tuple, list] = {}
+    for r in runs:
+        groups.setdefault((r["name"], r["policy"], r["classifier"]), []).append(r)
+    scenarios = _scenarios(db, {name for name, _, _ in groups})
+    rows = []
+    for (name, policy, label), members in groups.items():
+        thr = [m["min_thr"] for m in members]
+        drawn = {which: _mean(_on_draw(db, scenarios[name], m, which) for m in members) for which in MODELS}
+        rows.append(PointRow(
+            scenario=name, policy=policy, classifier=label, f1_target=members[0]["f1_target"],
+            f1_drawn=_mean(m["f1_drawn"] for m in members), runs=len(members), min_thr=_mean(thr),
+            min_thr_low=min(thr), min_thr_high=max(thr), jfi=_mean(m["jfi"] for m in members),
+            link_share=_mean(m["total_bps"] / m["rate_bps"] for m in members),
+            model_simple=members[0]["model_simple"], model_advanced=members[0]["model_advanced"],
+            drawn_simple=drawn["simple"], drawn_advanced=drawn["advanced"]))
+    return rows
+
+
+def _on_draw(db: Database, sc: percca_scenario.Scenario, run, which: str) -> float | None:
+    """The model's MinThr for the run's own draw (its flows' CCAs and classes)."""
+    flows = [(f["cca"], f["classified_as"]) for f in db.query(
+        "SELECT cca, classified_as FROM percca_flows WHERE run_id = ?", (run["id"],))]
+    if not flows:
+        return None
+    a = models.drawn_distribution(sc.ccas, flows)
+    weights = sc.weights if sc.service == "weights" else ()
+    value = models.predicted_for_distribution(sc.ccas, sc.counts, run["policy"], sc.groups(run["policy"]),
+                                              a, weights, sc.params, which)
+    return None if math.isnan(value) else value
+
+
+def rows_json(rows: list[PointRow]) -> str:
+    def clean(value):
+        return None if isinstance(value, float) and math.isnan(value) else value
+    return json.dumps([{k: clean(v) for k, v in asdict(r).items()} for r in rows], indent=1)
+
+
+def _scenarios(db: Database, names: set[str]) -> dict[str, percca_scenario.Scenario]:
+    """Each scenario as it was run (its stored text), for the models' curves."""
+    found = {}
+    for r in db.query("SELECT name, path, text FROM scenarios ORDER BY id"):
+        if r["name"] in names:
+            found[r["name"]] = percca_scenario.parse(r["text"], Path(r["path"] or "scenario.toml"))
+    return found
+
+
+def _x(row: PointRow) -> float:
+    """Where a point sits on the F1 axis: its target, else the F1 its draws realised."""
+    return row.f1_target if row.f1_target is not None else row.f1_drawn
+
+
+def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    if not rows:
+        raise ReportError("no per-CCA runs to plot")
+    names = sorted({r.scenario for r in rows})
+    scenarios = _scenarios(db, set(names))
+    fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
+    for ax, name in zip(axes[0], names):
+        sc = scenarios[name]
+        mine = [r for r in rows if r.scenario == name]
+        for policy in sorted({r.policy for r in mine}):
+            colour = POLICY_COLOURS[policy]
+            points = sorted((r for r in mine if r.policy == policy), key=_x)
+            if policy == "shared":
+                for r in points:
+                    ax.axhspan(r.min_thr_low, r.min_thr_high, color=colour, alpha=0.15)
+                    ax.axhline(r.min_thr, color=colour, label=f"shared FIFO, lab ({r.runs} runs)")
+            else:
+                ax.errorbar([_x(r) for r in points], [r.min_thr for r in points],
+                            yerr=[[r.min_thr - r.min_thr_low for r in points],
+                                  [r.min_thr_high - r.min_thr for r in points]],
+                            fmt="o", color=colour, capsize=3, label=f"{policy}, lab (mean, min-max)")
+            _model_curves(ax, sc, policy, colour)
+        ax.set_xlabel("classifier F1")
+        ax.set_ylabel("MinThr (of the fair share)")
+        counts = ", ".join(f"{n} {c}" for c, n in sc.flows)
+        ax.set_title(f"{name}: {counts}\n{sc.rate_bps / 1e6:g} Mbit/s, {sc.rtt_s * 1e3:g} ms, "
+                     f"{sc.buffer} packets, {sc.qdisc}", fontsize=9)
+        ax.set_ylim(0, 1.05)
+        ax.grid(alpha=0.3)
+        ax.legend(fontsize=7, loc="upper left")
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=130)
+    plt.close(fig)
+    return out
+
+
+def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) -> None:
+    weights = sc.weights if sc.service == "weights" else ()
+    groups = sc.groups(policy)
+    try:
+        low = lowest_f1([sc.params.g[c] for c in sc.ccas])
+    except KeyError:
+        return
+    f1s = np.linspace(max(low, 0.34), 1.0, 60)
+    for which, style in zip(MODELS, (":", "--")):
+        if policy == "shared":
+            y = models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, None, weights, sc.params, which)
+            values = [y] * len(f1s)
+        else:
+            values = models.curve(sc.ccas, sc.counts, policy, groups, weights, sc.params, which, f1s)
+        if not all(math.isnan(v) for v in values):
+            ax.plot(f1s, values, style, color=colour, label=f"{policy}, {which} model")
+
+
+def fit_inputs(db: Database, scenarios: list[str]) -> tuple[list[dict], list[dict]]:
+    """What `confucius model percca-fit` reads, from shared-buffer runs of `scenarios`:
+    `shared` rows (cca, thr: avgThr_i) from runs whose CCAs have equal flow counts, and
+    `pairs` rows (cca_i, cca_j, x_i, thr_i, thr_j) from runs with exactly two CCAs."""
+    marks = ",".join("?" * len(scenarios))
+    runs = db.query(f"SELECT r.id, r.flows FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
+                    f"WHERE r.status = 'ok' AND r.policy = 'shared' AND s.name IN ({marks})", scenarios)
+    shared, pairs = [], []
+    for run in runs:
+        counts = {c: n for c, n in json.loads(run["flows"]).items() if n > 0}
+        avg = {r["cca"]: r["avg_bps"] for r in db.query(
+            "SELECT cca, avg_bps FROM percca_ccas WHERE run_id = ? AND flows > 0", (run["id"],))}
+        if len(counts) == 2:
+            (i, n_i), (j, n_j) = sorted(counts.items())
+            pairs.append({"cca_i": i, "cca_j": j, "x_i": n_i / (n_i + n_j), "thr_i": avg[i], "thr_j": avg[j]})
+        if len(set(counts.values())) == 1:
+            shared += [{"cca": c, "thr": avg[c]} for c in sorted(counts)]
+    return shared, pairs

@@ -1,0 +1,56 @@
+# SPDX-License-Identifier: MIT
+"""Per-CCA runs in the database: stored in one transaction, summarised per point for the
+report, and exported as the inputs of `confucius model percca-fit`."""
+
+import json
+
+import pytest
+
+from confucius.lab.db import SCHEMA_VERSION, Database
+from confucius.models import fitting
+from confucius.report import percca as report
+
+
+def scenario_text(name, reno, bbr):
+    return (f'name = "{name}"\n[link]\nrate = "100mbit"\n[flows]\nreno = {reno}\nbbr = {bbr}\n'
+            '[queues]\npolicies = ["shared"]\n')
+
+
+def store(db, scenario_id, policy, flows, avg, min_thr, seed=1, classifier="-", f1=None):
+    run = {"point_key": f"{policy}/{classifier}/seed={seed}", "policy": policy, "qdisc": "pfifo",
+           "service": "flows", "queues": json.dumps([list(flows)]), "classifier": classifier,
+           "f1_target": f1, "f1_drawn": f1 or 1.0, "seed": seed, "flows": json.dumps(flows),
+           "rate_bps": 100e6, "rtt_s": 0.04, "buffer_packets": 50, "duration_s": 10, "warmup_s": 2,
+           "tc_commands": "[]", "status": "ok", "started_unix": 0, "results_dir": "x", "engine": "uml",
+           "time_mode": "inf-cpu", "min_thr": min_thr, "jfi": 0.5, "total_bps": 95e6,
+           "model_simple": 0.1, "model_advanced": 0.12}
+    ccas = [{"cca": c, "flows": n, "thr_bps": avg[c] * n, "avg_bps": avg[c], "normalised": None}
+            for c, n in flows.items()]
+    return db.store_percca_run(scenario_id, run, ccas, [], [{"queue": 0, "ccas": "+".join(flows),
+                                                             "flows": sum(flows.values()),
+                                                             "mean_packets": 10.0, "max_packets": 20,
+                                                             "drops": 3}],
+                               [(1, 0, 5), (2, 0, 7)])
+
+
+def test_runs_are_summarised_and_exported_for_the_fit(tmp_path):
+    with Database(tmp_path / "db.sqlite") as db:
+        assert db.query("SELECT value FROM meta")[0][0] == str(SCHEMA_VERSION) == "6"
+        equal = db.scenario_id("equal", "d1", str(tmp_path / "equal.toml"), scenario_text("equal", 2, 2))
+        pair = db.scenario_id("pair", "d2", str(tmp_path / "pair.toml"), scenario_text("pair", 3, 1))
+        store(db, equal, "shared", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.1, seed=1)
+        store(db, equal, "shared", {"reno": 2, "bbr": 2}, {"reno": 3e6, "bbr": 18e6}, 0.3, seed=2)
+        store(db, pair, "shared", {"reno": 3, "bbr": 1}, {"reno": 2e6, "bbr": 40e6}, 0.1)
+        rows = report.point_rows(db, "equal")
+        assert len(rows) == 1 and rows[0].runs == 2
+        assert (rows[0].min_thr, rows[0].min_thr_low, rows[0].min_thr_high) == pytest.approx((0.2, 0.1, 0.3))
+        shared, pairs = report.fit_inputs(db, ["equal", "pair"])
+        assert db.query("SELECT COUNT(*) FROM percca_occupancy")[0][0] == 6
+    # Equal counts give g_i (Eq. 6); two CCAs give a g_ij sample each (x_i of the first by name).
+    # (the 3:1 run is no equal mix: it gives a pair sample only)
+    assert {r["cca"] for r in shared} == {"reno", "bbr"} and len(shared) == 4
+    g = fitting.training_aggressiveness({c: sum(r["thr"] for r in shared if r["cca"] == c) / 2
+                                         for c in ("reno", "bbr")})
+    assert g["bbr"] > 1 > g["reno"]
+    assert [(p["cca_i"], p["cca_j"]) for p in pairs] == [("bbr", "reno")] * 3
+    assert sorted(p["x_i"] for p in pairs) == [0.25, 0.5, 0.5]

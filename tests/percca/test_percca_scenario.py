@@ -1,0 +1,107 @@
+# SPDX-License-Identifier: MIT
+"""Per-CCA scenarios are read and checked: what a good file gives, and that every bad key
+is refused with an error that names it."""
+
+import pytest
+
+from confucius.lab.scenario import ScenarioError
+from confucius.percca import scenario
+from confucius.percca.scenario import default_buffer, parse
+
+GOOD = """
+name = "mix"
+seeds = [1, 2]
+duration = "20s"
+warmup = "3s"
+[link]
+rate = "100mbit"
+rtt = "40ms"
+[flows]
+reno = 3
+cubic = 3
+bbr = 3
+[queues]
+policies = ["shared", "per-cca", "per-class"]
+classes = [["reno", "cubic"], ["bbr"]]
+[classifier]
+kind = "f1"
+f1 = [0.6, 0.95]
+"""
+
+
+def read(text, tmp_path):
+    return parse(text, tmp_path / "s.toml")
+
+
+def test_a_good_scenario_gives_its_points_and_the_seeds_buffer(tmp_path):
+    sc = read(GOOD, tmp_path)
+    assert sc.ccas == ["reno", "cubic", "bbr"] and sc.counts == [3, 3, 3]
+    # C·RTT/√N: 100 Mbit/s · 40 ms = 330 full-size packets, over √9.
+    assert sc.buffer == round(100e6 * 0.04 / 8 / 1514 / 3) == 110
+    # The seed's set-up: 404 frames of 1514 bytes (the seed states 460 packets).
+    assert default_buffer(1.5e9, 0.04, 150) == 404
+    keys = [p.key for p in sc.points()]
+    assert keys[:2] == ["shared/-/seed=1", "shared/-/seed=2"]
+    assert "per-class/f1=0.95/seed=2" in keys and len(keys) == 2 + 2 * 2 * 2
+    assert sc.groups("per-class") == [[0, 1], [2]] and sc.groups("per-cca") == [[0], [1], [2]]
+
+
+def test_published_classifiers_take_the_seeds_table(tmp_path):
+    text = GOOD.replace('kind = "f1"\nf1 = [0.6, 0.95]', 'kind = "published"\nname = "dragonfly"\nintervals = ["5s"]')
+    (c,) = read(text, tmp_path).classifiers
+    assert c.label == "dragonfly@5s"
+
+
+@pytest.mark.parametrize("change, field", [
+    (("reno = 3", "renoo = 3"), "flows.renoo"),
+    (("reno = 3", "reno = -1"), "flows.reno"),
+    (('rate = "100mbit"', 'rate = "fast"'), "link.rate"),
+    (('rtt = "40ms"', 'rtt = "-5ms"'), "link.rtt"),
+    (('policies = ["shared", "per-cca", "per-class"]', 'policies = ["fifo"]'), "queues.policies"),
+    (('classes = [["reno", "cubic"], ["bbr"]]', 'classes = [["reno"], ["bbr"]]'), "queues.classes"),
+    (('classes = [["reno", "cubic"], ["bbr"]]', 'weights = [1, 2]'), "queues.classes"),
+    (("f1 = [0.6, 0.95]", "f1 = [1.5]"), "classifier.f1"),
+    (("f1 = [0.6, 0.95]", "f1 = [0.05]"), "classifier.f1"),   # below Eq. 12's floor
+    (('kind = "f1"', 'kind = "oracle"'), "classifier.kind"),
+    (("seeds = [1, 2]", "seeds = [1, 1]"), "seeds"),
+    (("[classifier]", 'service = "active"\nqdisc = "drr"\n[classifier]'), "queues.service"),
+    (('duration = "20s"', 'duration = "20s"\ncolour = "red"'), "top level"),
+])
+def test_bad_fields_are_named(tmp_path, change, field):
+    with pytest.raises(ScenarioError, match=field.replace(".", r"\.")):
+        read(GOOD.replace(*change), tmp_path)
+
+
+def test_weights_must_match_the_queues(tmp_path):
+    text = GOOD.replace('policies = ["shared", "per-cca", "per-class"]', 'policies = ["per-class"]')
+    with pytest.raises(ScenarioError, match=r"queues\.weights: 3 weights for \[2\] queues"):
+        read(text.replace("[classifier]", 'service = "weights"\nweights = [1, 2, 3]\n[classifier]'), tmp_path)
+    sc = read(text.replace("[classifier]", 'service = "weights"\nweights = [2, 1]\n[classifier]'), tmp_path)
+    assert sc.weights == (2, 1)
+
+
+def test_f1_needs_aggressiveness_for_every_cca(tmp_path):
+    text = GOOD.replace("bbr = 3", "bbr = 3\nvegas = 3").replace('["bbr"]]', '["bbr", "vegas"]]')
+    with pytest.raises(ScenarioError, match=r"classifier\.params: no training aggressiveness g for vegas"):
+        read(text, tmp_path)
+    # An ideal classifier needs none: any kernel CCA goes.
+    assert read(text.replace('kind = "f1"\nf1 = [0.6, 0.95]', 'kind = "ideal"'), tmp_path).ccas[-1] == "vegas"
+
+
+def test_published_figures_cover_only_their_ccas(tmp_path):
+    text = GOOD.replace("cubic = 3\n", "").replace('["reno", "cubic"]', '["reno"]')
+    text = text.replace('kind = "f1"\nf1 = [0.6, 0.95]', 'kind = "published"\nname = "deepcci"')
+    with pytest.raises(ScenarioError, match=r"classifier\.name: deepcci's published figures cover bbr, cubic, reno"):
+        read(text, tmp_path)
+
+
+def test_the_uml_kernels_ccas_come_from_its_config():
+    assert {"reno", "cubic", "bbr"} <= set(scenario.kernel_ccas("uml"))
+
+
+def test_the_repository_percca_scenarios_are_valid():
+    from confucius.lab.engine import REPO
+    paths = sorted((REPO / "scenarios" / "percca").glob("*.toml"))
+    assert paths
+    for path in paths:
+        assert scenario.load(path).name == path.stem, path
