@@ -298,10 +298,10 @@ def _kill(proc: subprocess.Popen) -> None:
 
 def supervise(command: list[str], nonce: str, results: Path, timeout: float, echo: bool,
               interactive: bool = False, *, env: Mapping[str, str] | None = None,
-              stalled: Callable[[], bool] | None = None,
+              stalled: Callable[[subprocess.Popen], bool] | None = None,
               stop: Callable[[subprocess.Popen], None] = _kill) -> VMResult:
     """Run the engine's `command` until it exits, `timeout` (wall-clock seconds) passes or
-    `stalled()` says the guest stopped advancing; then `stop` it (and whatever it left). Not interactive, it runs
+    `stalled(proc)` says the guest stopped advancing; then `stop` it (and whatever it left). Not interactive, it runs
     in a session of its own, so that `stop` can find everything it started."""
     started = time.monotonic()
     if interactive:
@@ -317,7 +317,7 @@ def supervise(command: list[str], nonce: str, results: Path, timeout: float, ech
             if time.monotonic() - started >= timeout:
                 timed_out = True
                 break
-            if stalled is not None and stalled():
+            if stalled is not None and stalled(proc):
                 was_stalled = True
                 break
             with contextlib.suppress(subprocess.TimeoutExpired):

@@ -12,9 +12,13 @@ time is skipped, so what the guest measures does not depend on the host's load o
 
 Virtual time has a hazard of its own: a guest program that spins (polls without
 sleeping) never lets the clock advance. A heartbeat in the guest (vm/uml/init) writes a
-file once a second of guest time; a run whose heartbeat stands still for `stall` seconds
-of wall time is ended and reported as stalled. UML's processes are host processes: every
-run starts in a session of its own and every process of that session is ended by PID.
+file once a second of guest time; a run whose heartbeat stands still while its processes
+use `stall` seconds of the host's CPU is ended and reported as stalled. CPU seconds, not
+wall seconds: in inf-cpu mode a guest's legitimate CPU work takes no guest time either, and
+on a busy host it can take minutes of wall time while the guest gets little CPU; only
+work without end uses that much CPU with the clock standing. UML's processes are host
+processes: every run starts in a session of its own and every process of that session is
+ended by PID.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import subprocess
 import time
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -43,7 +48,7 @@ TIME_MODES = {
 TIME_MODE = "inf-cpu"          # the default, see vm/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
 HOST_INDEPENDENT = frozenset({"inf-cpu"})
-STALL_S = 60.0
+STALL_S = 60.0                 # host CPU seconds with the guest's clock standing still
 
 
 def kernel() -> Kernel:
@@ -74,22 +79,39 @@ def _engine_env() -> dict[str, str]:
 
 
 class _Heartbeat:
-    """Whether the guest's heartbeat file stood still for `stall` seconds of wall time."""
+    """Whether the guest's heartbeat file stood still while the guest's processes (the
+    session of the kernel `proc` started) used `stall` seconds of host CPU."""
 
     def __init__(self, path: Path, stall: float):
         self._path = path
         self._stall = stall
         self._seen: str | None = None
-        self._changed = time.monotonic()
+        self._cpu_at_beat: float | None = None
 
-    def __call__(self) -> bool:
+    def __call__(self, proc: subprocess.Popen) -> bool:
         try:
             beat = self._path.read_text()
         except OSError:
             beat = None
-        if beat != self._seen:
-            self._seen, self._changed = beat, time.monotonic()
-        return time.monotonic() - self._changed > self._stall
+        cpu = session_cpu_seconds(proc.pid)
+        if beat != self._seen or self._cpu_at_beat is None:
+            self._seen, self._cpu_at_beat = beat, cpu
+        # Processes that ended took their CPU time along: the sum may fall, never rise falsely.
+        self._cpu_at_beat = min(self._cpu_at_beat, cpu)
+        return cpu - self._cpu_at_beat > self._stall
+
+
+def session_cpu_seconds(session: int) -> float:
+    """User and system CPU seconds of the live processes in `session`."""
+    ticks = 0
+    for pid in session_processes(session):
+        try:
+            stat = Path(f"/proc/{pid}/stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat[stat.rindex(")") + 2:].split()
+        ticks += int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def session_processes(session: int) -> list[int]:
@@ -140,7 +162,7 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
 
     As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
     defaulting to build/kernel-uml/*.ko, `timeout` in wall-clock seconds, `time_mode` one
-    of TIME_MODES and `stall` the wall-clock seconds the guest's clock may stand still
+    of TIME_MODES and `stall` the host CPU seconds the guest may use while its clock stands still
     before the run is ended.
     """
     env = dict(env or {})

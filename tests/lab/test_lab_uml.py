@@ -61,14 +61,34 @@ def test_our_module_loads_by_name_and_shapes(tmp_path):
 
 
 def test_a_guest_whose_clock_stands_still_is_ended_with_nothing_left(tmp_path):
-    # In inf-cpu mode a busy loop takes no guest time: the heartbeat stops.
-    result = uml.run("echo spinning; while :; do :; done", results_dir=tmp_path, timeout=60, stall=5)
+    # In inf-cpu mode a busy loop takes no guest time: the heartbeat stops while the
+    # guest uses the host's CPU.
+    result = uml.run("echo spinning; while :; do :; done", results_dir=tmp_path, timeout=120,
+                     stall=2)
     assert result.stalled and not result.timed_out and result.returncode is None
     assert "spinning" in result.output
-    assert result.duration < 30
     with pytest.raises(uml.LabError, match="stopped advancing"):
         result.check()
     assert orphaned_uml_processes() == []
+
+
+def test_a_guest_that_computes_on_a_busy_host_is_not_ended(tmp_path):
+    # Its CPU work takes no guest time either, and with four CPU hogs on two cores it takes
+    # several times its CPU time in wall time: the watchdog counts the guest's CPU seconds.
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(4)]
+    try:
+        result = uml.run(COMPUTE_2S, results_dir=tmp_path, timeout=120, stall=4)
+    finally:
+        for hog in hogs:
+            hog.kill()
+            hog.wait()
+    result.check()
+    print(f"{result.duration:.1f} s of wall time for the guest's computation")
+    assert "computed" in result.output
+
+
+# About two CPU seconds without a pause (60 million took 0.77 CPU-s on this host).
+COMPUTE_2S = "python3 -c 'sum(range(150_000_000))' && echo computed"
 
 
 def test_a_lab_run_stopped_by_sigterm_leaves_no_kernel_running(tmp_path):
