@@ -540,11 +540,9 @@ def _read_probes(t: _Table | None) -> Probes | None:
     return probes
 
 
-def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | None = None) -> Scenario:
-    """The scenario in `text` (read from `path`, which relative paths start from).
-    `trace` replaces the link's rate or trace with this trace file; `engine` the
-    scenario's engine."""
-    path = Path(path)
+def read_top(text: str, path: Path, engine: str | None) -> tuple[_Table, str]:
+    """The top table of a scenario file's `text` (`engine`, when given, replacing its own)
+    and its name, checked: every kind of scenario starts here."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -555,6 +553,15 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     name = top.string("name")
     if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
         raise top.error("name", f"a name of letters, digits, '-' and '_' is required, got {name!r}")
+    return top, name
+
+
+def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | None = None) -> Scenario:
+    """The scenario in `text` (read from `path`, which relative paths start from).
+    `trace` replaces the link's rate or trace with this trace file; `engine` the
+    scenario's engine."""
+    path = Path(path)
+    top, name = read_top(text, path, engine)
     link_table = top.table("link")
     if trace is not None and link_table is not None:
         link_table.data = {k: v for k, v in link_table.data.items() if k != "rate"}

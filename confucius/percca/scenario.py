@@ -41,13 +41,12 @@ from __future__ import annotations
 import hashlib
 import math
 import re
-import tomllib
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
 from confucius.lab.engine import ENGINES, REPO
-from confucius.lab.scenario import MTU_BYTES, ScenarioError, _buffer_packets, _Table
+from confucius.lab.scenario import MTU_BYTES, ScenarioError, _buffer_packets, _Table, read_top
 from confucius.models import presets
 from confucius.models import aggressiveness
 from confucius.models.aggressiveness import AggressivenessParams
@@ -280,16 +279,7 @@ def _read_published(t: _Table, ccas: list[str]) -> tuple[Classifier, ...]:
 
 def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
     path = Path(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ScenarioError(f"{path}: not valid TOML: {err}") from None
-    if engine is not None:
-        data["engine"] = engine
-    top = _Table(data, "", path)
-    name = top.string("name")
-    if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
-        raise top.error("name", f"a name of letters, digits, '-' and '_' is required, got {name!r}")
+    top, name = read_top(text, path, engine)
     engine_name = top.choice("engine", "uml", ENGINES)
     flows = _read_flows(top.table("flows"), path, kernel_ccas(engine_name))
     ccas = [c for c, _ in flows]
