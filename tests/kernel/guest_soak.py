@@ -56,7 +56,17 @@ def build_topology():
     for ns, dev, address, rate in SIDES:
         sh(*in_ns(ns, "ip", "addr", "add", f"{address}/24", "dev", dev))
         sh(*in_ns(ns, "ip", "link", "set", dev, "up"))
+        receive_in_a_thread(ns, dev)
         sh(*in_ns(ns, "tc", "qdisc", "add", "dev", dev, "root", "confucius", "bandwidth", rate))
+
+
+def receive_in_a_thread(ns, dev):
+    """veth's receive path in a NAPI thread of its own. Otherwise a send runs the peer's
+    whole receive path (and the ACK it sends back, and so on) in softirq on the sender's
+    stack, which under KASAN outgrows UML's 16 kB kernel stack and kills the guest without
+    a word (see lab/README.md)."""
+    sh(*in_ns(ns, "ethtool", "-K", dev, "gro", "on"))
+    sh(*in_ns(ns, "sh", "-c", f"echo 1 > /sys/class/net/{dev}/threaded"))
 
 
 def kmemleak(command=None):
@@ -243,8 +253,16 @@ def tear_down():
     return False
 
 
+def follow_kernel_log():
+    """The kernel log copied to $RESULTS as it is written: a kernel that dies mid-soak
+    leaves its last words there (the lab saves dmesg only after the script)."""
+    return subprocess.Popen(["dmesg", "-w"], stdout=open(os.path.join(RESULTS, "dmesg-live.txt"), "w"),
+                            stderr=subprocess.DEVNULL)
+
+
 def main():
     seconds = int(float(os.environ.get("SOAK_MINUTES", "30")) * 60)
+    follow_kernel_log()
     sh("mount", "-t", "debugfs", "debugfs", "/sys/kernel/debug", check=False)
     sh("modprobe", "sch_confucius")
     # Whatever boot itself left unreferenced is kept apart from what the soak leaves.
