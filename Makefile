@@ -25,6 +25,8 @@ help:
 	@echo "make test        run the whole test suite (does its own set-up)"
 	@echo "make bench-core  per-packet cost of the scheduling core, per mode and flow count"
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
+	@echo "make debug-kernel the UML kernel with KASAN, lockdep, kmemleak, UBSAN (= make uml-debug)"
+	@echo "make soak        tc cases, robustness suite and a 30-minute soak in the debug kernel"
 	@echo "make clean       remove build products (keeps the virtualenv)"
 
 # C suites first (each prints its own summary), then pytest, which closes the run.
