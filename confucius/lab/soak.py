@@ -32,8 +32,9 @@ OVERHEAD_S = 900.0
 REPORT_LINES = 80
 REPORT_END = re.compile(r"---\[ end trace|^=+$")
 TIMESTAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
-# A stack frame of our module: "func+0x1a/0x40 [sch_confucius]".
-MODULE_FRAME = re.compile(rf"(\w+\+0x[0-9a-f]+/0x[0-9a-f]+) \[{MODULE}\]")
+# A stack frame of our module: "func+0x1a/0x40 [sch_confucius]". Frames the unwinder
+# marks with "?" are stale words on the stack, not callers: they do not count.
+MODULE_FRAME = re.compile(rf"\] (\w+\+0x[0-9a-f]+/0x[0-9a-f]+) \[{MODULE}\]")
 KMEMLEAK_OBJECT = re.compile(r"^unreferenced object 0x[0-9a-f]+ \(size (\d+)\)")
 KMEMLEAK_COMM = re.compile(r'comm "([^"]*)"')
 
@@ -70,8 +71,12 @@ def kernel_reports(log: str) -> list[Report]:
             if (REPORT_END.search(line) and len(current.lines) > 3) or len(current.lines) >= REPORT_LINES:
                 current = None
     for report in reports:
-        report.in_module = any(MODULE in line for line in report.lines)
+        report.in_module = any(_names_module(line) for line in report.lines)
     return reports
+
+
+def _names_module(line: str) -> bool:
+    return MODULE in line and "] ? " not in line
 
 
 def kmemleak_objects(report: str) -> list[Report]:
@@ -83,7 +88,7 @@ def kmemleak_objects(report: str) -> list[Report]:
         elif objects:
             objects[-1].lines.append(line.rstrip())
     for leak in objects:
-        leak.in_module = any(MODULE in line for line in leak.lines)
+        leak.in_module = any(_names_module(line) for line in leak.lines)
     return objects
 
 

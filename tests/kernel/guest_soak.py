@@ -254,8 +254,10 @@ def tear_down():
 
 
 def follow_kernel_log():
-    """The kernel log copied to $RESULTS as it is written: a kernel that dies mid-soak
-    leaves its last words there (the lab saves dmesg only after the script)."""
+    """The kernel log copied to $RESULTS as it is written, and every message on the
+    console as well: a kernel that dies mid-soak leaves its last words there (the lab
+    saves dmesg only after the script, and a dying kernel may not reach dmesg -w)."""
+    sh("dmesg", "-n", "8")
     return subprocess.Popen(["dmesg", "-w"], stdout=open(os.path.join(RESULTS, "dmesg-live.txt"), "w"),
                             stderr=subprocess.DEVNULL)
 

@@ -23,7 +23,7 @@ LOG = """\
 [   40.100002] Read of size 8 at addr 000000006b2c1f08 by task iperf3/812
 [   40.100003]
 [   40.100004] Call Trace:
-[   40.100005]  confucius_enqueue+0x2a4/0x9c0 [sch_confucius]
+[   40.100005]  [<e95a57b1>] confucius_enqueue+0x2a4/0x9c0 [sch_confucius]
 [   40.100006]  dev_qdisc_enqueue+0x3c/0x120
 [   40.100007]  __dev_queue_xmit+0x8d1/0x1530
 [   40.100008] ==================================================================
@@ -34,6 +34,7 @@ LOG = """\
 [   50.000003] ------------------------------------------------------
 [   50.000004] kworker/0:1/33 is trying to acquire lock:
 [   50.000005]  (rtnl_mutex){+.+.}-{3:3}, at: linkwatch_event+0xe/0x40
+[   50.000006]  [<e95a57b1>] ? confucius_enqueue+0xa2c/0x13a6 [sch_confucius]
 [   51.000000] eth0: link up
 """
 
@@ -70,6 +71,7 @@ def test_log_is_cut_into_reports_with_their_culprit():
     assert [r.title for r in reports] == [
         "BUG: KASAN: slab-out-of-bounds in confucius_enqueue+0x2a4/0x9c0 [sch_confucius]",
         "WARNING: possible circular locking dependency detected"]
+    # The second names our module only in a frame the unwinder marks "?" (a stale word).
     assert [r.in_module for r in reports] == [True, False]
     assert reports[0].lines[-1].startswith("=====")  # the report ends at its rule
     assert "eth0: link up" in reports[1].lines       # no end marker: runs on
