@@ -32,6 +32,8 @@ help:
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
 	@echo "make cross       the module for arm64, armhf, mips; the core tested on armhf and mips"
 	@echo "make boot-arm64  the arm64 module loaded and used in an arm64 kernel under qemu"
+	@echo "make debug-kernel the UML kernel with KASAN, lockdep, kmemleak, UBSAN (= make uml-debug)"
+	@echo "make soak        tc cases, robustness suite and a 30-minute soak in the debug kernel"
 	@echo "make clean       remove build products (keeps the virtualenv)"
 
 # C suites first (each prints its own summary), then pytest, which closes the run.

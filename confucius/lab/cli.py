@@ -60,7 +60,10 @@ def run_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Do not print the console as it runs."),
     engine: str = typer.Option("qemu", help="qemu (Debian's kernel, real time) or uml (User-Mode Linux, "
                                             "virtual time; modules default to build/kernel-uml/*.ko)."),
-    time_mode: Optional[str] = typer.Option(None, help="uml only: inf-cpu (the default) or basic."),
+    time_mode: Optional[str] = typer.Option(None, help="uml only: inf-cpu (the default), basic or real "
+                                                        "(the host's clock)."),
+    kernel: str = typer.Option("lab", help="uml only: lab (make uml) or debug (make uml-debug: KASAN, "
+                                           "lockdep, kmemleak, UBSAN; modules from build/kernel-uml-debug)."),
 ):
     """Boot the VM, run SCRIPT as root inside, exit with its exit status."""
     from confucius.lab import uml, vm
@@ -72,11 +75,13 @@ def run_command(
     try:
         if engine == "uml":
             result = uml.run(command if command is not None else script, **request,
-                             time_mode=time_mode or uml.TIME_MODE)
+                             time_mode=time_mode or uml.TIME_MODE, flavour=kernel)
         elif engine != "qemu":
             raise vm.LabError(f"unknown engine {engine!r}: qemu or uml")
         elif time_mode is not None:
             raise vm.LabError("--time-mode is for the uml engine (qemu's guest runs in real time)")
+        elif kernel != "lab":
+            raise vm.LabError("--kernel is for the uml engine (qemu boots Debian's kernel)")
         else:
             result = vm.run(command if command is not None else script, **request, cpus=cpus)
     except vm.LabError as err:
@@ -262,6 +267,24 @@ _ENGINE = typer.Option(None, help="Engine instead of the scenario's: qemu (Debia
 _RUN_DB = typer.Option(None, help="Results database [default: results/lab/lab.sqlite].")
 _RESULTS = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs].")
 _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
+
+
+@app.command("soak")
+def soak_command(
+    minutes: float = typer.Option(30.0, help="Minutes of mixed traffic with a `tc qdisc change` every second."),
+    out: Path = typer.Option(Path("results") / "soak", help="Folder for summary.txt, summary.json and the run."),
+):
+    """Soak sch_confucius in the UML debug kernel (make uml-debug kmod-uml-debug) and print
+    what KASAN, lockdep, UBSAN, debug objects and kmemleak found; exit 1 on any finding."""
+    from confucius.lab import soak
+
+    try:
+        summary = soak.run(minutes, out)
+    except soak.LabError as err:
+        _fail(str(err))
+    typer.echo(soak.format_summary(summary))
+    typer.echo(f"summary written to {out / 'summary.txt'} and {out / 'summary.json'}")
+    raise typer.Exit(1 if summary["blockers"] else 0)
 
 
 @app.command("run")

@@ -38,7 +38,7 @@ WATCH_INTERVAL_S = 1.0
 # Lines of a kernel log that mean the kernel found something wrong.
 KERNEL_PROBLEM = re.compile(
     r"WARNING:|BUG:|Oops|general protection fault|Kernel panic|unreferenced object|"
-    r"KASAN|UBSAN|refcount_t:|list_(add|del) corruption|soft lockup|hung task|Call Trace:")
+    r"KASAN|UBSAN|ODEBUG:|refcount_t:|list_(add|del) corruption|soft lockup|hung task|Call Trace:")
 
 
 class LabError(RuntimeError):

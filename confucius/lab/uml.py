@@ -36,14 +36,20 @@ from .engine import (REPO, Kernel, LabError, VMResult, check_request, job, machi
 
 BUILD_DIR = REPO / "build" / "uml"
 KERNEL_BINARY = BUILD_DIR / "linux"
-MODULE_ROOT = BUILD_DIR / "modules" / "lib" / "modules"
 PROJECT_MODULES = REPO / "build" / "kernel-uml"
 INIT_SCRIPT = REPO / "vm" / "uml" / "init"
+# The kernels `make uml` and `make uml-debug` build, by name: build folder and the folder
+# of the project's modules built against it.
+FLAVOURS = {
+    "lab": (BUILD_DIR, PROJECT_MODULES),
+    "debug": (REPO / "build" / "uml-debug", REPO / "build" / "kernel-uml-debug"),
+}
 
-# Guest time modes, by name: the kernel's time-travel option for each.
+# Guest time modes, by name: the kernel's time-travel option for each (None: none).
 TIME_MODES = {
     "inf-cpu": "time-travel=inf-cpu",   # CPU work is free; idle time skipped
     "basic": "time-travel",             # CPU work takes host time; idle time skipped
+    "real": None,                       # the host's clock, as under qemu
 }
 TIME_MODE = "inf-cpu"          # the default, see vm/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
@@ -51,13 +57,18 @@ HOST_INDEPENDENT = frozenset({"inf-cpu"})
 STALL_S = 60.0                 # host CPU seconds with the guest's clock standing still
 
 
-def kernel() -> Kernel:
-    """The UML kernel `make uml` built, with its installed module tree."""
-    trees = sorted(MODULE_ROOT.glob("*/modules.dep")) if MODULE_ROOT.is_dir() else []
-    if not KERNEL_BINARY.is_file() or not trees:
-        raise LabError(f"no UML kernel in {BUILD_DIR}: run `make uml`")
+def kernel(flavour: str = "lab") -> Kernel:
+    """The UML kernel `make uml` (or `make uml-debug`) built, with its installed module tree."""
+    if flavour not in FLAVOURS:
+        raise LabError(f"unknown UML kernel {flavour!r}; known: {', '.join(FLAVOURS)}")
+    build = FLAVOURS[flavour][0]
+    module_root = build / "modules" / "lib" / "modules"
+    trees = sorted(module_root.glob("*/modules.dep")) if module_root.is_dir() else []
+    if not (build / "linux").is_file() or not trees:
+        target = "uml" if flavour == "lab" else f"uml-{flavour}"
+        raise LabError(f"no UML kernel in {build}: run `make {target}`")
     tree = trees[-1].parent
-    return Kernel(tree.name, KERNEL_BINARY, tree)
+    return Kernel(tree.name, build / "linux", tree)
 
 
 def _check_time_mode(time_mode: str) -> None:
@@ -68,9 +79,10 @@ def _check_time_mode(time_mode: str) -> None:
 def _command(image: Path, memory: str, time_mode: str, ctl: Path) -> list[str]:
     # Root is the host's, read-only over hostfs; the console is the process's stdout and
     # every other line is closed. LAB_CTL reaches init as an environment variable.
+    clock = [TIME_MODES[time_mode]] if TIME_MODES[time_mode] else []
     return [str(image), f"mem={memory}", "root=/dev/root", "rootfstype=hostfs", "rootflags=/",
             "ro", f"init={INIT_SCRIPT}", "con=null", "ssl=null", "con0=null,fd:1", "quiet",
-            TIME_MODES[time_mode], f"LAB_CTL={ctl}"]
+            *clock, f"LAB_CTL={ctl}"]
 
 
 def _engine_env() -> dict[str, str]:
@@ -157,21 +169,22 @@ def _slot(time_mode: str):
 def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float = 300.0,
         memory: str = "2G", env: Mapping[str, str] | None = None, args: Sequence[str] = (),
         modules: Sequence[os.PathLike] | None = None, echo: bool = False,
-        time_mode: str = TIME_MODE, stall: float = STALL_S) -> VMResult:
+        time_mode: str = TIME_MODE, stall: float = STALL_S, flavour: str = "lab") -> VMResult:
     """Boot the UML kernel, run `script` as root inside it and return how it went.
 
     As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
-    defaulting to build/kernel-uml/*.ko, `timeout` in wall-clock seconds, `time_mode` one
-    of TIME_MODES and `stall` the host CPU seconds the guest may use while its clock stands still
-    before the run is ended.
+    defaulting to the flavour's modules (build/kernel-uml/*.ko for `lab`), `timeout` in
+    wall-clock seconds, `time_mode` one of TIME_MODES, `stall` the host CPU seconds the
+    guest may use while its clock stands still before the run is ended, and `flavour` one
+    of FLAVOURS.
     """
     env = dict(env or {})
     check_request(script, timeout, memory, env)
     _check_time_mode(time_mode)
     if not stall > 0:
         raise LabError(f"stall must be positive, got {stall!r}")
-    modules = project_modules(modules, PROJECT_MODULES)
-    uml = kernel()
+    uml = kernel(flavour)
+    modules = project_modules(modules, FLAVOURS[flavour][1])
     settings = {"LAB_POWER_OFF": "o", "LAB_UML_MODULES": str(uml.modules)}
     with job("uml", script, args, uml, results_dir=results_dir, modules=modules, env=env,
              interactive=False, settings=settings) as run_job:

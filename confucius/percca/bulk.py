@@ -7,7 +7,7 @@ the guest's traffic for per-CCA experiments.
 
 Why not iperf3 per flow: iperf3 polls (pselect6 on an always-writable socket plus
 clock_gettime), and in UML's virtual time a poller only advances as fast as the host runs
-it (lab/README.md, "Hazards of virtual time"); thirty of them would make a 30 s run take
+it (vm/README.md, "Hazards of virtual time"); thirty of them would make a 30 s run take
 many minutes. Here one sender and one receiver wait in epoll: the sender writes until each
 socket's buffer is full and sleeps until the kernel frees room, the receiver sleeps until
 data arrives or the next sample is due. The TCP is the kernel's, as iperf3's would be.

@@ -2,13 +2,16 @@
 # SPDX-License-Identifier: MIT
 # Builds the lab's User-Mode Linux kernel into OUT (build/uml): Debian's linux-source-6.1
 # unpacked afresh, kernel/uml/patches/*.patch applied in name order, `make ARCH=um
-# defconfig` merged with kernel/uml/uml.config, then the kernel and its modules (the
+# defconfig` merged with kernel/uml/uml.config and then with an optional EXTRA fragment
+# (kernel/uml/debug.config for build/uml-debug; its EXTRA.patch, if any, is applied
+# too), then the kernel and its modules (the
 # modules step writes Module.symvers and scripts/module.lds, which out-of-tree modules
 # such as ours need), installed into OUT/modules. The tree stays in OUT/src for
 # `make -C OUT/src ARCH=um M=...`; the kernel is OUT/linux.
 set -euo pipefail
 
-out=$(realpath -m "${1:?usage: build.sh OUTDIR}")
+out=$(realpath -m "${1:?usage: build.sh OUTDIR [EXTRA.config]}")
+extra=${2:+$(realpath "$2")}
 here=$(cd "$(dirname "$0")" && pwd)
 tarball=${UML_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 jobs=${JOBS:-$(nproc)}
@@ -25,9 +28,13 @@ for patch in "$here"/patches/*.patch; do
 	echo "uml: applying $(basename "$patch")"
 	patch -p1 --forward --quiet < "$patch"
 done
+if [ -n "$extra" ] && [ -f "${extra%.config}.patch" ]; then
+	echo "uml: applying $(basename "${extra%.config}.patch")"
+	patch -p1 --forward --quiet < "${extra%.config}.patch"
+fi
 
 make ARCH=um defconfig >/dev/null
-scripts/kconfig/merge_config.sh -m .config "$here/uml.config" >/dev/null
+scripts/kconfig/merge_config.sh -m .config "$here/uml.config" $extra >/dev/null
 make ARCH=um olddefconfig >/dev/null
 
 # Kconfig silently drops an option whose dependencies are not met: name each one.
@@ -39,7 +46,7 @@ while read -r line; do
 		opt=${line#\# }; opt=${opt%% *}
 		grep -q "^$opt=" .config && { echo "uml: $opt still set" >&2; missing=1; } ;;
 	esac
-done < "$here/uml.config"
+done < <(cat "$here/uml.config" $extra)
 [ "$missing" = 0 ]
 
 make ARCH=um -j"$jobs" linux modules

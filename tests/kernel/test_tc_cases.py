@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
 """The tc-testing style cases of tc_cases/, run in one boot of the lab VM.
 
-tc_runner.py runs every case inside Debian's kernel with the system tc, the plugin from
-build/tc and the module from build/kernel, and writes what it found; each case then shows
-here as one test. The tests not marked `vm` check the cases themselves and the runner's
+tc_runner.py runs every case inside Debian's kernel (or the kernel CONFUCIUS_TEST_KERNEL
+names, see guest_kernel.py) with the system tc, the plugin from build/tc and the module
+built for that kernel, and writes what it found; each case then shows here as one test. The tests not marked `vm` check the cases themselves and the runner's
 helpers on the host.
 """
 
@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+import guest_kernel
 import nlqdisc
 import tc_runner
 from confucius.lab import vm
@@ -39,14 +40,14 @@ def _param(case: dict):
 
 @pytest.fixture(scope="module")
 def guest(tmp_path_factory) -> vm.VMResult:
-    for built in (vm.TC_PLUGINS / "q_confucius.so", vm.PROJECT_MODULES / "sch_confucius.ko"):
+    for built in (vm.TC_PLUGINS / "q_confucius.so", guest_kernel.project_modules() / "sch_confucius.ko"):
         if not built.is_file():
             pytest.fail(f"{built} is missing: run `make tc kmod` first")
     results = tmp_path_factory.mktemp("tc_cases")
     # python -S: the runner needs the standard library only, and site-packages cost seconds
     # to scan over 9p under emulation.
-    return vm.run(f'exec python3 -S tests/kernel/tc_runner.py --output "$RESULTS/{RESULTS_FILE}"',
-                  results_dir=results, timeout=VM_TIMEOUT_S)
+    return guest_kernel.run(f'exec python3 -S tests/kernel/tc_runner.py --output "$RESULTS/{RESULTS_FILE}"',
+                            results_dir=results, timeout=VM_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
