@@ -79,6 +79,12 @@ static int tick_before(u32 a, u32 b)
 	return (s32)(a - b) < 0;
 }
 
+/* How long a backlogged flow's head packet has waited. */
+static u64 head_sojourn_ns(const struct cfc_flow *f, u64 now)
+{
+	return (u64)(ticks_of(now) - f->head->stamp) << CFC_TICK_SHIFT;
+}
+
 /* --------------------------------------------------------- configuration */
 
 void cfc_config_default(struct cfc_config *cfg)
@@ -988,7 +994,7 @@ enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
 static int too_late(const struct cfc_sched *s, const struct cfc_flow *f, u64 now)
 {
 	return s->cfg.maxdelay_ns && f->state == CFC_FLOW_OLD &&
-	       ((u64)(u32)(ticks_of(now) - f->head->stamp) << CFC_TICK_SHIFT) > s->cfg.maxdelay_ns;
+	       head_sojourn_ns(f, now) > s->cfg.maxdelay_ns;
 }
 
 struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped)
@@ -1267,6 +1273,6 @@ int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_fl
 	st->qlen = f->qlen;
 	st->backlog = f->backlog;
 	st->deficit = f->deficit;
-	st->sojourn_ns = f->head ? (u64)(ticks_of(now) - f->head->stamp) << CFC_TICK_SHIFT : 0;
+	st->sojourn_ns = f->head ? head_sojourn_ns(f, now) : 0;
 	return 1;
 }
