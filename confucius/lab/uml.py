@@ -29,7 +29,7 @@ import signal
 import subprocess
 import time
 from pathlib import Path
-from typing import Mapping, Sequence
+from typing import Iterator, Mapping, Sequence
 
 from .engine import (REPO, Kernel, LabError, VMResult, check_request, job, machine_slot,
                      project_modules, supervise)
@@ -113,23 +113,9 @@ class _Heartbeat:
         return cpu - self._cpu_at_beat > self._stall
 
 
-def session_cpu_seconds(session: int) -> float:
-    """User and system CPU seconds of the live processes in `session`."""
-    ticks = 0
-    for pid in session_processes(session):
-        try:
-            stat = Path(f"/proc/{pid}/stat").read_text()
-        except OSError:
-            continue  # gone meanwhile
-        fields = stat[stat.rindex(")") + 2:].split()
-        ticks += int(fields[11]) + int(fields[12])  # utime, stime
-    return ticks / os.sysconf("SC_CLK_TCK")
-
-
-def session_processes(session: int) -> list[int]:
-    """PIDs of the live host processes in `session` (zombies run nothing: they wait for
-    their parent to collect them)."""
-    found = []
+def process_stats() -> Iterator[tuple[int, list[str]]]:
+    """Every host process's PID and the fields of its /proc stat after the command name
+    (which may hold spaces and parentheses): state, ppid, pgrp, session, ..."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -137,11 +123,24 @@ def session_processes(session: int) -> list[int]:
             stat = (entry / "stat").read_text()
         except OSError:
             continue  # gone meanwhile
-        # Fields after the command name, which may hold spaces and parentheses.
-        fields = stat[stat.rindex(")") + 2:].split()
-        if int(fields[3]) == session and fields[0] != "Z":
-            found.append(int(entry.name))
-    return found
+        yield int(entry.name), stat[stat.rindex(")") + 2:].split()
+
+
+def _session_stats(session: int) -> list[tuple[int, list[str]]]:
+    # Zombies run nothing: they wait for their parent to collect them.
+    return [(pid, fields) for pid, fields in process_stats()
+            if int(fields[3]) == session and fields[0] != "Z"]
+
+
+def session_processes(session: int) -> list[int]:
+    """PIDs of the live host processes in `session`."""
+    return [pid for pid, _ in _session_stats(session)]
+
+
+def session_cpu_seconds(session: int) -> float:
+    """User and system CPU seconds of the live processes in `session`."""
+    ticks = sum(int(fields[11]) + int(fields[12]) for _, fields in _session_stats(session))
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def end_session(session: int, attempts: int = 50) -> None:

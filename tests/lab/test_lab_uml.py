@@ -109,23 +109,12 @@ def kernel_sessions_under(parent: int, wait: float) -> set[int]:
     leads a session of its own)."""
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
-        found = {pid for pid in children(parent) if os.getsid(pid) == pid}
+        found = {pid for pid, fields in uml.process_stats()
+                 if int(fields[1]) == parent and int(fields[3]) == pid}
         if found:
             return found
         time.sleep(0.2)
     return set()
-
-
-def children(parent: int) -> list[int]:
-    found = []
-    for entry in Path("/proc").iterdir():
-        try:
-            stat = (entry / "stat").read_text() if entry.name.isdigit() else ""
-        except OSError:
-            continue  # gone meanwhile
-        if stat and int(stat[stat.rindex(")") + 2:].split()[1]) == parent:
-            found.append(int(entry.name))
-    return found
 
 
 def orphaned_uml_processes() -> list[int]:
