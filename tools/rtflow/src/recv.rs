@@ -12,12 +12,11 @@ use std::os::fd::AsRawFd;
 use crate::feedback::FeedbackBuilder;
 use crate::frames::{Assembler, FramePacket, FrameRecord};
 use crate::logs::CsvLog;
-use crate::sys::{self, Interest};
+use crate::sys::{self, Interest, MAX_SLEEP_NS};
 use crate::wire::{Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
 
 const SOCKET_BUFFER: u32 = 4 << 20;
 const EXPIRE_EVERY_NS: u64 = 100_000_000;
-const MAX_SLEEP_NS: u64 = 100_000_000;
 /// Datagrams read in one go before feedback and timers get a turn.
 const READ_BATCH: usize = 256;
 

@@ -13,11 +13,10 @@ use crate::history::{History, Outcome};
 use crate::logs::{float, CsvLog, Field};
 use crate::pacer::{MediaPacket, Outgoing, Pacer, PADDING_PAYLOAD};
 use crate::sys::{self, Interest};
+use crate::timetable::Timetable;
 use crate::units::format_rate;
 use crate::wire::{self, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
 
-/// Longest sleep, so that a signal that slips in before the wait is seen soon.
-const MAX_SLEEP_NS: u64 = 100_000_000;
 /// The socket may hold many datagrams: the sender's own queue is the pacer's.
 const SOCKET_BUFFER: u32 = 4 << 20;
 /// When the bye datagrams go out after the last media packet: spread over a quarter of a
@@ -86,33 +85,18 @@ pub fn run(config: UdpSendConfig, make_controller: impl FnOnce(u64) -> Box<dyn C
         retransmit_window_ns: config.retransmit_window_ns,
         totals: Totals::default(),
     };
-    let end = start + config.duration_ns;
-    let mut next_tick = start + TICK_NS;
-    let mut next_log = start;
-    let mut last_log = start;
-    loop {
-        let now = sys::now_ns();
-        if now >= end || sys::shutdown_requested() {
-            break;
-        }
+    let mut timetable = Timetable::new(start, config.duration_ns, TICK_NS, config.log_interval_ns);
+    while let Some(now) = timetable.round() {
         sender.capture_due_frames(now);
-        if now >= next_tick {
+        if timetable.step_due(now) {
             sender.tick(now);
-            next_tick = now.max(next_tick + TICK_NS);
         }
         sender.send_allowed(now)?;
-        if now >= next_log {
-            sender.log_rates(now, now - last_log)?;
-            last_log = now;
-            next_log += config.log_interval_ns;
+        if let Some(covered) = timetable.log_due(now) {
+            sender.log_rates(now, covered)?;
         }
-        let wake = [Some(sender.encoder.next_capture_ns()), Some(next_tick), Some(next_log), Some(end),
-                    sender.next_send_ns(now)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap();
-        let ready = sys::wait(&[sender.interest()], wake.saturating_sub(now).min(MAX_SLEEP_NS))
+        let wake = sender.next_send_ns(now).unwrap_or(u64::MAX).min(sender.encoder.next_capture_ns());
+        let ready = sys::wait(&[sender.interest()], timetable.sleep_ns(now, wake))
             .map_err(|e| format!("wait failed: {e}"))?;
         if ready[0].writable {
             sender.blocked_on_socket = false;
