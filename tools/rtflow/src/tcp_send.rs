@@ -16,7 +16,7 @@ use crate::sys::{self, Interest, TcpInfo};
 use crate::tcp_rate::{TcpRateAdapter, CONTROL_INTERVAL_NS};
 use crate::timetable::Timetable;
 use crate::units::format_rate;
-use crate::wire::{FeedbackRequest, Kind, MediaHeader, MEDIA_HEADER_LEN};
+use crate::wire::{FeedbackRequest, FramePacket, Kind, MediaHeader, MEDIA_HEADER_LEN};
 
 /// How long to keep trying while the receiver is not listening yet.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -131,8 +131,9 @@ impl Sender {
     fn enqueue(&mut self, frame: &Frame) {
         let payload = frame.wire_budget.saturating_sub(MEDIA_HEADER_LEN as u64).max(1);
         let header = MediaHeader {
-            kind: Kind::Media, key_frame: frame.key, feedback: FeedbackRequest::default(), seq: frame.id,
-            frame_id: frame.id, capture_ns: frame.capture_ns, frame_size: payload as u32, index: 0, count: 1,
+            kind: Kind::Media, feedback: FeedbackRequest::default(), seq: frame.id,
+            frame: FramePacket { frame_id: frame.id, capture_ns: frame.capture_ns, key: frame.key,
+                                 frame_size: payload as u32, index: 0, count: 1 },
         };
         let mut bytes = [0u8; MEDIA_HEADER_LEN];
         header.encode(&mut bytes);

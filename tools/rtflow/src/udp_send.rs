@@ -15,7 +15,7 @@ use crate::pacer::{MediaPacket, Outgoing, Pacer, PADDING_PAYLOAD};
 use crate::sys::{self, Interest};
 use crate::timetable::Timetable;
 use crate::units::format_rate;
-use crate::wire::{self, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
+use crate::wire::{self, FramePacket, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
 
 /// The socket may hold many datagrams: the sender's own queue is the pacer's.
 const SOCKET_BUFFER: u32 = 4 << 20;
@@ -141,7 +141,7 @@ impl Sender {
             .iter()
             .filter(|o| o.arrival_ns.is_none())
             .filter_map(|o| o.sent.media)
-            .filter(|m| !m.resent && now.saturating_sub(m.capture_ns) < self.retransmit_window_ns)
+            .filter(|m| !m.resent && now.saturating_sub(m.frame.capture_ns) < self.retransmit_window_ns)
             .collect();
         self.totals.retransmitted += lost.len() as u64;
         self.pacer.retransmit(&lost);
@@ -178,16 +178,9 @@ impl Sender {
         let feedback = self.controller.feedback_request();
         let seq = self.history.next_seq();
         let (header, payload) = match packet {
-            Outgoing::Media(m) => (
-                MediaHeader { kind: Kind::Media, key_frame: m.key, feedback, seq, frame_id: m.frame_id,
-                              capture_ns: m.capture_ns, frame_size: m.frame_size, index: m.index, count: m.count },
-                m.payload,
-            ),
-            Outgoing::Padding => (
-                MediaHeader { kind: Kind::Padding, key_frame: false, feedback, seq, frame_id: 0, capture_ns: 0,
-                              frame_size: 0, index: 0, count: 0 },
-                PADDING_PAYLOAD,
-            ),
+            Outgoing::Media(m) => (MediaHeader { kind: Kind::Media, feedback, seq, frame: m.frame }, m.payload),
+            Outgoing::Padding => (MediaHeader { kind: Kind::Padding, feedback, seq, frame: FramePacket::default() },
+                                  PADDING_PAYLOAD),
         };
         header.encode(&mut self.buf);
         MEDIA_HEADER_LEN + payload
@@ -243,9 +236,8 @@ impl Sender {
     }
 
     fn finish(mut self, label: &str, elapsed_ns: u64) -> Result<(), String> {
-        let bye = MediaHeader { kind: Kind::Bye, key_frame: false, feedback: Default::default(),
-                                seq: self.history.next_seq(), frame_id: 0, capture_ns: 0, frame_size: 0, index: 0,
-                                count: 0 };
+        let bye = MediaHeader { kind: Kind::Bye, feedback: Default::default(), seq: self.history.next_seq(),
+                                frame: FramePacket::default() };
         bye.encode(&mut self.buf);
         let stopped = sys::now_ns();
         for at_ms in BYE_SCHEDULE_MS {
