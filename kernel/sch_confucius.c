@@ -77,6 +77,19 @@ static unsigned int drop_list(struct Qdisc *sch, struct cfc_pkt *list,
 	return n;
 }
 
+/*
+ * Account and free (onto *to_free) what the core dropped outside enqueue, and
+ * tell the parents at once, as fq_codel does in this kernel: their qlen_notify
+ * is idempotent, so being told while this qdisc runs empty is safe.
+ */
+static void drop_and_tell_parents(struct Qdisc *sch, struct cfc_pkt *list,
+				  struct sk_buff **to_free)
+{
+	unsigned int bytes, n = drop_list(sch, list, &bytes, to_free);
+
+	qdisc_tree_reduce_backlog(sch, n, bytes);
+}
+
 /* ------------------------------------------------------ external classes */
 
 /*
@@ -231,18 +244,12 @@ static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	return NET_XMIT_SUCCESS;
 }
 
-/*
- * Free what the core dropped at dequeue (maxdelay) and tell the parents at once,
- * as fq_codel does in this kernel: their qlen_notify is idempotent, so being
- * told while this qdisc runs empty is safe (older kernels deferred it).
- */
+/* What the core dropped at dequeue (maxdelay); older kernels deferred telling the parents. */
 static void drop_late(struct Qdisc *sch, struct cfc_pkt *dropped)
 {
 	struct sk_buff *to_free = NULL;
-	unsigned int bytes, n;
 
-	n = drop_list(sch, dropped, &bytes, &to_free);
-	qdisc_tree_reduce_backlog(sch, n, bytes);
+	drop_and_tell_parents(sch, dropped, &to_free);
 	kfree_skb_list(to_free);
 }
 
@@ -439,7 +446,6 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	struct nlattr *tb[TCA_CONFUCIUS_MAX + 1];
 	struct cfc_pkt *dropped = NULL;
 	struct sk_buff *to_free = NULL;
-	unsigned int n, bytes;
 	struct cfc_config cfg;
 	u64 now;
 	const char *why;
@@ -473,8 +479,7 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	sch_tree_lock(sch);
 	now = ktime_get_ns();
 	cfc_change(&q->core, &cfg, now, &dropped);
-	n = drop_list(sch, dropped, &bytes, &to_free);
-	qdisc_tree_reduce_backlog(sch, n, bytes);
+	drop_and_tell_parents(sch, dropped, &to_free);	/* freed after the lock */
 	/* A packet held back at the old rate may be due now: let dequeue decide. */
 	if (q->core.qlen)
 		qdisc_watchdog_schedule_ns(&q->watchdog, now);
