@@ -374,6 +374,19 @@ static int read_class_weights(struct nlattr *attr, struct cfc_config *cfg,
 	return 0;
 }
 
+static void read_u32(const struct nlattr *attr, u32 *value)
+{
+	if (attr)
+		*value = nla_get_u32(attr);
+}
+
+/* Times travel in microseconds; the core keeps nanoseconds. */
+static void read_us(const struct nlattr *attr, u64 *ns)
+{
+	if (attr)
+		*ns = (u64)nla_get_u32(attr) * NSEC_PER_USEC;
+}
+
 /* Fill *cfg from the attributes given; attributes not given keep their value. */
 static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		       struct netlink_ext_ack *extack)
@@ -390,32 +403,24 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		if (err)
 			return err;
 	}
-	if (tb[TCA_CONFUCIUS_LIMIT])
-		cfg->limit = nla_get_u32(tb[TCA_CONFUCIUS_LIMIT]);
-	if (tb[TCA_CONFUCIUS_MEMLIMIT])
-		cfg->memlimit = nla_get_u32(tb[TCA_CONFUCIUS_MEMLIMIT]);
-	if (tb[TCA_CONFUCIUS_FLOWS])
-		cfg->flows = nla_get_u32(tb[TCA_CONFUCIUS_FLOWS]);
-	if (tb[TCA_CONFUCIUS_QUANTUM])
-		cfg->quantum = nla_get_u32(tb[TCA_CONFUCIUS_QUANTUM]);
-	if (tb[TCA_CONFUCIUS_INTERVAL])
-		cfg->interval_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_INTERVAL]) * NSEC_PER_USEC;
-	if (tb[TCA_CONFUCIUS_RECLASSIFY])
-		cfg->reclassify_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_RECLASSIFY]) * NSEC_PER_USEC;
+	read_u32(tb[TCA_CONFUCIUS_LIMIT], &cfg->limit);
+	read_u32(tb[TCA_CONFUCIUS_MEMLIMIT], &cfg->memlimit);
+	read_u32(tb[TCA_CONFUCIUS_FLOWS], &cfg->flows);
+	read_u32(tb[TCA_CONFUCIUS_QUANTUM], &cfg->quantum);
+	read_us(tb[TCA_CONFUCIUS_INTERVAL], &cfg->interval_ns);
+	read_us(tb[TCA_CONFUCIUS_RECLASSIFY], &cfg->reclassify_ns);
+	read_us(tb[TCA_CONFUCIUS_TARGET], &cfg->target_ns);
+	read_us(tb[TCA_CONFUCIUS_MAXHOLD], &cfg->maxhold_ns);
+	read_us(tb[TCA_CONFUCIUS_MAXDELAY], &cfg->maxdelay_ns);
+	if (tb[TCA_CONFUCIUS_HYSTERESIS])
+		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
+	/* The policy bounds these to their narrower fields. */
 	if (tb[TCA_CONFUCIUS_MODE])
 		cfg->mode = nla_get_u32(tb[TCA_CONFUCIUS_MODE]);
 	if (tb[TCA_CONFUCIUS_CLASSES])
 		cfg->classes = nla_get_u32(tb[TCA_CONFUCIUS_CLASSES]);
-	if (tb[TCA_CONFUCIUS_HYSTERESIS])
-		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
 	if (tb[TCA_CONFUCIUS_PACE])
 		cfg->pace = nla_get_u32(tb[TCA_CONFUCIUS_PACE]);
-	if (tb[TCA_CONFUCIUS_TARGET])
-		cfg->target_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_TARGET]) * NSEC_PER_USEC;
-	if (tb[TCA_CONFUCIUS_MAXHOLD])
-		cfg->maxhold_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_MAXHOLD]) * NSEC_PER_USEC;
-	if (tb[TCA_CONFUCIUS_MAXDELAY])
-		cfg->maxdelay_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_MAXDELAY]) * NSEC_PER_USEC;
 	return 0;
 }
 
