@@ -56,8 +56,7 @@ static void memlimit_counts_truesize(void **state)
 	}
 	assert_true(ts->drops[0] > 0);
 	assert_int_equal(ts->drops[1], 0);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* A smaller limit trims the backlog at once, from the fattest flows, and reports the drops. */
@@ -76,8 +75,7 @@ static void smaller_limit_trims_backlog(void **state)
 	ts_change(ts, &cfg);
 	assert_true(ts->s.qlen <= 50);
 	assert_int_equal(ts->s.cnt.dropped_pkts, 400 - ts->s.qlen);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* Serve with a watchdog that fires `late_ns` after the time the core asks for. */
@@ -123,8 +121,7 @@ static void shaper_rate_within_1pct(void **state)
 					 (unsigned long long)rates[r],
 					 (unsigned long long)lateness[l], rate);
 			assert_true(ts->s.cnt.overlimits > 0);
-			assert_null(ts_check(ts));
-			ts_free(ts);
+			check_and_free(ts);
 		}
 	}
 }

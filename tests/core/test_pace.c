@@ -399,8 +399,7 @@ static void held_ticks_give_back_down_to_the_floor(void **state)
 	ts_run_link(ts, 1000000ull, 3 * cfg.interval_ns, NULL, NULL);
 	assert_int_equal(ts->s.cnt.holds, 4);
 	assert_int_equal(ts->s.new_sum, CFC_GIVE_BACK_FLOOR);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /*
@@ -438,8 +437,7 @@ static void only_competing_old_flows_count(void **state)
 		before = share;
 		share = ts_measured_share(ts, 100000000ull, rt + 1, rt, cfg.interval_ns);
 	}
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 int run_pace_tests(void)
