@@ -96,13 +96,16 @@ class RtFlow:
     rate_bps: float | None = None   # fixed
 
     @property
+    def parameter(self) -> str | None:
+        """What the controller's name carries after its mode: tcp's CCA, fixed's rate."""
+        if self.mode == "fixed":
+            return f"{self.rate_bps / 1e6:g}mbit"
+        return self.cca
+
+    @property
     def label(self) -> str:
         """The controller as a scenario names it (gcc, tcp-bbr, fixed-8mbit), read by _rt_flow."""
-        if self.mode == "tcp":
-            return f"tcp-{self.cca}"
-        if self.mode == "fixed":
-            return f"fixed-{self.rate_bps / 1e6:g}mbit"
-        return self.mode
+        return f"{self.mode}-{self.parameter}" if self.parameter else self.mode
 
 
 def controller_label(flows: Sequence[RtFlow]) -> str:
