@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: MIT */
-/* What the core's test groups share: their entry points and how a test ends. */
+/* What the core's test groups share: how a group is defined and run, and how a test ends. */
 #ifndef CFC_SUITES_H
 #define CFC_SUITES_H
 
@@ -10,6 +10,18 @@
 #include <cmocka.h>
 
 #include "harness.h"
+
+/*
+ * Defines `int function(void)`, which runs the tests listed (cmocka_unit_test(name), ...)
+ * as one cmocka group named `title` and returns how many failed; main.c runs the groups.
+ */
+#define CFC_TEST_GROUP(function, title, ...)					\
+	int function(void)							\
+	{									\
+		const struct CMUnitTest tests[] = { __VA_ARGS__ };		\
+										\
+		return cmocka_run_group_tests_name(title, tests, NULL, NULL);	\
+	}
 
 int run_weight_tests(void);
 int run_sched_tests(void);

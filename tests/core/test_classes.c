@@ -256,16 +256,10 @@ static void mode_changes_under_load(void **state)
 	check_and_free(ts);
 }
 
-int run_class_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(low_medium_high_occupancy_find_their_classes),
-		cmocka_unit_test(similar_gentle_flows_stay_together),
-		cmocka_unit_test(class_serves_earliest_first),
-		cmocka_unit_test(external_classes_share_by_flows_or_weights),
-		cmocka_unit_test(external_relabel_keeps_order),
-		cmocka_unit_test(mode_changes_under_load),
-	};
-
-	return cmocka_run_group_tests_name("classes", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_class_tests, "classes",
+	cmocka_unit_test(low_medium_high_occupancy_find_their_classes),
+	cmocka_unit_test(similar_gentle_flows_stay_together),
+	cmocka_unit_test(class_serves_earliest_first),
+	cmocka_unit_test(external_classes_share_by_flows_or_weights),
+	cmocka_unit_test(external_relabel_keeps_order),
+	cmocka_unit_test(mode_changes_under_load))

@@ -166,16 +166,10 @@ static void rate_change_releases_held_packet(void **state)
 	ts_free(ts);
 }
 
-int run_limit_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fattest_flow_pays_for_overflow),
-		cmocka_unit_test(memlimit_counts_truesize),
-		cmocka_unit_test(smaller_limit_trims_backlog),
-		cmocka_unit_test(shaper_rate_within_1pct),
-		cmocka_unit_test(idle_link_saves_no_credit),
-		cmocka_unit_test(rate_change_releases_held_packet),
-	};
-
-	return cmocka_run_group_tests_name("limits and shaper", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_limit_tests, "limits and shaper",
+	cmocka_unit_test(fattest_flow_pays_for_overflow),
+	cmocka_unit_test(memlimit_counts_truesize),
+	cmocka_unit_test(smaller_limit_trims_backlog),
+	cmocka_unit_test(shaper_rate_within_1pct),
+	cmocka_unit_test(idle_link_saves_no_credit),
+	cmocka_unit_test(rate_change_releases_held_packet))

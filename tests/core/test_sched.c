@@ -149,13 +149,7 @@ static void order_is_preserved_within_flows(void **state)
 	check_and_free(ts);
 }
 
-int run_sched_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(shares_match_weights),
-		cmocka_unit_test(equal_weights_share_equally),
-		cmocka_unit_test(order_is_preserved_within_flows),
-	};
-
-	return cmocka_run_group_tests_name("DWRR scheduling", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_sched_tests, "DWRR scheduling",
+	cmocka_unit_test(shares_match_weights),
+	cmocka_unit_test(equal_weights_share_equally),
+	cmocka_unit_test(order_is_preserved_within_flows))

@@ -234,16 +234,10 @@ static void flow_stats_tell_each_flow(void **state)
 	ts_free(ts);
 }
 
-int run_weight_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(motivating_example),
-		cmocka_unit_test(five_old_twelve_new),
-		cmocka_unit_test(spread_arrivals),
-		cmocka_unit_test(completion_of_new_flows),
-		cmocka_unit_test(paused_old_flow_keeps_its_age),
-		cmocka_unit_test(flow_stats_tell_each_flow),
-	};
-
-	return cmocka_run_group_tests_name("weights (Alg. 1-3)", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_weight_tests, "weights (Alg. 1-3)",
+	cmocka_unit_test(motivating_example),
+	cmocka_unit_test(five_old_twelve_new),
+	cmocka_unit_test(spread_arrivals),
+	cmocka_unit_test(completion_of_new_flows),
+	cmocka_unit_test(paused_old_flow_keeps_its_age),
+	cmocka_unit_test(flow_stats_tell_each_flow))
