@@ -77,6 +77,19 @@ static unsigned int drop_list(struct Qdisc *sch, struct cfc_pkt *list,
 	return n;
 }
 
+/*
+ * Account and free (onto *to_free) what the core dropped outside enqueue, and
+ * tell the parents at once, as fq_codel does in this kernel: their qlen_notify
+ * is idempotent, so being told while this qdisc runs empty is safe.
+ */
+static void drop_and_tell_parents(struct Qdisc *sch, struct cfc_pkt *list,
+				  struct sk_buff **to_free)
+{
+	unsigned int bytes, n = drop_list(sch, list, &bytes, to_free);
+
+	qdisc_tree_reduce_backlog(sch, n, bytes);
+}
+
 /* ------------------------------------------------------ external classes */
 
 /*
@@ -231,18 +244,12 @@ static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	return NET_XMIT_SUCCESS;
 }
 
-/*
- * Free what the core dropped at dequeue (maxdelay) and tell the parents at once,
- * as fq_codel does in this kernel: their qlen_notify is idempotent, so being
- * told while this qdisc runs empty is safe (older kernels deferred it).
- */
+/* What the core dropped at dequeue (maxdelay); older kernels deferred telling the parents. */
 static void drop_late(struct Qdisc *sch, struct cfc_pkt *dropped)
 {
 	struct sk_buff *to_free = NULL;
-	unsigned int bytes, n;
 
-	n = drop_list(sch, dropped, &bytes, &to_free);
-	qdisc_tree_reduce_backlog(sch, n, bytes);
+	drop_and_tell_parents(sch, dropped, &to_free);
 	kfree_skb_list(to_free);
 }
 
@@ -367,6 +374,19 @@ static int read_class_weights(struct nlattr *attr, struct cfc_config *cfg,
 	return 0;
 }
 
+static void read_u32(const struct nlattr *attr, u32 *value)
+{
+	if (attr)
+		*value = nla_get_u32(attr);
+}
+
+/* Times travel in microseconds; the core keeps nanoseconds. */
+static void read_us(const struct nlattr *attr, u64 *ns)
+{
+	if (attr)
+		*ns = (u64)nla_get_u32(attr) * NSEC_PER_USEC;
+}
+
 /* Fill *cfg from the attributes given; attributes not given keep their value. */
 static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		       struct netlink_ext_ack *extack)
@@ -383,32 +403,24 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		if (err)
 			return err;
 	}
-	if (tb[TCA_CONFUCIUS_LIMIT])
-		cfg->limit = nla_get_u32(tb[TCA_CONFUCIUS_LIMIT]);
-	if (tb[TCA_CONFUCIUS_MEMLIMIT])
-		cfg->memlimit = nla_get_u32(tb[TCA_CONFUCIUS_MEMLIMIT]);
-	if (tb[TCA_CONFUCIUS_FLOWS])
-		cfg->flows = nla_get_u32(tb[TCA_CONFUCIUS_FLOWS]);
-	if (tb[TCA_CONFUCIUS_QUANTUM])
-		cfg->quantum = nla_get_u32(tb[TCA_CONFUCIUS_QUANTUM]);
-	if (tb[TCA_CONFUCIUS_INTERVAL])
-		cfg->interval_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_INTERVAL]) * NSEC_PER_USEC;
-	if (tb[TCA_CONFUCIUS_RECLASSIFY])
-		cfg->reclassify_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_RECLASSIFY]) * NSEC_PER_USEC;
+	read_u32(tb[TCA_CONFUCIUS_LIMIT], &cfg->limit);
+	read_u32(tb[TCA_CONFUCIUS_MEMLIMIT], &cfg->memlimit);
+	read_u32(tb[TCA_CONFUCIUS_FLOWS], &cfg->flows);
+	read_u32(tb[TCA_CONFUCIUS_QUANTUM], &cfg->quantum);
+	read_us(tb[TCA_CONFUCIUS_INTERVAL], &cfg->interval_ns);
+	read_us(tb[TCA_CONFUCIUS_RECLASSIFY], &cfg->reclassify_ns);
+	read_us(tb[TCA_CONFUCIUS_TARGET], &cfg->target_ns);
+	read_us(tb[TCA_CONFUCIUS_MAXHOLD], &cfg->maxhold_ns);
+	read_us(tb[TCA_CONFUCIUS_MAXDELAY], &cfg->maxdelay_ns);
+	if (tb[TCA_CONFUCIUS_HYSTERESIS])
+		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
+	/* The policy bounds these to their narrower fields. */
 	if (tb[TCA_CONFUCIUS_MODE])
 		cfg->mode = nla_get_u32(tb[TCA_CONFUCIUS_MODE]);
 	if (tb[TCA_CONFUCIUS_CLASSES])
 		cfg->classes = nla_get_u32(tb[TCA_CONFUCIUS_CLASSES]);
-	if (tb[TCA_CONFUCIUS_HYSTERESIS])
-		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
 	if (tb[TCA_CONFUCIUS_PACE])
 		cfg->pace = nla_get_u32(tb[TCA_CONFUCIUS_PACE]);
-	if (tb[TCA_CONFUCIUS_TARGET])
-		cfg->target_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_TARGET]) * NSEC_PER_USEC;
-	if (tb[TCA_CONFUCIUS_MAXHOLD])
-		cfg->maxhold_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_MAXHOLD]) * NSEC_PER_USEC;
-	if (tb[TCA_CONFUCIUS_MAXDELAY])
-		cfg->maxdelay_ns = (u64)nla_get_u32(tb[TCA_CONFUCIUS_MAXDELAY]) * NSEC_PER_USEC;
 	return 0;
 }
 
@@ -439,7 +451,6 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	struct nlattr *tb[TCA_CONFUCIUS_MAX + 1];
 	struct cfc_pkt *dropped = NULL;
 	struct sk_buff *to_free = NULL;
-	unsigned int n, bytes;
 	struct cfc_config cfg;
 	u64 now;
 	const char *why;
@@ -473,8 +484,7 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	sch_tree_lock(sch);
 	now = ktime_get_ns();
 	cfc_change(&q->core, &cfg, now, &dropped);
-	n = drop_list(sch, dropped, &bytes, &to_free);
-	qdisc_tree_reduce_backlog(sch, n, bytes);
+	drop_and_tell_parents(sch, dropped, &to_free);	/* freed after the lock */
 	/* A packet held back at the old rate may be due now: let dequeue decide. */
 	if (q->core.qlen)
 		qdisc_watchdog_schedule_ns(&q->watchdog, now);

@@ -73,39 +73,40 @@ struct option_spec {
 	const char *what;	/* for counts: what is counted */
 	const char *example;
 	const char *const *names; /* for names: index = value */
+	const char *shown;	/* print_uint format of counts, percents and sizes shown in plain bytes */
 };
 
 static const struct option_spec options[] = {
 	{ "bandwidth", TCA_CONFUCIUS_BANDWIDTH64, KIND_RATE,
-	  CFC_BANDWIDTH_MIN / 8, CFC_BANDWIDTH_MAX / 8, NULL, "95mbit", NULL },
+	  CFC_BANDWIDTH_MIN / 8, CFC_BANDWIDTH_MAX / 8, NULL, "95mbit", NULL, NULL },
 	{ "limit", TCA_CONFUCIUS_LIMIT, KIND_COUNT,
-	  CFC_LIMIT_MIN, CFC_LIMIT_MAX, "packets", "10240", NULL },
+	  CFC_LIMIT_MIN, CFC_LIMIT_MAX, "packets", "10240", NULL, "limit %up " },
 	{ "memlimit", TCA_CONFUCIUS_MEMLIMIT, KIND_SIZE,
-	  CFC_MEMLIMIT_MIN, CFC_MEMLIMIT_MAX, NULL, "32mb", NULL },
+	  CFC_MEMLIMIT_MIN, CFC_MEMLIMIT_MAX, NULL, "32mb", NULL, NULL },
 	{ "flows", TCA_CONFUCIUS_FLOWS, KIND_COUNT,
-	  CFC_FLOWS_MIN, CFC_FLOWS_MAX, "flow buckets", "1024", NULL },
+	  CFC_FLOWS_MIN, CFC_FLOWS_MAX, "flow buckets", "1024", NULL, "flows %u " },
 	{ "quantum", TCA_CONFUCIUS_QUANTUM, KIND_SIZE,
-	  CFC_QUANTUM_MIN, CFC_QUANTUM_MAX, NULL, "1514", NULL },
+	  CFC_QUANTUM_MIN, CFC_QUANTUM_MAX, NULL, "1514", NULL, "quantum %u " },
 	{ "interval", TCA_CONFUCIUS_INTERVAL, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "250ms", NULL },
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "250ms", NULL, NULL },
 	{ "mode", TCA_CONFUCIUS_MODE, KIND_NAME,
-	  0, COUNT_OF(mode_names) - 1, NULL, "class", mode_names },
+	  0, COUNT_OF(mode_names) - 1, NULL, "class", mode_names, NULL },
 	{ "classes", TCA_CONFUCIUS_CLASSES, KIND_COUNT,
-	  1, CFC_MAX_CLASSES, "classes", "3", NULL },
+	  1, CFC_MAX_CLASSES, "classes", "3", NULL, "classes %u " },
 	{ "hysteresis", TCA_CONFUCIUS_HYSTERESIS, KIND_PERCENT,
-	  0, CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE, NULL, "10%", NULL },
+	  0, CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE, NULL, "10%", NULL, "hysteresis %u%% " },
 	{ "reclassify", TCA_CONFUCIUS_RECLASSIFY, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "100ms", NULL },
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "100ms", NULL, NULL },
 	{ "weights", TCA_CONFUCIUS_CLASS_WEIGHTS, KIND_WEIGHTS,
-	  0, UINT32_MAX, NULL, "4:2:1", NULL },
+	  0, UINT32_MAX, NULL, "4:2:1", NULL, NULL },
 	{ "pace", TCA_CONFUCIUS_PACE, KIND_NAME,
-	  0, COUNT_OF(pace_names) - 1, NULL, "fixed", pace_names },
+	  0, COUNT_OF(pace_names) - 1, NULL, "fixed", pace_names, NULL },
 	{ "target", TCA_CONFUCIUS_TARGET, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "20ms", NULL },
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "20ms", NULL, NULL },
 	{ "maxhold", TCA_CONFUCIUS_MAXHOLD, KIND_TIME,
-	  0, CFC_MAXHOLD_MAX_NS / NS_PER_US, NULL, "1s", NULL },
+	  0, CFC_MAXHOLD_MAX_NS / NS_PER_US, NULL, "1s", NULL, NULL },
 	{ "maxdelay", TCA_CONFUCIUS_MAXDELAY, KIND_BOUND,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_MAXDELAY_MAX_NS / NS_PER_US, NULL, "300ms", NULL },
+	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_MAXDELAY_MAX_NS / NS_PER_US, NULL, "300ms", NULL, NULL },
 };
 
 #define NOPTIONS COUNT_OF(options)
@@ -482,11 +483,11 @@ static int confucius_parse_opt(struct qdisc_util *qu, int argc, char **argv,
 
 /* ------------------------------------------------------------- printing */
 
-static bool attr_u32(struct rtattr *tb[], int attr, __u32 *v)
+static bool attr_u32(struct rtattr *attr, __u32 *v)
 {
-	if (!tb[attr] || RTA_PAYLOAD(tb[attr]) < sizeof(__u32))
+	if (!attr || RTA_PAYLOAD(attr) < sizeof(__u32))
 		return false;
-	*v = rta_getattr_u32(tb[attr]);
+	*v = rta_getattr_u32(attr);
 	return true;
 }
 
@@ -516,17 +517,17 @@ static void print_bandwidth(struct rtattr *attr)
 }
 
 /* An option of kind name, by its name; a value this tc does not know as "unknown(N)". */
-static void print_name(const char *key, const char *const *names, unsigned int count, __u32 v)
+static void print_name(const struct option_spec *spec, __u32 v)
 {
 	char fmt[32], unknown[32];
 
-	snprintf(fmt, sizeof(fmt), "%s %%s ", key);
-	if (v < count) {
-		print_string(PRINT_ANY, key, fmt, names[v]);
+	snprintf(fmt, sizeof(fmt), "%s %%s ", spec->name);
+	if (v <= spec->max) {
+		print_string(PRINT_ANY, spec->name, fmt, spec->names[v]);
 		return;
 	}
 	snprintf(unknown, sizeof(unknown), "unknown(%u)", v);
-	print_string(PRINT_ANY, key, fmt, unknown);
+	print_string(PRINT_ANY, spec->name, fmt, unknown);
 }
 
 /* "weights 4:2:1", up to the last class that has one; nothing when none is set. */
@@ -550,42 +551,44 @@ static void print_weights(struct rtattr *attr)
 	close_json_array(PRINT_JSON, NULL);
 }
 
+/* One option as the kernel dumped it, in the way of its kind. */
+static void print_option(const struct option_spec *spec, struct rtattr *attr)
+{
+	char fmt[32];
+	__u32 v;
+
+	if (spec->kind == KIND_RATE) {
+		print_bandwidth(attr);
+		return;
+	}
+	if (spec->kind == KIND_WEIGHTS) {
+		print_weights(attr);
+		return;
+	}
+	if (!attr_u32(attr, &v))
+		return;
+	snprintf(fmt, sizeof(fmt), "%s %%s ", spec->name);
+	if (spec->shown)
+		print_uint(PRINT_ANY, spec->name, spec->shown, v);
+	else if (spec->kind == KIND_SIZE)
+		print_size(PRINT_ANY, spec->name, fmt, v);
+	else if (spec->kind == KIND_NAME)
+		print_name(spec, v);
+	else	/* KIND_TIME, KIND_BOUND */
+		print_time_us(spec->name, v);
+}
+
+/* The options in the order of the table, the order `tc qdisc add` takes them in. */
 static int confucius_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *opt)
 {
 	struct rtattr *tb[TCA_CONFUCIUS_MAX + 1];
-	__u32 v;
+	unsigned int i;
 
 	if (!opt)
 		return 0;
 	parse_rtattr_nested(tb, TCA_CONFUCIUS_MAX, opt);
-	print_bandwidth(tb[TCA_CONFUCIUS_BANDWIDTH64]);
-	if (attr_u32(tb, TCA_CONFUCIUS_LIMIT, &v))
-		print_uint(PRINT_ANY, "limit", "limit %up ", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_MEMLIMIT, &v))
-		print_size(PRINT_ANY, "memlimit", "memlimit %s ", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_FLOWS, &v))
-		print_uint(PRINT_ANY, "flows", "flows %u ", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_QUANTUM, &v))
-		print_uint(PRINT_ANY, "quantum", "quantum %u ", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_INTERVAL, &v))
-		print_time_us("interval", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_MODE, &v))
-		print_name("mode", mode_names, COUNT_OF(mode_names), v);
-	if (attr_u32(tb, TCA_CONFUCIUS_CLASSES, &v))
-		print_uint(PRINT_ANY, "classes", "classes %u ", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_HYSTERESIS, &v))
-		print_uint(PRINT_ANY, "hysteresis", "hysteresis %u%% ", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_RECLASSIFY, &v))
-		print_time_us("reclassify", v);
-	print_weights(tb[TCA_CONFUCIUS_CLASS_WEIGHTS]);
-	if (attr_u32(tb, TCA_CONFUCIUS_PACE, &v))
-		print_name("pace", pace_names, COUNT_OF(pace_names), v);
-	if (attr_u32(tb, TCA_CONFUCIUS_TARGET, &v))
-		print_time_us("target", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_MAXHOLD, &v))
-		print_time_us("maxhold", v);
-	if (attr_u32(tb, TCA_CONFUCIUS_MAXDELAY, &v))
-		print_time_us("maxdelay", v);
+	for (i = 0; i < NOPTIONS; i++)
+		print_option(&options[i], tb[options[i].attr]);
 	return 0;
 }
 

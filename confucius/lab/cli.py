@@ -3,9 +3,12 @@
 
 from __future__ import annotations
 
+import inspect
 import shutil
 import sys
 import time
+import typing
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import List, Optional
 
@@ -219,11 +222,56 @@ def topology_addresses(count: int = typer.Argument(..., help="How many domain ad
 
 # --------------------------------------------------------------------------- scenarios
 
-def _load_scenario(path: Path, trace: Optional[Path], engine: Optional[str] = None):
+def _option(parameter):
+    """A field whose command-line option (typer.Argument or typer.Option) is `parameter`."""
+    return field(metadata={"option": parameter})
+
+
+@dataclass(frozen=True)
+class _ScenarioChoice:
+    """What the scenario commands share: the scenario file and which of its runs to take."""
+    scenario: Path = _option(typer.Argument(..., help="Scenario file (TOML)."))
+    schedulers: Optional[List[str]] = _option(typer.Option(
+        None, "--schedulers", "-s", help="Only these schedulers (repeatable or comma-separated)."))
+    controllers: Optional[List[str]] = _option(typer.Option(
+        None, "--controllers", "-c",
+        help="Only these RT controllers, e.g. gcc, tcp-bbr, gcc+copa (repeatable or comma-separated)."))
+    trace: Optional[Path] = _option(typer.Option(
+        None, help="Bandwidth trace ('time_s Mbps') to use instead of the scenario's link rate or trace."))
+    engine: Optional[str] = _option(typer.Option(
+        None, help="Engine instead of the scenario's: qemu (Debian's kernel, real time) "
+                   "or uml (User-Mode Linux, virtual time)."))
+
+
+def _choice_parameters() -> List[inspect.Parameter]:
+    """The choice's fields as the parameters typer reads (a parameter's default is its option)."""
+    types = typing.get_type_hints(_ScenarioChoice)
+    return [inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=f.metadata["option"],
+                              annotation=types[f.name]) for f in fields(_ScenarioChoice)]
+
+
+def _scenario_command(name: str):
+    """Registers `name`, a command whose function takes a _ScenarioChoice first and its own
+    options after it: the command line lists the choice's options, then the function's."""
+    def register(function):
+        shared = _choice_parameters()
+        own = list(inspect.signature(function, eval_str=True).parameters.values())[1:]
+
+        def command(**values):
+            choice = _ScenarioChoice(**{p.name: values.pop(p.name) for p in shared})
+            return function(choice, **values)
+
+        command.__signature__ = inspect.Signature(shared + own)
+        command.__doc__ = function.__doc__
+        return app.command(name)(command)
+    return register
+
+
+def _load_scenario(choice: _ScenarioChoice):
     from confucius.lab import scenario
 
     try:
-        return scenario.load(path, trace=trace, engine=engine)
+        return scenario.load(choice.scenario, trace=choice.trace, engine=choice.engine)
     except scenario.ScenarioError as err:
         _fail(str(err))
 
@@ -235,16 +283,15 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
     return [name for value in values for name in value.split(",") if name]
 
 
-def _run_scenario(path: Path, trace, engine, schedulers, controllers, db: Optional[Path],
-                  results: Optional[Path], resume: bool, attempts: int, max_failures: int,
-                  echo: bool) -> None:
+def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional[Path], resume: bool,
+                  attempts: int, max_failures: int, echo: bool) -> None:
     from confucius.lab import runner, scenario as scenario_module
 
-    loaded = _load_scenario(path, trace, engine)
+    loaded = _load_scenario(choice)
     try:
         report = runner.run_matrix(loaded, db_path=db or runner.DEFAULT_DB,
                                    results_root=results or runner.DEFAULT_RESULTS,
-                                   schedulers=_names(schedulers), controllers=_names(controllers),
+                                   schedulers=_names(choice.schedulers), controllers=_names(choice.controllers),
                                    resume=resume, attempts=attempts, max_failures=max_failures,
                                    progress=sys.stderr.isatty() and not echo, echo=echo)
     except (runner.RunnerError, scenario_module.ScenarioError) as err:
@@ -256,14 +303,7 @@ def _run_scenario(path: Path, trace, engine, schedulers, controllers, db: Option
         raise typer.Exit(1)
 
 
-# The options the scenario commands share (typer reads a parameter's default as its option).
-_SCENARIO = typer.Argument(..., help="Scenario file (TOML).")
-_SCHEDULERS = typer.Option(None, "--schedulers", "-s", help="Only these schedulers (repeatable or comma-separated).")
-_CONTROLLERS = typer.Option(None, "--controllers", "-c",
-                            help="Only these RT controllers, e.g. gcc, tcp-bbr, gcc+copa (repeatable or comma-separated).")
-_TRACE = typer.Option(None, help="Bandwidth trace ('time_s Mbps') to use instead of the scenario's link rate or trace.")
-_ENGINE = typer.Option(None, help="Engine instead of the scenario's: qemu (Debian's kernel, real time) "
-                                   "or uml (User-Mode Linux, virtual time).")
+# The options of the commands that run a scenario.
 _RUN_DB = typer.Option(None, help="Results database [default: results/lab/lab.sqlite].")
 _RESULTS = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs].")
 _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
@@ -287,29 +327,20 @@ def soak_command(
     raise typer.Exit(1 if summary["blockers"] else 0)
 
 
-@app.command("run")
+@_scenario_command("run")
 def run_scenario_command(
-    scenario: Path = _SCENARIO,
-    schedulers: Optional[List[str]] = _SCHEDULERS,
-    controllers: Optional[List[str]] = _CONTROLLERS,
-    trace: Optional[Path] = _TRACE,
-    engine: Optional[str] = _ENGINE,
+    choice: _ScenarioChoice,
     db: Optional[Path] = _RUN_DB,
     results: Optional[Path] = _RESULTS,
     echo: bool = _ECHO,
 ):
     """Run SCENARIO for each scheduler (one VM boot per run), measuring everything afresh."""
-    _run_scenario(scenario, trace, engine, schedulers, controllers, db, results, resume=False, attempts=1,
-                  max_failures=1, echo=echo)
+    _run_scenario(choice, db, results, resume=False, attempts=1, max_failures=1, echo=echo)
 
 
-@app.command("matrix")
+@_scenario_command("matrix")
 def matrix_command(
-    scenario: Path = _SCENARIO,
-    schedulers: Optional[List[str]] = _SCHEDULERS,
-    controllers: Optional[List[str]] = _CONTROLLERS,
-    trace: Optional[Path] = _TRACE,
-    engine: Optional[str] = _ENGINE,
+    choice: _ScenarioChoice,
     db: Optional[Path] = _RUN_DB,
     results: Optional[Path] = _RESULTS,
     attempts: int = typer.Option(3, min=1, help="Tries per measurement (disturbed or failed ones are redone)."),
@@ -317,17 +348,12 @@ def matrix_command(
     echo: bool = _ECHO,
 ):
     """Run SCENARIO's whole matrix, resuming: measurements already in the database are skipped."""
-    _run_scenario(scenario, trace, engine, schedulers, controllers, db, results, resume=True, attempts=attempts,
-                  max_failures=max_failures, echo=echo)
+    _run_scenario(choice, db, results, resume=True, attempts=attempts, max_failures=max_failures, echo=echo)
 
 
-@app.command("plan")
+@_scenario_command("plan")
 def plan_command(
-    scenario: Path = _SCENARIO,
-    schedulers: Optional[List[str]] = _SCHEDULERS,
-    controllers: Optional[List[str]] = _CONTROLLERS,
-    trace: Optional[Path] = _TRACE,
-    engine: Optional[str] = _ENGINE,
+    choice: _ScenarioChoice,
     db: Optional[Path] = typer.Option(None, help="Results database to resume from."),
 ):
     """Check SCENARIO and show the runs a matrix would do (with --db: what is left)."""
@@ -337,12 +363,12 @@ def plan_command(
     from confucius.lab import runner
     from confucius.lab.db import Database, DatabaseError
 
-    loaded = _load_scenario(scenario, trace, engine)
+    loaded = _load_scenario(choice)
     try:
         database = Database(db) if db else None
     except DatabaseError as err:
         _fail(str(err))
-    tasks = runner.plan(loaded, database, schedulers=_names(schedulers), controllers=_names(controllers))
+    tasks = runner.plan(loaded, database, schedulers=_names(choice.schedulers), controllers=_names(choice.controllers))
     table = Table(title=f"{loaded.name}: {len(tasks)} runs, {sum(t.units for t in tasks)} measurements")
     for column in ("scheduler", "controller", "rep", "pages", "tc (bottleneck)"):
         table.add_column(column)

@@ -39,7 +39,7 @@ from .contract import RunSpec
 from .guest.schedule import IDLE_S
 from .guest.traffic import WRITE_RESULTS_S
 from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
-from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice
+from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice, controller_label
 
 REPO = vm.REPO
 # The lab's engines by name (engine.ENGINES): each has run(), PROJECT_MODULES, TIME_MODE and
@@ -68,7 +68,7 @@ class Cell:
 
     @property
     def controller(self) -> str:
-        return "+".join(f.label for f in self.rt)
+        return controller_label(self.rt)
 
 
 @dataclass
@@ -166,8 +166,8 @@ def cells(scenario: Scenario, schedulers: Sequence[str] | None = None,
           controllers: Sequence[str] | None = None) -> list[Cell]:
     """The scenario's cells, optionally only some schedulers / controllers."""
     names = _select([c.name for c in scenario.schedulers], schedulers, "scheduler")
-    labels = _select(["+".join(f.label for f in s) for s in scenario.rt_sets], controllers, "controller")
-    rt_by_label = {"+".join(f.label for f in s): s for s in scenario.rt_sets}
+    rt_by_label = {controller_label(s): s for s in scenario.rt_sets}
+    labels = _select(list(rt_by_label), controllers, "controller")
     return [Cell(scenario.scheduler(name), rt_by_label[label], rep)
             for rep in range(scenario.repetitions) for label in labels for name in names]
 

@@ -47,7 +47,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Sequence
 
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
@@ -96,12 +96,21 @@ class RtFlow:
     rate_bps: float | None = None   # fixed
 
     @property
-    def label(self) -> str:
-        if self.mode == "tcp":
-            return f"tcp-{self.cca}"
+    def parameter(self) -> str | None:
+        """What the controller's name carries after its mode: tcp's CCA, fixed's rate."""
         if self.mode == "fixed":
-            return f"fixed-{self.rate_bps / 1e6:g}mbit"
-        return self.mode
+            return f"{self.rate_bps / 1e6:g}mbit"
+        return self.cca
+
+    @property
+    def label(self) -> str:
+        """The controller as a scenario names it (gcc, tcp-bbr, fixed-8mbit), read by _rt_flow."""
+        return f"{self.mode}-{self.parameter}" if self.parameter else self.mode
+
+
+def controller_label(flows: Sequence[RtFlow]) -> str:
+    """A set of RT flows as scenarios and results name it: their labels joined by "+" (gcc+copa)."""
+    return "+".join(f.label for f in flows)
 
 
 @dataclass(frozen=True)
@@ -414,7 +423,7 @@ def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ..
         if not flows:
             raise t.error("controllers", "an inner list needs at least one controller")
         sets.append(tuple(_rt_flow(t, f, ccas) for f in flows))
-    labels = ["+".join(f.label for f in s) for s in sets]
+    labels = [controller_label(s) for s in sets]
     if len(set(labels)) != len(labels):
         raise t.error("controllers", "a controller (or set of them) is listed twice")
     settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=t.rate("max_rate", "100mbit"),

@@ -15,7 +15,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .validate import ModelInputError, finite, positive
+from .validate import ModelInputError, finite, positive, unknown
 
 
 @dataclass(frozen=True)
@@ -50,8 +50,7 @@ class AggressivenessParams:
         try:
             return self.ccas.index(cca.lower())
         except ValueError:
-            raise ModelInputError(f"unknown CCA {cca!r}: these parameters know "
-                                  f"{', '.join(self.ccas)}")
+            raise unknown("CCA", cca, self.ccas, "these parameters know")
 
     def training_g(self) -> list:
         """g_i in the order of `ccas`; the simple model and Eq. 7 need every one."""

@@ -9,7 +9,7 @@ k = (2π / T)². The seeds give the probing periods in RTTs: Copa 5, BBR 8 (B.5;
 
 import math
 
-from .validate import ModelInputError, positive
+from .validate import positive, unknown
 
 # Probing period of each CCA in round-trip times (seed 000 Appx. B.5).
 PROBING_PERIOD_RTTS = {"copa": 5.0, "bbr": 8.0}
@@ -27,9 +27,8 @@ def probing_period(k: float) -> float:
 
 def responsiveness(cca: str, rtt: float) -> float:
     """k in s^-2 of a named CCA at a given RTT (seconds): `responsiveness("copa", 0.04)`."""
-    try:
-        rtts = PROBING_PERIOD_RTTS[cca.lower()]
-    except KeyError:
-        raise ModelInputError(f"unknown CCA {cca!r}: the seeds give probing periods for "
-                              f"{', '.join(PROBING_PERIOD_RTTS)}; give --k or --period instead")
+    rtts = PROBING_PERIOD_RTTS.get(cca.lower())
+    if rtts is None:
+        raise unknown("CCA", cca, PROBING_PERIOD_RTTS, "the seeds give probing periods for",
+                      "; give --k or --period instead")
     return responsiveness_from_period(rtts * positive("RTT", rtt))

@@ -35,7 +35,7 @@ import numpy as np
 
 from . import policies
 from .scenario import FluidScenario
-from .validate import ModelInputError, positive
+from .validate import ModelInputError, positive, unknown
 
 GAINS = ("served", "link")
 # pace adaptive's defaults, the qdisc's (core/confucius.c, cfc_config_default)
@@ -74,7 +74,7 @@ class FluidRun:
 
 def check_gain(gain: str) -> str:
     if gain not in GAINS:
-        raise ModelInputError(f"unknown gain {gain!r}: choose from {', '.join(GAINS)}")
+        raise unknown("gain", gain, GAINS)
     return gain
 
 

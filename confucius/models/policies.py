@@ -27,7 +27,7 @@ from scipy.integrate import quad
 from scipy.optimize import brentq
 
 from .scenario import FluidScenario
-from .validate import ModelInputError
+from .validate import unknown
 
 POLICIES = ("fq", "fifo", "cbq", "confucius", "confucius-002", "confucius-ticks")
 TABLE1_POLICIES = ("fq", "fifo", "cbq", "confucius")
@@ -37,7 +37,7 @@ CLOSED_LOOP_POLICIES = ("confucius-adaptive",)
 def check_policy(policy: str, closed_loop: bool = False) -> str:
     known = POLICIES + (CLOSED_LOOP_POLICIES if closed_loop else ())
     if policy not in known:
-        raise ModelInputError(f"unknown policy {policy!r}: choose from {', '.join(known)}")
+        raise unknown("policy", policy, known)
     return policy
 
 
@@ -69,7 +69,7 @@ def share(policy: str, sc: FluidScenario, t) -> np.ndarray:
         return 1 / (1 + np.minimum(np.exp2(sc.lam * t), n))
     if policy == "confucius-ticks":
         return 1 / (1 + np.minimum(np.exp2(np.floor(sc.lam * t)), n))
-    raise ModelInputError(f"unknown policy {policy!r}: choose from {', '.join(POLICIES)}")
+    raise unknown("policy", policy, POLICIES)
 
 
 def ramp_end(policy: str, sc: FluidScenario) -> float:

@@ -3,7 +3,7 @@
 buffer), and its scenarios, as named presets."""
 
 from .aggressiveness import AggressivenessParams
-from .validate import ModelInputError
+from .validate import ModelInputError, unknown
 
 # §III-G: training aggressiveness (50 flows per CCA, shared buffer, 30 runs) and the three
 # relative-aggressiveness fits (100 hosts per CCA, 5 runs).
@@ -37,11 +37,9 @@ SCENARIOS = {
 
 def classifier_accuracy(name: str, interval: float) -> dict:
     """Per-CCA F1 of a named classifier at one of its published intervals (seconds)."""
-    try:
-        table = CLASSIFIERS[name.lower()]
-    except KeyError:
-        raise ModelInputError(f"unknown classifier {name!r}: choose from "
-                              f"{', '.join(CLASSIFIERS)}")
+    table = CLASSIFIERS.get(name.lower())
+    if table is None:
+        raise unknown("classifier", name, CLASSIFIERS)
     if interval not in table:
         raise ModelInputError(f"{name} is published for intervals of "
                               f"{', '.join(f'{d:g}s' for d in table)}, not {interval:g}s")
@@ -49,7 +47,6 @@ def classifier_accuracy(name: str, interval: float) -> dict:
 
 
 def scenario(name: str) -> dict:
-    try:
-        return dict(SCENARIOS[name])
-    except KeyError:
-        raise ModelInputError(f"unknown scenario {name!r}: choose from {', '.join(SCENARIOS)}")
+    if name not in SCENARIOS:
+        raise unknown("scenario", name, SCENARIOS)
+    return dict(SCENARIOS[name])

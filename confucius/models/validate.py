@@ -2,10 +2,17 @@
 """Checks on model inputs: impossible values are refused with a message naming them."""
 
 import math
+from typing import Iterable
 
 
 class ModelInputError(ValueError):
     """An input the models cannot work with (negative rate, F1 outside (0, 1], ...)."""
+
+
+def unknown(what: str, name: str, known: Iterable[str], lead: str = "choose from",
+            then: str = "") -> ModelInputError:
+    """The error for a name that is none of `known`: it names them all."""
+    return ModelInputError(f"unknown {what} {name!r}: {lead} {', '.join(known)}{then}")
 
 
 def finite(name: str, value: float) -> float:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confucius.metrics import peak_active
+from confucius.web.page import WebObject
 
 REPORT_FORMAT = "confucius-web-load/1"
 
@@ -19,12 +20,9 @@ class ReportError(ValueError):
     """A client report that cannot be read."""
 
 
-@dataclass(frozen=True)
-class ObjectTiming:
-    id: str
-    domain: str
-    size: int
-    parent: str | None
+@dataclass(frozen=True, kw_only=True)
+class ObjectTiming(WebObject):
+    """One object of the page (as the page describes it) and how its load went."""
     depth: int
     status: str  # done, failed, skipped
     connection: int | None

@@ -106,8 +106,7 @@ static void low_medium_high_occupancy_find_their_classes(void **state)
 	assert_int_equal(class_of(ts, 0), 3);
 	assert_int_equal(class_of(ts, 1), 2);
 	assert_int_equal(class_of(ts, 2), 1);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* Two gentle flows are not split by their small differences (hysteresis + own occupancy). */
@@ -211,8 +210,7 @@ static void external_classes_share_by_flows_or_weights(void **state)
 	serve_external(ts, 3, 20 * SEC);
 	if (fabs(class0_share(ts, 3) - 1.0 / 6) > 0.02 / 6)
 		fail_msg("class share %.4f, expected 1/6", class0_share(ts, 3));
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* A flow relabelled while backlogged changes class without reordering. */
@@ -255,21 +253,13 @@ static void mode_changes_under_load(void **state)
 		assert_null(ts_check(ts));
 	}
 	ts_run_link(ts, RATE, 400 * MS, ts_keep_backlogged, &keep);
-	assert_int_equal(ts->order_errors, 0);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
-int run_class_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(low_medium_high_occupancy_find_their_classes),
-		cmocka_unit_test(similar_gentle_flows_stay_together),
-		cmocka_unit_test(class_serves_earliest_first),
-		cmocka_unit_test(external_classes_share_by_flows_or_weights),
-		cmocka_unit_test(external_relabel_keeps_order),
-		cmocka_unit_test(mode_changes_under_load),
-	};
-
-	return cmocka_run_group_tests_name("classes", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_class_tests, "classes",
+	cmocka_unit_test(low_medium_high_occupancy_find_their_classes),
+	cmocka_unit_test(similar_gentle_flows_stay_together),
+	cmocka_unit_test(class_serves_earliest_first),
+	cmocka_unit_test(external_classes_share_by_flows_or_weights),
+	cmocka_unit_test(external_relabel_keeps_order),
+	cmocka_unit_test(mode_changes_under_load))

@@ -106,13 +106,7 @@ static void boundaries_are_accepted(void **state)
 	assert_null(cfc_config_check(&cfg));
 }
 
-int run_config_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(defaults_are_valid_and_documented),
-		cmocka_unit_test(every_bad_value_is_rejected_by_name),
-		cmocka_unit_test(boundaries_are_accepted),
-	};
-
-	return cmocka_run_group_tests_name("configuration", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_config_tests, "configuration",
+	cmocka_unit_test(defaults_are_valid_and_documented),
+	cmocka_unit_test(every_bad_value_is_rejected_by_name),
+	cmocka_unit_test(boundaries_are_accepted))

@@ -56,8 +56,7 @@ static void memlimit_counts_truesize(void **state)
 	}
 	assert_true(ts->drops[0] > 0);
 	assert_int_equal(ts->drops[1], 0);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* A smaller limit trims the backlog at once, from the fattest flows, and reports the drops. */
@@ -76,8 +75,7 @@ static void smaller_limit_trims_backlog(void **state)
 	ts_change(ts, &cfg);
 	assert_true(ts->s.qlen <= 50);
 	assert_int_equal(ts->s.cnt.dropped_pkts, 400 - ts->s.qlen);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* Serve with a watchdog that fires `late_ns` after the time the core asks for. */
@@ -123,8 +121,7 @@ static void shaper_rate_within_1pct(void **state)
 					 (unsigned long long)rates[r],
 					 (unsigned long long)lateness[l], rate);
 			assert_true(ts->s.cnt.overlimits > 0);
-			assert_null(ts_check(ts));
-			ts_free(ts);
+			check_and_free(ts);
 		}
 	}
 }
@@ -169,16 +166,10 @@ static void rate_change_releases_held_packet(void **state)
 	ts_free(ts);
 }
 
-int run_limit_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(fattest_flow_pays_for_overflow),
-		cmocka_unit_test(memlimit_counts_truesize),
-		cmocka_unit_test(smaller_limit_trims_backlog),
-		cmocka_unit_test(shaper_rate_within_1pct),
-		cmocka_unit_test(idle_link_saves_no_credit),
-		cmocka_unit_test(rate_change_releases_held_packet),
-	};
-
-	return cmocka_run_group_tests_name("limits and shaper", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_limit_tests, "limits and shaper",
+	cmocka_unit_test(fattest_flow_pays_for_overflow),
+	cmocka_unit_test(memlimit_counts_truesize),
+	cmocka_unit_test(smaller_limit_trims_backlog),
+	cmocka_unit_test(shaper_rate_within_1pct),
+	cmocka_unit_test(idle_link_saves_no_credit),
+	cmocka_unit_test(rate_change_releases_held_packet))

@@ -399,8 +399,7 @@ static void held_ticks_give_back_down_to_the_floor(void **state)
 	ts_run_link(ts, 1000000ull, 3 * cfg.interval_ns, NULL, NULL);
 	assert_int_equal(ts->s.cnt.holds, 4);
 	assert_int_equal(ts->s.new_sum, CFC_GIVE_BACK_FLOOR);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /*
@@ -438,22 +437,15 @@ static void only_competing_old_flows_count(void **state)
 		before = share;
 		share = ts_measured_share(ts, 100000000ull, rt + 1, rt, cfg.interval_ns);
 	}
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
-int run_pace_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(only_competing_old_flows_count),
-		cmocka_unit_test(adaptive_pace_follows_the_old_flow),
-		cmocka_unit_test(adaptive_pace_drains_a_gradient_controller),
-		cmocka_unit_test(unresponsive_old_flow_holds_at_most_maxhold),
-		cmocka_unit_test(maxdelay_bounds_an_old_flow_s_queue),
-		cmocka_unit_test(maxdelay_holds_for_a_flow_that_stopped_sending),
-		cmocka_unit_test(adaptive_pace_costs_one_tick_without_a_standing_queue),
-		cmocka_unit_test(held_ticks_give_back_down_to_the_floor),
-	};
-
-	return cmocka_run_group_tests_name("pace (fixed, adaptive) and E", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_pace_tests, "pace (fixed, adaptive) and E",
+	cmocka_unit_test(only_competing_old_flows_count),
+	cmocka_unit_test(adaptive_pace_follows_the_old_flow),
+	cmocka_unit_test(adaptive_pace_drains_a_gradient_controller),
+	cmocka_unit_test(unresponsive_old_flow_holds_at_most_maxhold),
+	cmocka_unit_test(maxdelay_bounds_an_old_flow_s_queue),
+	cmocka_unit_test(maxdelay_holds_for_a_flow_that_stopped_sending),
+	cmocka_unit_test(adaptive_pace_costs_one_tick_without_a_standing_queue),
+	cmocka_unit_test(held_ticks_give_back_down_to_the_floor))

@@ -42,11 +42,5 @@ static void random_operation_sequences(void **state)
 		      SEQUENCES, PROGRAM_BYTES);
 }
 
-int run_property_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(random_operation_sequences),
-	};
-
-	return cmocka_run_group_tests_name("property (random sequences)", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_property_tests, "property (random sequences)",
+	cmocka_unit_test(random_operation_sequences))

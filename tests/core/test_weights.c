@@ -122,8 +122,7 @@ static void five_old_twelve_new(void **state)
 		assert_share(old_flow_share(ts, 0, 17), want[step], 1.0 / CFC_W_ONE);
 		assert_share(ts_measured_share(ts, RATE, 17, 0, TICK), want[step], 0.02 * want[step]);
 	}
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* Arrivals keep S (the old flow's share) unchanged; only ticks double it. */
@@ -150,8 +149,7 @@ static void spread_arrivals(void **state)
 	for (i = 1; i < 8; i++)
 		assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, i)), 2 * CFC_W_ONE / 7);
 	assert_share(old_flow_share(ts, 0, 8), 1.0 / 3, 1.0 / CFC_W_ONE);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /*
@@ -178,8 +176,7 @@ static void completion_of_new_flows(void **state)
 	assert_int_equal(ts->s.new_sum, 2 * CFC_W_ONE);
 	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE);
 	assert_share(old_flow_share(ts, 0, 3), 1.0 / 3, 1.0 / CFC_W_ONE);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /*
@@ -206,8 +203,7 @@ static void paused_old_flow_keeps_its_age(void **state)
 	arrive(ts, 1, 1);
 	assert_int_equal(cfc_flow_class(&ts->s, ts_bucket(ts, 1)), 0);
 	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE);
-	assert_null(ts_check(ts));
-	ts_free(ts);
+	check_and_free(ts);
 }
 
 /* What a per-flow dump reads: state, class, weight S/|N|, backlog and head-of-line sojourn. */
@@ -238,16 +234,10 @@ static void flow_stats_tell_each_flow(void **state)
 	ts_free(ts);
 }
 
-int run_weight_tests(void)
-{
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(motivating_example),
-		cmocka_unit_test(five_old_twelve_new),
-		cmocka_unit_test(spread_arrivals),
-		cmocka_unit_test(completion_of_new_flows),
-		cmocka_unit_test(paused_old_flow_keeps_its_age),
-		cmocka_unit_test(flow_stats_tell_each_flow),
-	};
-
-	return cmocka_run_group_tests_name("weights (Alg. 1-3)", tests, NULL, NULL);
-}
+CFC_TEST_GROUP(run_weight_tests, "weights (Alg. 1-3)",
+	cmocka_unit_test(motivating_example),
+	cmocka_unit_test(five_old_twelve_new),
+	cmocka_unit_test(spread_arrivals),
+	cmocka_unit_test(completion_of_new_flows),
+	cmocka_unit_test(paused_old_flow_keeps_its_age),
+	cmocka_unit_test(flow_stats_tell_each_flow))

@@ -16,7 +16,6 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import uml
 
 pytestmark = pytest.mark.vm
 GUEST = Path(__file__).with_name("guest_traffic.py")
@@ -24,10 +23,8 @@ BIN_S = 0.1
 
 
 @pytest.fixture(scope="module")
-def found(tmp_path_factory):
-    results = tmp_path_factory.mktemp("traffic")
-    uml.run(GUEST, results_dir=results, timeout=900).check()
-    return json.loads((results / "traffic.json").read_text())
+def found(boot_guest):
+    return json.loads((boot_guest(GUEST, "traffic", timeout=900) / "traffic.json").read_text())
 
 
 def test_four_cubic_flows_fill_the_shaped_link_fairly(found):

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import uml
 
 pytestmark = pytest.mark.vm
 REPO = Path(__file__).resolve().parents[2]
@@ -31,10 +30,8 @@ TOLERANCE = 0.01
 
 
 @pytest.fixture(scope="module")
-def found(tmp_path_factory):
-    results = tmp_path_factory.mktemp("qos")
-    uml.run(GUEST, results_dir=results, timeout=600).check()
-    return json.loads((results / "qos.json").read_text())
+def found(boot_guest):
+    return json.loads((boot_guest(GUEST, "qos", timeout=600) / "qos.json").read_text())
 
 
 def test_the_script_is_posix_sh():

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from confucius import metrics, rtflow
-from confucius.lab import uml
 
 pytestmark = pytest.mark.vm
 GUEST = Path(__file__).with_name("guest_pion_gcc.py")
@@ -32,10 +31,8 @@ COMPLETE_FLOOR = 0.6
 
 
 @pytest.fixture(scope="module")
-def pion(rtflow_binary, tmp_path_factory):
-    results = tmp_path_factory.mktemp("pion")
-    uml.run(GUEST, results_dir=results, timeout=600).check()
-    folder = results / "pion-gcc"
+def pion(rtflow_binary, boot_guest):
+    folder = boot_guest(GUEST, "pion", timeout=600) / "pion-gcc"
     err = json.loads((folder / "stderr.json").read_text())
     return (rtflow.read_frames(folder / "flow_frames.csv"), rtflow.read_rates(folder / "flow_rate.csv"),
             err["send"], err["recv"])

@@ -16,7 +16,6 @@ from pathlib import Path
 import pytest
 
 from confucius import metrics, rtflow
-from confucius.lab import uml
 
 pytestmark = pytest.mark.vm
 GUEST = Path(__file__).with_name("guest_rtflow.py")
@@ -34,9 +33,8 @@ class Case:
 
 
 @pytest.fixture(scope="module")
-def cases(rtflow_binary, tmp_path_factory):
-    results = tmp_path_factory.mktemp("rtflow")
-    uml.run(GUEST, results_dir=results, timeout=900).check()
+def cases(rtflow_binary, boot_guest):
+    results = boot_guest(GUEST, "rtflow", timeout=900)
     return {folder.name: Case(folder) for folder in results.iterdir() if (folder / "stderr.json").is_file()}
 
 

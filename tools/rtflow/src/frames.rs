@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 
 use crate::logs::{float, CsvLog, Field};
+use crate::wire::FramePacket;
 
 /// The most frames one gap may stand for (10 s at 60 fps); a bigger jump is a new stream.
 const MAX_GAP_FRAMES: u64 = 600;
@@ -50,17 +51,6 @@ impl FrameRecord {
             self.complete.into(),
         ])
     }
-}
-
-/// What the receiver knows of one packet of a frame.
-#[derive(Clone, Copy, Debug)]
-pub struct FramePacket {
-    pub frame_id: u64,
-    pub capture_ns: u64,
-    pub key: bool,
-    pub frame_size: u32,
-    pub index: u16,
-    pub count: u16,
 }
 
 struct Open {

@@ -14,6 +14,7 @@ mod recv;
 mod sys;
 mod tcp_rate;
 mod tcp_send;
+mod timetable;
 mod udp_send;
 mod units;
 mod wire;

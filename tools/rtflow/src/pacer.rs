@@ -11,7 +11,7 @@
 use std::collections::VecDeque;
 
 use crate::encoder::Frame;
-use crate::wire::{IP_UDP_OVERHEAD, MAX_DATAGRAM, MAX_MEDIA_PAYLOAD, MEDIA_HEADER_LEN};
+use crate::wire::{FramePacket, IP_UDP_OVERHEAD, MAX_DATAGRAM, MAX_MEDIA_PAYLOAD, MEDIA_HEADER_LEN};
 
 /// Tokens saved while idle: at most this long a burst at the pacing rate.
 const MAX_BURST_NS: f64 = 5e6;
@@ -21,12 +21,7 @@ pub const MIN_WAKE_NS: u64 = 1_000_000;
 /// One datagram of a frame, waiting to be sent.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MediaPacket {
-    pub frame_id: u64,
-    pub capture_ns: u64,
-    pub key: bool,
-    pub frame_size: u32,
-    pub index: u16,
-    pub count: u16,
+    pub frame: FramePacket,
     pub payload: usize,
     /// Already a retransmission: it is not sent a third time.
     pub resent: bool,
@@ -97,8 +92,9 @@ impl Pacer {
             let start = payload * index as u64 / count as u64;
             let end = payload * (index as u64 + 1) / count as u64;
             let packet = MediaPacket {
-                frame_id: frame.id, capture_ns: frame.capture_ns, key: frame.key, frame_size: payload as u32,
-                index, count, payload: (end - start) as usize, resent: false,
+                frame: FramePacket { frame_id: frame.id, capture_ns: frame.capture_ns, key: frame.key,
+                                     frame_size: payload as u32, index, count },
+                payload: (end - start) as usize, resent: false,
             };
             self.queued_bytes += packet.wire_bytes() as u64;
             self.queue.push_back(packet);
@@ -220,9 +216,9 @@ mod tests {
         let wire: usize = packets.iter().map(|p| p.wire_bytes()).sum();
         assert!((wire as i64 - 41_667).abs() <= 1, "{wire}");
         let payload: usize = packets.iter().map(|p| p.payload).sum();
-        assert_eq!(payload, packets[0].frame_size as usize);
+        assert_eq!(payload, packets[0].frame.frame_size as usize);
         assert_eq!(pacer.queued_bytes(), wire as u64);
-        assert_eq!(packets.last().unwrap().index, 33);
+        assert_eq!(packets.last().unwrap().frame.index, 33);
     }
 
     #[test]
@@ -262,7 +258,7 @@ mod tests {
             other => panic!("{other:?}"),
         }).collect();
         pacer.retransmit(&first);
-        let order: Vec<(u16, bool)> = pacer.queue.iter().map(|m| (m.index, m.resent)).collect();
+        let order: Vec<(u16, bool)> = pacer.queue.iter().map(|m| (m.frame.index, m.resent)).collect();
         assert_eq!(order, vec![(0, true), (1, true), (2, false), (3, false), (4, false)]);
         assert_eq!(pacer.queued_bytes(), pacer.queue.iter().map(|m| m.wire_bytes() as u64).sum::<u64>());
     }

@@ -10,14 +10,13 @@ use std::net::{SocketAddr, TcpListener, TcpStream, UdpSocket};
 use std::os::fd::AsRawFd;
 
 use crate::feedback::FeedbackBuilder;
-use crate::frames::{Assembler, FramePacket, FrameRecord};
+use crate::frames::{Assembler, FrameRecord};
 use crate::logs::CsvLog;
-use crate::sys::{self, Interest};
+use crate::sys::{self, Interest, MAX_SLEEP_NS};
 use crate::wire::{Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
 
 const SOCKET_BUFFER: u32 = 4 << 20;
 const EXPIRE_EVERY_NS: u64 = 100_000_000;
-const MAX_SLEEP_NS: u64 = 100_000_000;
 /// Datagrams read in one go before feedback and timers get a turn.
 const READ_BATCH: usize = 256;
 
@@ -119,10 +118,7 @@ impl Receiver {
                 Kind::Bye => self.sender_done = true,
                 Kind::Media => {
                     self.feedback.on_packet(header.seq, arrival, header.feedback);
-                    let packet = FramePacket { frame_id: header.frame_id, capture_ns: header.capture_ns,
-                                               key: header.key_frame, frame_size: header.frame_size,
-                                               index: header.index, count: header.count };
-                    if let Some(frame) = self.assembler.on_packet(&packet, arrival) {
+                    if let Some(frame) = self.assembler.on_packet(&header.frame, arrival) {
                         self.log_frames(&[frame])?;
                     }
                 }
@@ -250,7 +246,7 @@ impl TcpFrames {
                         .ok_or_else(|| "the TCP peer does not speak rtflow (bad frame header)".to_string())?;
                     self.header.clear();
                     self.current = Some((header, self.header_started_ns));
-                    self.remaining = header.frame_size as u64;
+                    self.remaining = header.frame.frame_size as u64;
                 }
                 &data[take..]
             }
@@ -261,9 +257,10 @@ impl TcpFrames {
             }
         };
         if let (Some((header, first)), 0) = (self.current, self.remaining) {
+            let frame = header.frame;
             frames.push(FrameRecord {
-                id: header.frame_id, capture_ns: header.capture_ns, key: Some(header.key_frame),
-                size: Some(header.frame_size), packets: None, first_arrival_ns: Some(first),
+                id: frame.frame_id, capture_ns: frame.capture_ns, key: Some(frame.key),
+                size: Some(frame.frame_size), packets: None, first_arrival_ns: Some(first),
                 last_arrival_ns: Some(arrival), complete: true,
             });
             self.current = None;

@@ -65,6 +65,9 @@ pub struct Ready {
     pub writable: bool,
 }
 
+/// Longest sleep of a loop, so that a signal that slips in before its wait is seen soon.
+pub const MAX_SLEEP_NS: u64 = 100_000_000;
+
 /// Waits until one of the descriptors is ready, a signal arrives, or `timeout_ns` passes.
 pub fn wait(interests: &[Interest], timeout_ns: u64) -> io::Result<Vec<Ready>> {
     let mut fds: Vec<libc::pollfd> = interests

@@ -14,13 +14,13 @@ use crate::encoder::{Encoder, EncoderConfig, Frame};
 use crate::logs::{float, CsvLog, Field};
 use crate::sys::{self, Interest, TcpInfo};
 use crate::tcp_rate::{TcpRateAdapter, CONTROL_INTERVAL_NS};
+use crate::timetable::Timetable;
 use crate::units::format_rate;
-use crate::wire::{FeedbackRequest, Kind, MediaHeader, MEDIA_HEADER_LEN};
+use crate::wire::{FeedbackRequest, FramePacket, Kind, MediaHeader, MEDIA_HEADER_LEN};
 
 /// How long to keep trying while the receiver is not listening yet.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const CONNECT_RETRY: Duration = Duration::from_millis(50);
-const MAX_SLEEP_NS: u64 = 100_000_000;
 static ZEROS: [u8; 64 << 10] = [0; 64 << 10];
 
 pub struct TcpSendConfig {
@@ -89,33 +89,22 @@ pub fn run(config: TcpSendConfig, mut rate_log: CsvLog) -> Result<(), String> {
         stream, encoder, adapter, queue: VecDeque::new(), queued_bytes: 0, blocked: false, written_interval: 0,
         written_total: 0, frames: 0, target_sum: 0.0, last_info: TcpInfo::default(),
     };
-    let end = start + config.duration_ns;
-    let mut next_control = start + CONTROL_INTERVAL_NS;
-    let mut next_log = start;
-    let mut last_log = start;
-    loop {
-        let now = sys::now_ns();
-        if now >= end || sys::shutdown_requested() {
-            break;
-        }
+    let mut timetable = Timetable::new(start, config.duration_ns, CONTROL_INTERVAL_NS, config.log_interval_ns);
+    while let Some(now) = timetable.round() {
         sender.capture_due_frames(now);
         sender.write_queued()?;
         if let Some(oldest) = sender.queue.front() {
             sender.adapter.note_wait(now.saturating_sub(oldest.capture_ns));
         }
-        if now >= next_control {
+        if timetable.step_due(now) {
             let info = sender.info()?;
             sender.adapter.update(now, info.bytes_acked);
-            next_control = now.max(next_control + CONTROL_INTERVAL_NS);
         }
-        if now >= next_log {
-            sender.log_rates(&mut rate_log, now, now - last_log)?;
-            last_log = now;
-            next_log += config.log_interval_ns;
+        if let Some(covered) = timetable.log_due(now) {
+            sender.log_rates(&mut rate_log, now, covered)?;
         }
-        let wake = sender.encoder.next_capture_ns().min(next_control).min(next_log).min(end);
         let interest = Interest { fd: sender.stream.as_raw_fd(), readable: true, writable: sender.blocked };
-        let ready = sys::wait(&[interest], wake.saturating_sub(now).min(MAX_SLEEP_NS))
+        let ready = sys::wait(&[interest], timetable.sleep_ns(now, sender.encoder.next_capture_ns()))
             .map_err(|e| format!("wait failed: {e}"))?;
         if ready[0].writable {
             sender.blocked = false;
@@ -142,8 +131,9 @@ impl Sender {
     fn enqueue(&mut self, frame: &Frame) {
         let payload = frame.wire_budget.saturating_sub(MEDIA_HEADER_LEN as u64).max(1);
         let header = MediaHeader {
-            kind: Kind::Media, key_frame: frame.key, feedback: FeedbackRequest::default(), seq: frame.id,
-            frame_id: frame.id, capture_ns: frame.capture_ns, frame_size: payload as u32, index: 0, count: 1,
+            kind: Kind::Media, feedback: FeedbackRequest::default(), seq: frame.id,
+            frame: FramePacket { frame_id: frame.id, capture_ns: frame.capture_ns, key: frame.key,
+                                 frame_size: payload as u32, index: 0, count: 1 },
         };
         let mut bytes = [0u8; MEDIA_HEADER_LEN];
         header.encode(&mut bytes);

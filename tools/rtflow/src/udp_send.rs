@@ -13,11 +13,10 @@ use crate::history::{History, Outcome};
 use crate::logs::{float, CsvLog, Field};
 use crate::pacer::{MediaPacket, Outgoing, Pacer, PADDING_PAYLOAD};
 use crate::sys::{self, Interest};
+use crate::timetable::Timetable;
 use crate::units::format_rate;
-use crate::wire::{self, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
+use crate::wire::{self, FramePacket, Kind, MediaHeader, MAX_DATAGRAM, MEDIA_HEADER_LEN};
 
-/// Longest sleep, so that a signal that slips in before the wait is seen soon.
-const MAX_SLEEP_NS: u64 = 100_000_000;
 /// The socket may hold many datagrams: the sender's own queue is the pacer's.
 const SOCKET_BUFFER: u32 = 4 << 20;
 /// When the bye datagrams go out after the last media packet: spread over a quarter of a
@@ -86,33 +85,18 @@ pub fn run(config: UdpSendConfig, make_controller: impl FnOnce(u64) -> Box<dyn C
         retransmit_window_ns: config.retransmit_window_ns,
         totals: Totals::default(),
     };
-    let end = start + config.duration_ns;
-    let mut next_tick = start + TICK_NS;
-    let mut next_log = start;
-    let mut last_log = start;
-    loop {
-        let now = sys::now_ns();
-        if now >= end || sys::shutdown_requested() {
-            break;
-        }
+    let mut timetable = Timetable::new(start, config.duration_ns, TICK_NS, config.log_interval_ns);
+    while let Some(now) = timetable.round() {
         sender.capture_due_frames(now);
-        if now >= next_tick {
+        if timetable.step_due(now) {
             sender.tick(now);
-            next_tick = now.max(next_tick + TICK_NS);
         }
         sender.send_allowed(now)?;
-        if now >= next_log {
-            sender.log_rates(now, now - last_log)?;
-            last_log = now;
-            next_log += config.log_interval_ns;
+        if let Some(covered) = timetable.log_due(now) {
+            sender.log_rates(now, covered)?;
         }
-        let wake = [Some(sender.encoder.next_capture_ns()), Some(next_tick), Some(next_log), Some(end),
-                    sender.next_send_ns(now)]
-            .into_iter()
-            .flatten()
-            .min()
-            .unwrap();
-        let ready = sys::wait(&[sender.interest()], wake.saturating_sub(now).min(MAX_SLEEP_NS))
+        let wake = sender.next_send_ns(now).unwrap_or(u64::MAX).min(sender.encoder.next_capture_ns());
+        let ready = sys::wait(&[sender.interest()], timetable.sleep_ns(now, wake))
             .map_err(|e| format!("wait failed: {e}"))?;
         if ready[0].writable {
             sender.blocked_on_socket = false;
@@ -157,7 +141,7 @@ impl Sender {
             .iter()
             .filter(|o| o.arrival_ns.is_none())
             .filter_map(|o| o.sent.media)
-            .filter(|m| !m.resent && now.saturating_sub(m.capture_ns) < self.retransmit_window_ns)
+            .filter(|m| !m.resent && now.saturating_sub(m.frame.capture_ns) < self.retransmit_window_ns)
             .collect();
         self.totals.retransmitted += lost.len() as u64;
         self.pacer.retransmit(&lost);
@@ -194,16 +178,9 @@ impl Sender {
         let feedback = self.controller.feedback_request();
         let seq = self.history.next_seq();
         let (header, payload) = match packet {
-            Outgoing::Media(m) => (
-                MediaHeader { kind: Kind::Media, key_frame: m.key, feedback, seq, frame_id: m.frame_id,
-                              capture_ns: m.capture_ns, frame_size: m.frame_size, index: m.index, count: m.count },
-                m.payload,
-            ),
-            Outgoing::Padding => (
-                MediaHeader { kind: Kind::Padding, key_frame: false, feedback, seq, frame_id: 0, capture_ns: 0,
-                              frame_size: 0, index: 0, count: 0 },
-                PADDING_PAYLOAD,
-            ),
+            Outgoing::Media(m) => (MediaHeader { kind: Kind::Media, feedback, seq, frame: m.frame }, m.payload),
+            Outgoing::Padding => (MediaHeader { kind: Kind::Padding, feedback, seq, frame: FramePacket::default() },
+                                  PADDING_PAYLOAD),
         };
         header.encode(&mut self.buf);
         MEDIA_HEADER_LEN + payload
@@ -259,9 +236,8 @@ impl Sender {
     }
 
     fn finish(mut self, label: &str, elapsed_ns: u64) -> Result<(), String> {
-        let bye = MediaHeader { kind: Kind::Bye, key_frame: false, feedback: Default::default(),
-                                seq: self.history.next_seq(), frame_id: 0, capture_ns: 0, frame_size: 0, index: 0,
-                                count: 0 };
+        let bye = MediaHeader { kind: Kind::Bye, feedback: Default::default(), seq: self.history.next_seq(),
+                                frame: FramePacket::default() };
         bye.encode(&mut self.buf);
         let stopped = sys::now_ns();
         for at_ms in BYE_SCHEDULE_MS {

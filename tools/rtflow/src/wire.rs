@@ -49,17 +49,24 @@ impl Kind {
 
 pub const FLAG_KEY_FRAME: u8 = 1;
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MediaHeader {
-    pub kind: Kind,
-    pub key_frame: bool,
-    pub feedback: FeedbackRequest,
-    pub seq: u64,
+/// Which packet of which frame a datagram (or a TCP frame) carries: the media header's
+/// frame fields, all 0 in padding and bye datagrams.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct FramePacket {
     pub frame_id: u64,
     pub capture_ns: u64,
+    pub key: bool,
     pub frame_size: u32,
     pub index: u16,
     pub count: u16,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MediaHeader {
+    pub kind: Kind,
+    pub feedback: FeedbackRequest,
+    pub seq: u64,
+    pub frame: FramePacket,
 }
 
 impl MediaHeader {
@@ -67,15 +74,15 @@ impl MediaHeader {
         out[0..2].copy_from_slice(&MAGIC);
         out[2] = VERSION;
         out[3] = self.kind as u8;
-        out[4] = if self.key_frame { FLAG_KEY_FRAME } else { 0 };
+        out[4] = if self.frame.key { FLAG_KEY_FRAME } else { 0 };
         out[5] = self.feedback.every_packets;
         out[6..8].copy_from_slice(&self.feedback.interval_ms.to_be_bytes());
         out[8..16].copy_from_slice(&self.seq.to_be_bytes());
-        out[16..24].copy_from_slice(&self.frame_id.to_be_bytes());
-        out[24..32].copy_from_slice(&self.capture_ns.to_be_bytes());
-        out[32..36].copy_from_slice(&self.frame_size.to_be_bytes());
-        out[36..38].copy_from_slice(&self.index.to_be_bytes());
-        out[38..40].copy_from_slice(&self.count.to_be_bytes());
+        out[16..24].copy_from_slice(&self.frame.frame_id.to_be_bytes());
+        out[24..32].copy_from_slice(&self.frame.capture_ns.to_be_bytes());
+        out[32..36].copy_from_slice(&self.frame.frame_size.to_be_bytes());
+        out[36..38].copy_from_slice(&self.frame.index.to_be_bytes());
+        out[38..40].copy_from_slice(&self.frame.count.to_be_bytes());
     }
 
     /// Reads a header; `None` for anything that is not an rtflow media, padding or bye header.
@@ -86,14 +93,16 @@ impl MediaHeader {
         let kind = Kind::from_byte(buf[3]).filter(|k| *k != Kind::Feedback)?;
         Some(MediaHeader {
             kind,
-            key_frame: buf[4] & FLAG_KEY_FRAME != 0,
             feedback: FeedbackRequest { every_packets: buf[5], interval_ms: be16(&buf[6..8]) },
             seq: be64(&buf[8..16]),
-            frame_id: be64(&buf[16..24]),
-            capture_ns: be64(&buf[24..32]),
-            frame_size: u32::from_be_bytes(buf[32..36].try_into().unwrap()),
-            index: be16(&buf[36..38]),
-            count: be16(&buf[38..40]),
+            frame: FramePacket {
+                frame_id: be64(&buf[16..24]),
+                capture_ns: be64(&buf[24..32]),
+                key: buf[4] & FLAG_KEY_FRAME != 0,
+                frame_size: u32::from_be_bytes(buf[32..36].try_into().unwrap()),
+                index: be16(&buf[36..38]),
+                count: be16(&buf[38..40]),
+            },
         })
     }
 }
@@ -153,9 +162,11 @@ mod tests {
     #[test]
     fn media_header_round_trips() {
         let header = MediaHeader {
-            kind: Kind::Media, key_frame: true,
+            kind: Kind::Media,
             feedback: FeedbackRequest { every_packets: 2, interval_ms: 50 },
-            seq: 1 << 40, frame_id: 77, capture_ns: 123_456_789_012, frame_size: 41_000, index: 3, count: 36,
+            seq: 1 << 40,
+            frame: FramePacket { frame_id: 77, capture_ns: 123_456_789_012, key: true, frame_size: 41_000, index: 3,
+                                 count: 36 },
         };
         let mut buf = [0u8; MEDIA_HEADER_LEN];
         header.encode(&mut buf);
