@@ -1,0 +1,153 @@
+# SPDX-License-Identifier: MIT
+"""Flent's data files (`*.flent.gz`, gzipped JSON) read back on the host: the summary that
+the database stores and the report prints, and Flent's own plots.
+
+    summary = summarise(read(path))       # FlentSummary: latency under load, throughput per direction
+
+The figures, in Flent's terms:
+- **latency under load**: the round trips of ICMP ping (`Ping (ms) ICMP`; rrul, rrul_be,
+  tcp_nup) or the one-way delay of the VoIP stream (`VoIP::delay`; voip), every sample
+  Flent recorded (its raw values) inside the load window: from Flent's delay (5 s, when the
+  TCP loads start) for the test's length, as Flent's own CDF plots cut it. Median and 99th
+  percentile by nearest rank (`metrics.nearest_rank`), as the lab's other delay figures;
+- **UDP latency**: the same for irtt's (or netperf UDP_RR's) round trips (`Ping (ms) UDP *`);
+- **throughput per direction**: the mean of `TCP download sum` and `TCP upload sum` (Mbit/s,
+  on Flent's sampling grid) inside the load window; None where the test has no such flows.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import subprocess
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from confucius import metrics
+
+from .contract import Flent
+from .guest.flent import FLENT, test_budget_s
+
+# Wall-clock seconds per second of guest time a test may take (the VM's timeout):
+# generous, as a busy host slows a UML guest's CPU work.
+WALL_PER_GUEST_S = 4.0
+PLOT_TIMEOUT_S = 120.0
+ICMP = "Ping (ms) ICMP"
+VOIP_DELAY = "VoIP::delay"
+UDP_PREFIX = "Ping (ms) UDP"
+DOWNLOAD, UPLOAD = "TCP download sum", "TCP upload sum"
+
+
+class FlentDataError(ValueError):
+    """A file that is not a Flent data file, or lacks what the summary needs."""
+
+
+@dataclass(frozen=True)
+class FlentSummary:
+    test: str
+    latency: str                     # the series of latency under load (ICMP or VoIP::delay)
+    latency_samples: int
+    latency_median_ms: float
+    latency_p99_ms: float
+    udp_samples: int
+    udp_median_ms: float | None
+    udp_p99_ms: float | None
+    download_mbps: float | None
+    upload_mbps: float | None
+    window_s: tuple[float, float]    # from Flent's start
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def read(path: Path) -> dict:
+    try:
+        with gzip.open(path, "rt") as f:
+            data = json.load(f)
+    except (OSError, ValueError, EOFError) as err:
+        raise FlentDataError(f"{path}: not a Flent data file: {err}") from None
+    for key in ("metadata", "x_values", "results", "raw_values"):
+        if key not in data:
+            raise FlentDataError(f"{path}: not a Flent data file: no {key!r}")
+    return data
+
+
+def _t0(metadata: dict) -> float:
+    """Flent's start (its T0, UTC) as a Unix time."""
+    text = metadata.get("T0")
+    try:
+        return datetime.fromisoformat(text.rstrip("Z")).replace(tzinfo=timezone.utc).timestamp()
+    except (AttributeError, ValueError):
+        raise FlentDataError(f"metadata.T0: expected Flent's start time, got {text!r}") from None
+
+
+def load_window(metadata: dict) -> tuple[float, float]:
+    """Where the test's loads run, in s from its start: Flent's delay to the delay plus the
+    length for tests that delay their loads (TOTAL_LENGTH = LENGTH + 2 DELAY), else all of it."""
+    length, total, delay = metadata.get("LENGTH"), metadata.get("TOTAL_LENGTH"), metadata.get("DELAY", 0)
+    if not isinstance(length, (int, float)):
+        raise FlentDataError(f"metadata.LENGTH: expected the test length, got {length!r}")
+    if total == length + 2 * delay:
+        return float(delay), float(delay + length)
+    return 0.0, float(length)
+
+
+def _raw_in(data: dict, series: str, window: tuple[float, float]) -> list[float]:
+    t0 = _t0(data["metadata"])
+    low, high = window
+    return [point["val"] for point in data["raw_values"].get(series, [])
+            if isinstance(point.get("val"), (int, float)) and "t" in point and low <= point["t"] - t0 <= high]
+
+
+def _mean_in(data: dict, series: str, window: tuple[float, float]) -> float | None:
+    values = data["results"].get(series)
+    if values is None:
+        return None
+    low, high = window
+    return metrics.mean(v for x, v in zip(data["x_values"], values) if low <= x <= high)
+
+
+def _none_if_nan(value: float | None) -> float | None:
+    return None if value is None or math.isnan(value) else value
+
+
+def summarise(data: dict) -> FlentSummary:
+    """Latency under load and throughput per direction of one Flent test (module docstring)."""
+    metadata = data["metadata"]
+    test = metadata.get("NAME", "?")
+    window = load_window(metadata)
+    latency = VOIP_DELAY if VOIP_DELAY in data["raw_values"] else ICMP
+    delays = _raw_in(data, latency, window)
+    if not delays:
+        raise FlentDataError(f"{test}: no {latency} samples between {window[0]:g} and {window[1]:g} s")
+    udp = [v for name in sorted(data["raw_values"]) if name.startswith(UDP_PREFIX)
+           for v in _raw_in(data, name, window)]
+    return FlentSummary(
+        test=test, latency=latency, latency_samples=len(delays),
+        latency_median_ms=metrics.nearest_rank(delays, 50), latency_p99_ms=metrics.nearest_rank(delays, 99),
+        udp_samples=len(udp), udp_median_ms=metrics.nearest_rank(udp, 50) if udp else None,
+        udp_p99_ms=metrics.nearest_rank(udp, 99) if udp else None,
+        download_mbps=_none_if_nan(_mean_in(data, DOWNLOAD, window)),
+        upload_mbps=_none_if_nan(_mean_in(data, UPLOAD, window)), window_s=window)
+
+
+def plot(data_file: Path) -> tuple[Path | None, str | None]:
+    """Flent's own plot of a data file, beside it (PNG, through matplotlib): the test's
+    default plot (rrul's and rrul_be's overview of download, upload and latency; tcp_nup's
+    totals; voip's delay and jitter). Returns the plot, or None and Flent's complaint."""
+    out = data_file.with_name(data_file.name.removesuffix(".flent.gz") + ".png")
+    try:
+        done = subprocess.run([str(FLENT), "-i", str(data_file), "-f", "plot", "-o", str(out)],
+                              capture_output=True, text=True, timeout=PLOT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return None, f"flent plot: {err}"
+    if done.returncode != 0 or not out.is_file():
+        return None, f"flent plot: exit {done.returncode}: {(done.stderr or done.stdout).strip()[-500:]}"
+    return out, None
+
+
+def wall_allowance_s(flent: Flent) -> float:
+    """The wall-clock time one test of a run may take (with the guest's pause between tests)."""
+    return WALL_PER_GUEST_S * (test_budget_s(flent) + 1)
