@@ -273,6 +273,7 @@ def provenance(engine: str = "qemu") -> dict:
         "git_commit": commit, "git_dirty": bool(status.strip()), "git_changed": status.split("\n")[:50],
         "qemu": _first_line([vm.QEMU, "--version"]), "tc": _first_line(["tc", "-V"]),
         "iperf3": _first_line(["iperf3", "--version"]), "irtt": _first_line(["irtt", "version"]),
+        "netperf": _first_line(["netperf", "-V"]), "flent": _first_line([str(flent.FLENT), "--version"]),
         "python": platform.python_version(), "host_kernel": platform.release(),
         "binaries_sha256": {name: _file_digest(path) for name, path in binaries.items()},
     }
