@@ -84,14 +84,14 @@ def _t0(metadata: dict) -> float:
 
 
 def load_window(metadata: dict) -> tuple[float, float]:
-    """Where the test's loads run, in s from its start: Flent's delay to the delay plus the
-    length for tests that delay their loads (TOTAL_LENGTH = LENGTH + 2 DELAY), else all of it."""
-    length, total, delay = metadata.get("LENGTH"), metadata.get("TOTAL_LENGTH"), metadata.get("DELAY", 0)
-    if not isinstance(length, (int, float)):
-        raise FlentDataError(f"metadata.LENGTH: expected the test length, got {length!r}")
-    if total == length + 2 * delay:
-        return float(delay), float(delay + length)
-    return 0.0, float(length)
+    """Where the test's loads run, in s from its start. Flent does not record its delay, but
+    its tests that delay their loads run TOTAL_LENGTH = LENGTH + 2 DELAY (the loads from
+    DELAY for LENGTH); the others (voip) run LENGTH, all of it measured."""
+    length, total = metadata.get("LENGTH"), metadata.get("TOTAL_LENGTH")
+    if not isinstance(length, (int, float)) or not isinstance(total, (int, float)) or total < length:
+        raise FlentDataError(f"metadata: expected LENGTH and TOTAL_LENGTH >= LENGTH, got {length!r} and {total!r}")
+    delay = (total - length) / 2
+    return float(delay), float(delay + length)
 
 
 def _raw_in(data: dict, series: str, window: tuple[float, float]) -> list[float]:
