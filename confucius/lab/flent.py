@@ -6,8 +6,9 @@ the database stores and the report prints, and Flent's own plots.
 
 The figures, in Flent's terms:
 - **latency under load**: the round trips of ICMP ping (`Ping (ms) ICMP`; rrul, rrul_be,
-  tcp_nup) or the one-way delay of the VoIP stream (`VoIP::delay`; voip), every sample
-  Flent recorded (its raw values) inside the load window: from Flent's delay (5 s, when the
+  tcp_nup) or the one-way delay of the VoIP stream from client to server (`VoIP::delay`,
+  irtt's send delay of each packet; voip), every sample Flent recorded (its raw values)
+  inside the load window: from Flent's delay (5 s, when the
   TCP loads start) for the test's length, as Flent's own CDF plots cut it. Median and 99th
   percentile by nearest rank (`metrics.nearest_rank`), as the lab's other delay figures;
 - **UDP latency**: the same for irtt's (or netperf UDP_RR's) round trips (`Ping (ms) UDP *`);
@@ -35,7 +36,9 @@ from .guest.flent import FLENT, test_budget_s
 WALL_PER_GUEST_S = 4.0
 PLOT_TIMEOUT_S = 120.0
 ICMP = "Ping (ms) ICMP"
-VOIP_DELAY = "VoIP::delay"
+# voip's irtt stream: every packet is a raw value of "VoIP"; Flent's VoIP::delay is its
+# one-way delay from client to server (irtt's send delay, `owd_up`), sampled on Flent's grid.
+VOIP, VOIP_DELAY, VOIP_KEY = "VoIP", "VoIP::delay", "owd_up"
 UDP_PREFIX = "Ping (ms) UDP"
 DOWNLOAD, UPLOAD = "TCP download sum", "TCP upload sum"
 
@@ -94,11 +97,12 @@ def load_window(metadata: dict) -> tuple[float, float]:
     return float(delay), float(delay + length)
 
 
-def _raw_in(data: dict, series: str, window: tuple[float, float]) -> list[float]:
+def _raw_in(data: dict, series: str, window: tuple[float, float], key: str = "val") -> list[float]:
+    """Every sample of `series` (its `key`) inside the window; lost packets have none."""
     t0 = _t0(data["metadata"])
     low, high = window
-    return [point["val"] for point in data["raw_values"].get(series, [])
-            if isinstance(point.get("val"), (int, float)) and "t" in point and low <= point["t"] - t0 <= high]
+    return [point[key] for point in data["raw_values"].get(series, [])
+            if isinstance(point.get(key), (int, float)) and "t" in point and low <= point["t"] - t0 <= high]
 
 
 def _mean_in(data: dict, series: str, window: tuple[float, float]) -> float | None:
@@ -118,8 +122,9 @@ def summarise(data: dict) -> FlentSummary:
     metadata = data["metadata"]
     test = metadata.get("NAME", "?")
     window = load_window(metadata)
-    latency = VOIP_DELAY if VOIP_DELAY in data["raw_values"] else ICMP
-    delays = _raw_in(data, latency, window)
+    voip = VOIP in data["raw_values"]
+    latency = VOIP_DELAY if voip else ICMP
+    delays = _raw_in(data, VOIP, window, VOIP_KEY) if voip else _raw_in(data, ICMP, window)
     if not delays:
         raise FlentDataError(f"{test}: no {latency} samples between {window[0]:g} and {window[1]:g} s")
     udp = [v for name in sorted(data["raw_values"]) if name.startswith(UDP_PREFIX)
