@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""Flent in the lab, without a VM: the summary of a real data file (an rrul test that the lab
-ran, kept in fixtures/flent/), the record of a Flent scenario's bottleneck (both directions)
+"""Flent in the lab, without a VM: the summary of a real data file (fixtures/flent/: rrul, 10 s,
+fq_codel both ways at 20 Mbit/s and 40 ms, as the lab ran it under UML on November 25),
+checked against what Flent itself computed into the same file; the record of a Flent scenario's bottleneck (both directions)
 and the database's flent_tests table for databases of the previous schema."""
 
 import sqlite3
@@ -20,6 +21,36 @@ REPO = Path(__file__).resolve().parents[2]
 def rrul_file() -> Path:
     [path] = FIXTURES.glob("rrul-*.flent.gz")
     return path
+
+
+def test_the_summary_of_a_real_rrul_run_agrees_with_flent_s_own_figures():
+    data = flent.read(rrul_file())
+    summary = flent.summarise(data)
+    meta = data["metadata"]["SERIES_META"]
+    assert summary.test == "rrul" and summary.window_s == (5.0, 15.0)  # Flent's 5 s delay, then 10 s of load
+    # ICMP every 0.2 s over the window; irtt's three UDP flows (BE, BK, EF) likewise.
+    assert 45 <= summary.latency_samples <= 51 and 3 * 45 <= summary.udp_samples <= 3 * 51
+    # Round trips never below the 40 ms of netem, nor above the largest ping Flent recorded
+    # (irtt's largest: its own statistics); fq_codel keeps them within a few ms of it.
+    largest_ping = max(p["val"] for p in data["raw_values"]["Ping (ms) ICMP"])
+    assert 40.0 <= summary.latency_median_ms <= summary.latency_p99_ms <= largest_ping < 45
+    assert 40.0 <= summary.udp_median_ms <= summary.udp_p99_ms <= max(
+        meta[f"Ping (ms) UDP {mark}"]["RTT_MAX"] for mark in ("BE", "BK", "EF"))
+    # Flent's own means of the TCP sums cover where the loads ran; ours the load window.
+    for ours, series in ((summary.download_mbps, "TCP download sum"), (summary.upload_mbps, "TCP upload sum")):
+        assert ours == pytest.approx(meta[series]["MEAN_VALUE"], rel=0.03), series
+    # Both directions carried load at the 20 Mbit/s the scheduler shaped them to.
+    assert 15 < summary.download_mbps < 19.2 and 15 < summary.upload_mbps < 19.2
+
+
+def test_a_data_file_without_samples_in_the_window_is_refused(tmp_path):
+    data = flent.read(rrul_file())
+    data["metadata"]["T0"] = "2030-01-01T00:00:00.000000Z"  # every sample long before the test's start
+    with pytest.raises(flent.FlentDataError, match=r"no Ping \(ms\) ICMP samples between 5 and 15 s"):
+        flent.summarise(data)
+    del data["metadata"]["TOTAL_LENGTH"]
+    with pytest.raises(flent.FlentDataError, match="TOTAL_LENGTH"):
+        flent.summarise(data)
 
 
 def test_a_file_that_is_not_flent_data_is_refused(tmp_path):
