@@ -142,7 +142,7 @@ CREATE TABLE IF NOT EXISTS flent_tests (
     latency TEXT,                      -- the series: Ping (ms) ICMP (round trip) or VoIP::delay (one way)
     latency_samples INTEGER, latency_median_ms REAL, latency_p99_ms REAL,
     udp_samples INTEGER, udp_median_ms REAL, udp_p99_ms REAL,   -- Ping (ms) UDP * (irtt)
-    download_mbps REAL, upload_mbps REAL);  -- TCP download sum, TCP upload sum: mean in the window
+    download_mbps REAL, upload_mbps REAL);  -- TCP download sum, TCP upload sum: netperf's figures per flow, summed
 CREATE INDEX IF NOT EXISTS flent_tests_run ON flent_tests (run_id);
 -- Per-CCA queueing runs (confucius/percca, seed 003): bulk CCA mixes, one row per run.
 CREATE TABLE IF NOT EXISTS percca_runs (

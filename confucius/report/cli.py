@@ -335,7 +335,8 @@ def _print_flent(found) -> None:
     console.print(f"engine: {', '.join(sorted({r.engine for r in found}))}. latency: Ping (ms) ICMP is the "
                   "round trip, VoIP::delay the one-way delay of voip's 20 ms stream; both and UDP (irtt's "
                   "round trips) over every sample in the load window (Flent's delay to delay + length); "
-                  "Mbit/s: mean of Flent's TCP download sum / TCP upload sum in that window.")
+                  "Mbit/s: Flent's TCP download sum / TCP upload sum, each flow's throughput as netperf "
+                  "reported it at its end, summed per direction.")
 
 
 @app.command("percca-fit-inputs")

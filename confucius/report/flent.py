@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Flent's tests from the database (lab/flent.py stores one row per test): per scenario,
 scheduler and test, latency under load (median and 99th percentile) and throughput per
-direction, the figures operators read off Flent's own summaries and plots."""
+direction, the figures operators read off Flent's own summaries and plots.
+
+The data file is the source of truth, as the frames are for `report summary`: each test's
+figures are computed again from its `*.flent.gz` with `lab/flent.summarise` when the file is
+there, so rows stored by older code follow today's definitions; the stored columns stand in
+for a file that is gone."""
 
 from __future__ import annotations
 
@@ -9,7 +14,10 @@ import json
 import math
 from dataclasses import asdict, dataclass
 
+from pathlib import Path
+
 from confucius import metrics
+from confucius.lab import flent
 from confucius.lab.contract import FLENT_TESTS
 from confucius.lab.db import Database
 
@@ -53,9 +61,19 @@ def _first_run(groups: dict, row: FlentRow) -> int:
     return groups[(row.scenario, row.scheduler, row.test)][0]["run_id"]
 
 
+def _figures(row) -> dict:
+    """A test's figures: from its data file if it is there, else as stored."""
+    path = Path(row["data_file"]) if row["data_file"] else None
+    if path is None or not path.is_file():
+        return {name: row[name] for name in FIGURES}
+    summary = flent.summarise(flent.read(path)).to_dict()
+    return {name: summary[name] for name in FIGURES}
+
+
 def _row(key: tuple, group: list) -> FlentRow:
     scenario, scheduler, test = key
-    figures = {name: metrics.mean(r[name] for r in group) for name in FIGURES}
+    each = [_figures(r) for r in group]
+    figures = {name: metrics.mean(f[name] for f in each) for name in FIGURES}
     return FlentRow(scenario=scenario, scheduler=scheduler, test=test, latency=group[0]["latency"], runs=len(group),
                     engine=f"{group[0]['engine']} ({group[0]['time_mode']})", **figures,
                     data_files=tuple(r["data_file"] for r in group))
