@@ -229,7 +229,7 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
 
 def check_built(scenario: Scenario) -> None:
     """Refuse to start when a part the scenario needs is not built, naming the make target."""
-    needs = [(rtflow.BINARY, "make tools")]
+    needs = [(rtflow.BINARY, "make tools")] if any(scenario.rt_sets) else []
     if scenario.web is not None:
         needs += [(TOOLS / "web-client", "make tools"), (TOOLS / "web-server", "make tools")]
     if any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers):
