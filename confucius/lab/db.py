@@ -366,8 +366,8 @@ def _store_flent_test(db: Database, run_id: int, test) -> None:
     event, summary = test.event, test.summary
     row = {"run_id": run_id, "number": test.number, "test": event.test, "started_ns": event.started_ns,
            "ended_ns": event.ended_ns, "exit": event.exit,
-           "data_file": str(test.data_file) if test.data_file else None,
-           "plot_file": str(test.plot) if test.plot else None, "error": test.error, "plot_error": test.plot_error}
+           "data_file": str(test.data_file.resolve()) if test.data_file else None,
+           "plot_file": str(test.plot.resolve()) if test.plot else None, "error": test.error, "plot_error": test.plot_error}
     if summary is not None:
         row.update(window_from_s=summary.window_s[0], window_to_s=summary.window_s[1],
                    **{k: v for k, v in summary.to_dict().items() if k not in ("test", "window_s")})
