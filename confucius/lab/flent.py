@@ -8,9 +8,9 @@ The figures, in Flent's terms:
 - **latency under load**: the round trips of ICMP ping (`Ping (ms) ICMP`; rrul, rrul_be,
   tcp_nup) or the one-way delay of the VoIP stream from client to server (`VoIP::delay`,
   irtt's send delay of each packet; voip), every sample Flent recorded (its raw values)
-  inside the load window: from Flent's delay (5 s, when the
-  TCP loads start) for the test's length, as Flent's own CDF plots cut it. Median and 99th
-  percentile by nearest rank (`metrics.nearest_rank`), as the lab's other delay figures;
+  inside the load window: from Flent's delay (5 s, when the TCP loads start) for the
+  test's length, as Flent's own CDF plots cut it. Median and 99th percentile by nearest
+  rank (`metrics.nearest_rank`), as the lab's other delay figures;
 - **UDP latency**: the same for irtt's (or netperf UDP_RR's) round trips (`Ping (ms) UDP *`);
 - **throughput per direction**: Flent's `TCP download sum` and `TCP upload sum` (Mbit/s):
   each TCP flow's throughput as netperf reports it when the flow ends (its bytes over its
