@@ -26,6 +26,12 @@ SPEC_FORMAT = "confucius-lab-run/1"
 # The RT flow's modes (rtflow's --mode; scenario.py reads controllers into them).
 RT_MODES = ("gcc", "pion-gcc", "copa", "tcp", "fixed")
 RtMode = Literal[RT_MODES]
+# How a run spends its time (guest/schedule.py): page loads after warmed-up RT flows, one
+# RT flow throughout, an RT flow for a fixed duration, or Flent's tests one after another.
+RUN_MODES = ("episodes", "continuous", "timed", "flent")
+RunMode = Literal[RUN_MODES]
+# The Flent tests a scenario can run (guest/flent.py); lab/flent.py summarises each.
+FLENT_TESTS = ("rrul", "rrul_be", "tcp_nup", "voip")
 EVENTS_FORMAT = "confucius-lab-events/1"
 
 
@@ -218,6 +224,17 @@ class Probes(Record):
 
 
 @dataclass(frozen=True)
+class Flent(Record):
+    """Flent's tests, as the scenario gives them: each runs for `length_s` (Flent's -l;
+    its loads start after Flent's own 5 s delay), sampled every `step_s` (-s);
+    `upload_streams` is tcp_nup's number of TCP uploads."""
+    tests: list[Literal[FLENT_TESTS]]
+    length_s: int
+    step_s: float
+    upload_streams: int
+
+
+@dataclass(frozen=True)
 class Binaries(Record):
     web_client: str
     web_server: str
@@ -230,7 +247,7 @@ class RunSpec(Document):
     format: str
     scenario: str
     cell_key: str
-    mode: Literal["episodes", "continuous", "timed"]
+    mode: RunMode
     topology: TopologySpec
     tc_commands: list[str]
     trace: TraceSpec | None
@@ -245,6 +262,7 @@ class RunSpec(Document):
     duration_s: float | None
     stats_interval_s: float
     binaries: Binaries
+    flent: Flent | None = None
 
     FORMAT: ClassVar[str] = SPEC_FORMAT
 
@@ -307,12 +325,24 @@ class FlowSamples(Record):
 
 
 @dataclass
+class FlentEvent(Record):
+    """One Flent test: its data file (relative to the results folder; None if Flent wrote
+    none) and Flent's own output."""
+    test: str
+    started_ns: int
+    ended_ns: int
+    exit: int
+    data_file: str | None
+    log: str
+
+
+@dataclass
 class GuestEvents(Document):
     """The guest's timeline (CLOCK_MONOTONIC ns, rtflow's clock). A guest that stopped
     part-way writes what it got to; the rest keeps its defaults."""
     format: str
     clock_offset_ns: int            # wall clock - monotonic clock
-    mode: Literal["episodes", "continuous", "timed"]
+    mode: RunMode
     tc_commands: list[str] | None = None   # what the guest ran at the bottleneck
     tc_show: str | None = None
     t0_ns: int | None = None
@@ -323,5 +353,6 @@ class GuestEvents(Document):
     end_ns: int | None = None
     stats_samples: int | None = None
     flow_samples: FlowSamples | None = None
+    flent: list[FlentEvent] = field(default_factory=list)
 
     FORMAT: ClassVar[str] = EVENTS_FORMAT

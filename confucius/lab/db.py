@@ -29,12 +29,12 @@ from confucius import metrics
 # The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
 
-SCHEMA_VERSION = 6
+SCHEMA_VERSION = 7
 # Older versions this code still reads, once it has added what they lack: the tables
-# (3 added qdisc_flows, 6 the percca_* tables), the runs' engine columns (4), which every
-# earlier run had as below (only qemu in real time existed), and the pages' warm-up count
-# (5; unknown before).
-UPGRADABLE_VERSIONS = {2, 3, 4, 5}
+# (3 added qdisc_flows, 6 the percca_* tables, 7 flent_tests), the runs' engine columns (4),
+# which every earlier run had as below (only qemu in real time existed), and the pages'
+# warm-up count (5; unknown before).
+UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6}
 ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
                           ("time_mode", "TEXT NOT NULL DEFAULT 'real'")),
                  "pages": (("warmups", "INTEGER"),)}
@@ -130,6 +130,20 @@ CREATE TABLE IF NOT EXISTS qdisc_flows (  -- Confucius's flows as it dumps them 
 CREATE INDEX IF NOT EXISTS qdisc_flows_run ON qdisc_flows (run_id, time_ns);
 CREATE TABLE IF NOT EXISTS probes (
     run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL, rtt_ms REAL);
+-- Flent's tests (lab/flent.py): one row per test of a run, its data file and summary.
+CREATE TABLE IF NOT EXISTS flent_tests (
+    id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+    number INTEGER NOT NULL, test TEXT NOT NULL,
+    started_ns INTEGER NOT NULL, ended_ns INTEGER NOT NULL, exit INTEGER NOT NULL,
+    data_file TEXT,                    -- Flent's *.flent.gz, the source of the figures
+    plot_file TEXT,                    -- Flent's default plot of it (PNG)
+    error TEXT, plot_error TEXT,
+    window_from_s REAL, window_to_s REAL,   -- the load window, s from Flent's start
+    latency TEXT,                      -- the series: Ping (ms) ICMP (round trip) or VoIP::delay (one way)
+    latency_samples INTEGER, latency_median_ms REAL, latency_p99_ms REAL,
+    udp_samples INTEGER, udp_median_ms REAL, udp_p99_ms REAL,   -- Ping (ms) UDP * (irtt)
+    download_mbps REAL, upload_mbps REAL);  -- TCP download sum, TCP upload sum: netperf's figures per flow, summed
+CREATE INDEX IF NOT EXISTS flent_tests_run ON flent_tests (run_id);
 -- Per-CCA queueing runs (confucius/percca, seed 003): bulk CCA mixes, one row per run.
 CREATE TABLE IF NOT EXISTS percca_runs (
     id INTEGER PRIMARY KEY,
@@ -344,6 +358,20 @@ def _store_data(db: Database, run_id: int, data) -> None:
                     ((run_id, t, f["bucket"], f["state"], f["class"], f["weight"], f["packets"], f["bytes"],
                       f["deficit"], f["sojourn_us"], *_head_ports(f)) for t, flows in data.qdisc_flows for f in flows))
     db._insert_many("probes", ("run_id", "time_ns", "rtt_ms"), ((run_id, t, rtt) for t, rtt in data.probes))
+    for test in data.flent:
+        _store_flent_test(db, run_id, test)
+
+
+def _store_flent_test(db: Database, run_id: int, test) -> None:
+    event, summary = test.event, test.summary
+    row = {"run_id": run_id, "number": test.number, "test": event.test, "started_ns": event.started_ns,
+           "ended_ns": event.ended_ns, "exit": event.exit,
+           "data_file": str(test.data_file.resolve()) if test.data_file else None,
+           "plot_file": str(test.plot.resolve()) if test.plot else None, "error": test.error, "plot_error": test.plot_error}
+    if summary is not None:
+        row.update(window_from_s=summary.window_s[0], window_to_s=summary.window_s[1],
+                   **{k: v for k, v in summary.to_dict().items() if k not in ("test", "window_s")})
+    db._insert("flent_tests", row)
 
 
 def _head_ports(flow: dict) -> tuple:

@@ -22,7 +22,8 @@ from pathlib import Path
 from confucius import rtflow
 from confucius.web.results import PageLoad, ReportError, parse_report
 
-from .contract import ContractError, GuestEvents, Measured, PageEvent, PageSpec, RunSpec
+from . import flent
+from .contract import ContractError, FlentEvent, GuestEvents, Measured, PageEvent, PageSpec, RunSpec
 
 DISTURBED_GAP_MS = 250.0
 
@@ -105,6 +106,18 @@ class BulkFlow:
 
 
 @dataclass
+class FlentTest:
+    """One Flent test of the run: its data file and summary (lab/flent.py), or why there is none."""
+    number: int
+    event: FlentEvent
+    data_file: Path | None
+    summary: flent.FlentSummary | None
+    error: str | None
+    plot: Path | None = None         # Flent's plot, drawn on the host (runner.execute)
+    plot_error: str | None = None
+
+
+@dataclass
 class RunData:
     directory: Path
     spec: RunSpec
@@ -116,6 +129,7 @@ class RunData:
     probes: list[tuple[int, float | None]]     # send time (ns), RTT ms (None: lost)
     bulk: list[BulkFlow]
     measured: Measured | None = None           # runs without pages: the measured span
+    flent: list[FlentTest] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
     def rt_flows(self) -> list[RtFlowLog]:
@@ -231,6 +245,20 @@ def _bulk(directory: Path, spec: RunSpec, events: GuestEvents) -> list[BulkFlow]
     return flows
 
 
+def _flent_test(directory: Path, number: int, event: FlentEvent) -> FlentTest:
+    if event.data_file is None:
+        output = directory / event.log
+        tail = output.read_text(errors="replace")[-1000:] if output.is_file() else ""
+        return FlentTest(number, event, None, None, f"Flent wrote no data file (exit {event.exit}): {tail}")
+    path = directory / event.data_file
+    try:
+        summary = flent.summarise(flent.read(path))
+    except flent.FlentDataError as err:
+        return FlentTest(number, event, path, None, str(err))
+    error = f"Flent exited {event.exit}" if event.exit != 0 else None
+    return FlentTest(number, event, path, summary, error)
+
+
 def _check_bottleneck(directory: Path, spec: RunSpec, events: GuestEvents) -> None:
     """The guest installs the bottleneck from the spec's record (the runs row stores the
     same); what it says it ran must be that record, or the row would not say what ran."""
@@ -264,9 +292,12 @@ def read_run(directory) -> RunData:
                   qdisc_samples=_samples(directory / "qdisc.jsonl", "qdiscs"),
                   qdisc_flows=_samples(directory / "flows.jsonl", "flows"),
                   probes=_probes(directory / "irtt.json", offset),
-                  bulk=_bulk(directory, spec, events), measured=events.measured)
+                  bulk=_bulk(directory, spec, events), measured=events.measured,
+                  flent=[_flent_test(directory, n, e) for n, e in enumerate(events.flent)])
     if spec.pages and len(pages) < len(spec.pages):
         run.notes.append(f"{len(spec.pages) - len(pages)} of {len(spec.pages)} pages were not loaded")
+    if spec.flent and len(run.flent) < len(spec.flent.tests):
+        run.notes.append(f"{len(spec.flent.tests) - len(run.flent)} of {len(spec.flent.tests)} Flent tests did not run")
     return run
 
 

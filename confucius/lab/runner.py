@@ -32,7 +32,7 @@ from typing import Callable, Sequence
 from confucius import rtflow
 
 from . import schedulers as sched
-from . import topology, uml, vm, workload
+from . import flent, topology, uml, vm, workload
 from .db import DEFAULT_DB, Database
 from . import contract as c
 from .contract import RunSpec
@@ -113,24 +113,42 @@ def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
                           shaping=scenario.link.shaping)
 
 
+def upload_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup | None:
+    """The scheduler under test on the upload (client -> server) as well, at the scenario's
+    `upload_rate`; None when the upload is unshaped."""
+    rate = scenario.link.upload_rate_bps
+    if rate is None:
+        return None
+    choice = cell.scheduler
+    return sched.tc_setup(choice.name, base=choice.base, rate_bps=rate, buffer_packets=scenario.link.buffer_packets,
+                          rt_ports=rt_ports(scenario, cell), extra_options=choice.options,
+                          shaper=scenario.link.shaper, shaping="upload")
+
+
+def _commands(scenario: Scenario, cell: Cell, htb_burst_s: float | None) -> list[str]:
+    upload = upload_setup(scenario, cell)
+    return tc_setup(scenario, cell).commands(htb_burst_s) + (upload.commands(htb_burst_s) if upload else [])
+
+
 def bottleneck_commands(scenario: Scenario, cell: Cell) -> list[str]:
     """The tc batch lines that set up the cell's bottleneck in the router's namespace, all
-    of them (HTB's bucket as the scenario's engine needs it): the run's record, stored with
-    it (runs.tc_commands) and the only thing the guest installs (guest.run.build_topology)."""
-    return tc_setup(scenario, cell).commands(topology.htb_burst_s(scenario.engine))
+    of them (HTB's bucket as the scenario's engine needs it; the upload's shaping after the
+    download's, if the scenario shapes it): the run's record, stored with it
+    (runs.tc_commands) and the only thing the guest installs (guest.run.build_topology)."""
+    return _commands(scenario, cell, topology.htb_burst_s(scenario.engine))
 
 
 def _conditions(scenario: Scenario, cell: Cell) -> dict:
     link, web = scenario.link, scenario.web
     trace = hashlib.sha256(link.trace.read_bytes()).hexdigest() if link.trace else None
-    return {
+    conditions = {
         "link": {"rate_bps": link.rate_bps, "trace": trace, "scale": link.trace_scale,
                  "offset_s": link.trace_offset_s, "rtt_s": link.rtt_s, "buffer": link.buffer_packets,
                  "shaper": link.shaper},
         # The setup without HTB's bucket, which follows from the engine (below): the form
         # the keys have named it by since before the bucket was recorded, so that measured
         # units keep their keys.
-        "tc": tc_setup(scenario, cell).commands(htb_burst_s=None),
+        "tc": _commands(scenario, cell, htb_burst_s=None),
         "rt": [f.label for f in cell.rt], "rt_settings": scenario.rt.__dict__,
         "warmup": scenario.warmup.__dict__,
         "web": None if web is None else {k: getattr(web, k) for k in
@@ -141,6 +159,12 @@ def _conditions(scenario: Scenario, cell: Cell) -> dict:
         "repetition": cell.repetition,
         "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE,
     }
+    # Only when set, so that the keys of scenarios without them stay as they were.
+    if link.upload_rate_bps is not None:
+        conditions["link"]["upload_rate_bps"] = link.upload_rate_bps
+    if scenario.flent is not None:
+        conditions["flent"] = scenario.flent.to_dict()
+    return conditions
 
 
 def cell_key(scenario: Scenario, cell: Cell) -> str:
@@ -205,7 +229,7 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
 
 def check_built(scenario: Scenario) -> None:
     """Refuse to start when a part the scenario needs is not built, naming the make target."""
-    needs = [(rtflow.BINARY, "make tools")]
+    needs = [(rtflow.BINARY, "make tools")] if any(scenario.rt_sets) else []
     if scenario.web is not None:
         needs += [(TOOLS / "web-client", "make tools"), (TOOLS / "web-server", "make tools")]
     if any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers):
@@ -215,9 +239,12 @@ def check_built(scenario: Scenario) -> None:
     missing = [f"{path} (build it with `{target}`)" for path, target in needs if not path.is_file()]
     if missing:
         raise RunnerError("missing built parts:\n  " + "\n  ".join(missing))
-    for tool in ("iperf3", "irtt", "tc"):
+    tools = ("iperf3", "irtt", "tc") + (("netperf", "netserver", "ping") if scenario.flent else ())
+    for tool in tools:
         if shutil.which(tool) is None:
             raise RunnerError(f"{tool} is not installed (run `make deps`)")
+    if scenario.flent and not flent.FLENT.is_file():
+        raise RunnerError(f"Flent is not installed in the virtualenv ({flent.FLENT}; run `make venv`)")
 
 
 def _first_line(argv: list[str]) -> str | None:
@@ -246,6 +273,7 @@ def provenance(engine: str = "qemu") -> dict:
         "git_commit": commit, "git_dirty": bool(status.strip()), "git_changed": status.split("\n")[:50],
         "qemu": _first_line([vm.QEMU, "--version"]), "tc": _first_line(["tc", "-V"]),
         "iperf3": _first_line(["iperf3", "--version"]), "irtt": _first_line(["irtt", "version"]),
+        "netperf": _first_line(["netperf", "-V"]), "flent": _first_line([str(flent.FLENT), "--version"]),
         "python": platform.python_version(), "host_kernel": platform.release(),
         "binaries_sha256": {name: _file_digest(path) for name, path in binaries.items()},
     }
@@ -256,7 +284,7 @@ def provenance(engine: str = "qemu") -> dict:
 def fair_share_bps(scenario: Scenario, cell: Cell) -> float:
     """What one RT flow of the cell can reach during its warm-up: the link's first rate
     shared with the other RT and bulk flows, at most the RT flows' `max_rate`."""
-    competitors = len(cell.rt) + len(scenario.bulk)
+    competitors = max(1, len(cell.rt) + len(scenario.bulk))
     return min(initial_rate_bps(scenario) / competitors, scenario.rt.max_rate_bps)
 
 
@@ -269,7 +297,7 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
     web = scenario.web
     return RunSpec(
         format=c.SPEC_FORMAT, scenario=scenario.name, cell_key=task.cell_key,
-        mode=web.mode if web else "timed",
+        mode="flent" if scenario.flent else web.mode if web else "timed",
         topology=c.TopologySpec(rtt=f"{link.rtt_s * 1e3:g}ms", kind=sched.scheduler(task.cell.scheduler.base).kind,
                                 shaping=link.shaping),
         tc_commands=bottleneck_commands(scenario, task.cell),
@@ -288,6 +316,7 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
         bulk=list(scenario.bulk), probes=scenario.probes,
         duration_s=scenario.duration_s, stats_interval_s=scenario.stats_interval_s,
         binaries=c.Binaries(web_client=str(TOOLS / "web-client"), web_server=str(TOOLS / "web-server")),
+        flent=scenario.flent,
     )
 
 
@@ -295,6 +324,8 @@ def vm_timeout(scenario: Scenario, task: Task) -> float:
     """Every wait in the guest has a cap; the VM gets their sum, with room for the boot."""
     w = scenario.warmup
     writers = WRITE_RESULTS_S if scenario.probes or scenario.bulk else 0.0
+    if scenario.flent is not None:
+        return BOOT_ALLOWANCE_S + len(scenario.flent.tests) * flent.wall_allowance_s(scenario.flent)
     if scenario.web is None:
         return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + writers
     web = scenario.web
@@ -335,6 +366,9 @@ def _run_row(scenario: Scenario, task: Task, spec: RunSpec, directory: Path, ver
 
 
 def _measured(data: RunData) -> dict:
+    if data.spec.flent is not None:  # valid: every test ran and left a summary
+        return {"valid": int(len(data.flent) == len(data.spec.flent.tests)
+                             and all(test.summary is not None and test.error is None for test in data.flent))}
     m = data.measured
     if m is None:
         return {}
@@ -342,6 +376,14 @@ def _measured(data: RunData) -> dict:
     return {"measure_from_ns": m.from_ns, "measure_to_ns": m.to_ns, "warmup_s": m.warmup_s,
             "converged": int(m.converged), "sender_max_gap_ms": gap,
             "valid": int(gap <= DISTURBED_GAP_MS)}
+
+
+def _plot_flent(data: RunData) -> None:
+    """Flent's own plot beside each of the run's data files (drawn here: matplotlib on the
+    host, not in the guest); a plot that fails is noted, the measurement stands."""
+    for test in data.flent:
+        if test.data_file is not None:
+            test.plot, test.plot_error = flent.plot(test.data_file)
 
 
 @dataclass(frozen=True)
@@ -420,6 +462,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
         # reported a problem leaves nothing to trust.
         if not result.kernel_problems():
             data = read_run(directory)
+            _plot_flent(data)
     except (vm.LabError, ResultsError) as err:
         error = error or str(err)
     row.update(started_unix=started, duration_s=time.time() - started,

@@ -36,6 +36,10 @@ The format is described in confucius/lab/README.md ("Scenarios"); in short:
     [probes]                      # irtt latency probes (optional)
     interval = "20ms"
 
+    [flent]                       # instead of [rt] and [web]: Flent's tests (guest/flent.py)
+    tests = ["rrul", "rrul_be", "tcp_nup", "voip"]
+    length = "30s"
+
 Unknown keys are errors (a typo must not silently fall back to a default).
 """
 
@@ -52,7 +56,7 @@ from typing import Any, Sequence
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
 from . import schedulers as sched
-from .contract import Bulk, Probes, Warmup  # the scenario's parts that the spec carries as they are
+from .contract import FLENT_TESTS, Bulk, Flent, Probes, Warmup  # the scenario's parts that the spec carries as they are
 from .engine import ENGINES
 from .topology import SHAPINGS
 
@@ -80,6 +84,7 @@ class Link:
     buffer_packets: int
     shaper: str                     # "own" or "htb", see schedulers.tc_setup
     shaping: str                    # where the bottleneck shapes: topology.SHAPINGS
+    upload_rate_bps: float | None = None   # the scheduler also shapes client -> server; None: unshaped
 
 
 @dataclass(frozen=True)
@@ -167,6 +172,7 @@ class Scenario:
     probes: Probes | None
     stats_interval_s: float
     engine: str
+    flent: Flent | None = None      # Flent's tests instead of an RT flow and pages
     digest: str = field(default="", compare=False)
 
     def scheduler(self, name: str) -> SchedulerChoice:
@@ -319,7 +325,7 @@ def _read_link(t: _Table | None, base: Path) -> Link:
                 trace_scale=t.number("trace_scale", 1.0, 1e-6), trace_offset_s=t.time("trace_offset", 0, positive=False),
                 rtt_s=t.time("rtt", "40ms"), buffer_packets=_buffer_packets(t, buffer),
                 shaper=t.choice("shaper", "own", ("own", "htb")),
-                shaping=t.choice("shaping", "egress", SHAPINGS))
+                shaping=t.choice("shaping", "egress", SHAPINGS), upload_rate_bps=t.rate("upload_rate"))
     t.done()
     return link
 
@@ -426,6 +432,12 @@ def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ..
     labels = [controller_label(s) for s in sets]
     if len(set(labels)) != len(labels):
         raise t.error("controllers", "a controller (or set of them) is listed twice")
+    settings = _rt_settings(t)
+    t.done()
+    return tuple(sets), settings
+
+
+def _rt_settings(t: _Table) -> RtSettings:
     settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=t.rate("max_rate", "100mbit"),
                           start_rate_bps=t.rate("start_rate", "1mbit"), min_rate_bps=t.rate("min_rate", "100kbit"),
                           port=t.integer("port", 5000, 1024, 65000),
@@ -433,8 +445,7 @@ def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ..
                           cpu=t.choice("cpu", "realtime", RT_CPU_CHOICES))
     if not settings.min_rate_bps <= settings.start_rate_bps <= settings.max_rate_bps:
         raise t.error("start_rate", "needs min_rate <= start_rate <= max_rate")
-    t.done()
-    return tuple(sets), settings
+    return settings
 
 
 def _read_warmup(t: _Table | None) -> Warmup:
@@ -549,6 +560,42 @@ def _read_probes(t: _Table | None) -> Probes | None:
     return probes
 
 
+def _read_flent(t: _Table) -> Flent:
+    tests = t.strings("tests")
+    if not tests:
+        raise t.error("tests", f"list Flent's tests to run, from {', '.join(FLENT_TESTS)}")
+    unknown = [name for name in tests if name not in FLENT_TESTS]
+    if unknown:
+        raise t.error("tests", f"unknown Flent test {unknown[0]!r}: expected one of {', '.join(FLENT_TESTS)}")
+    if len(set(tests)) != len(tests):
+        raise t.error("tests", "a test is listed twice")
+    length = t.time("length", "30s")
+    if length != int(length) or not 5 <= length <= 600:
+        raise t.error("length", f"must be whole seconds from 5s to 600s (Flent's -l), got {t.data['length']!r}")
+    step = t.time("step", "200ms")
+    if not 0.01 <= step <= 1:
+        raise t.error("step", f"must be from 10ms to 1s (Flent's -s), got {t.data['step']!r}")
+    flent = Flent(tests=tests, length_s=int(length), step_s=step,
+                  upload_streams=t.integer("upload_streams", 4, 1, 64))
+    t.done()
+    return flent
+
+
+def _flent_parts(top: _Table, link_table: _Table | None, path: Path) -> Flent:
+    """A Flent scenario: its tests bring their own flows, so it has no RT flow, pages, bulk
+    flows, probes or duration, and a constant rate; both directions carry load, so the
+    scheduler under test shapes the upload too (`upload_rate`, by default the rate)."""
+    flent = _read_flent(top.table("flent"))
+    for key in ("rt", "web", "bulk", "probes", "duration", "warmup"):
+        if top.has(key):
+            raise top.error(key, "a scenario with [flent] runs Flent's own flows: remove it")
+    if link_table is not None:
+        if link_table.has("trace"):
+            raise link_table.error("trace", "Flent's tests run at a constant rate: give rate instead")
+        link_table.data.setdefault("upload_rate", link_table.data.get("rate"))
+    return flent
+
+
 def read_top(text: str, path: Path, engine: str | None) -> tuple[_Table, str]:
     """The top table of a scenario file's `text` (`engine`, when given, replacing its own)
     and its name, checked: every kind of scenario starts here."""
@@ -575,15 +622,19 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     if trace is not None and link_table is not None:
         link_table.data = {k: v for k, v in link_table.data.items() if k != "rate"}
         link_table.data["trace"] = str(Path(trace).resolve())
+    flent = _flent_parts(top, link_table, path) if top.has("flent") else None
     ccas = available_ccas()
     link = _read_link(link_table, path)
-    rt_sets, rt = _read_rt(top.table("rt"), path, ccas)
+    if flent is None:
+        rt_sets, rt = _read_rt(top.table("rt"), path, ccas)
+    else:  # one cell per scheduler, with no RT flow
+        rt_sets, rt = ((),), _rt_settings(_Table({}, "rt", path))
     web = _read_web(top.table("web"), path.parent, ccas)
     duration = top.time("duration")
-    if web is not None and duration is not None:
+    if flent is None and web is not None and duration is not None:
         raise top.error("duration", "with page loads a run lasts until its pages are loaded; "
                                     "remove duration (or [web])")
-    if web is None and duration is None:
+    if flent is None and web is None and duration is None:
         raise top.error("duration", "a scenario without [web] page loads needs duration, e.g. \"60s\"")
     scenario = Scenario(
         name=name, description=top.string("description", ""), path=path, text=text,
@@ -592,7 +643,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         rt_sets=rt_sets, rt=rt, warmup=_read_warmup(top.table("warmup")), web=web,
         bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
         stats_interval_s=top.time("stats_interval", "200ms"),
-        engine=top.choice("engine", "qemu", ENGINES),
+        engine=top.choice("engine", "qemu", ENGINES), flent=flent,
     )
     top.done()
     _check_labels(scenario)
@@ -601,7 +652,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
 
 def _check_labels(scenario: Scenario) -> None:
     labelled = [c.name for c in scenario.schedulers if sched.SCHEDULERS[c.base].rt_weight is not None]
-    if labelled and not scenario.rt_sets:
+    if labelled and not any(scenario.rt_sets):
         raise ScenarioError(f"{scenario.path}: schedulers: {', '.join(labelled)} need an RT flow to label")
 
 

@@ -23,7 +23,8 @@ With `shaping="ingress"` the bottleneck moves to an IFB in the router (`rtr-ifb`
 a redirect of everything arriving on `rtr-srv`, as home routers shape their download; the
 router's egress towards the client is then left without a qdisc of the lab's.
 The reverse direction is unshaped unless `reverse_rate` is given (then HTB with fq_codel on
-the router's egress towards the server).
+the router's egress towards the server), or a run's recorded lines put a qdisc there
+(`bottleneck_commands(..., shaping=UPLOAD)`: the scheduler under test on the upload too).
 
 Everything runs `ip`/`tc`/`ethtool` as root, so this is for guest scripts
 (`confucius lab topology up ...` or `Topology(...).up()` with the venv's python).
@@ -55,6 +56,9 @@ BOTTLENECK = (ROUTER, "rtr-cli")
 # towards the server (its WAN side) is redirected to an IFB whose root is the shaper.
 SHAPINGS = ("egress", "ingress")
 WAN_DEVICE, IFB_DEVICE = "rtr-srv", "rtr-ifb"
+# The other direction, client to server, shaped on the router's egress towards the server
+# when a scenario asks (`[link] upload_rate`; Flent's tests load both directions).
+UPLOAD = "upload"
 # The qdisc under test's handle: the root when it shapes, else HTB's leaf.
 ROOT_HANDLE, LEAF_HANDLE = "1:", "10:"
 # HTB cannot run at 0; trace outages (0 Mbit/s) become this rate.
@@ -148,10 +152,12 @@ def _htb(dev: str, rate_bps: float, burst_s: float | None) -> list[str]:
 
 
 def shaping_device(shaping: str = "egress") -> str:
-    """The router's device whose root qdisc is the bottleneck under `shaping` (SHAPINGS)."""
-    if shaping not in SHAPINGS:
+    """The router's device whose root qdisc is the bottleneck under `shaping` (SHAPINGS), or
+    with UPLOAD the one that shapes the client's upload (the router's egress towards the server)."""
+    devices = {"egress": BOTTLENECK[1], "ingress": IFB_DEVICE, UPLOAD: WAN_DEVICE}
+    if shaping not in devices:
         raise TopologyError(f"shaping must be one of {', '.join(SHAPINGS)}, got {shaping!r}")
-    return BOTTLENECK[1] if shaping == "egress" else IFB_DEVICE
+    return devices[shaping]
 
 
 def _redirect_to_ifb() -> list[str]:

@@ -301,6 +301,44 @@ def percca_command(
             console.print(f"wrote {percca.plot(database, rows, out)}")
 
 
+@app.command("flent")
+def flent_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """Flent's tests (a scenario with [flent]): per scheduler and test, latency under load
+    (median and 99th percentile) and throughput per direction."""
+    from . import flent
+
+    with _open(db) as database:
+        found = flent.rows(database, scenario)
+    if not found:
+        _fail(f"no valid Flent tests{f' of scenario {scenario}' if scenario else ''} in {db} "
+              "(run `confucius lab run scenarios/flent.toml`)")
+    if as_json:
+        print(flent.rows_json(found))
+    else:
+        _print_flent(found)
+
+
+def _print_flent(found) -> None:
+    table = Table(title="Flent: latency under load and throughput per direction")
+    for column in ("scenario", "test", "scheduler", "runs", "latency", "median ms", "p99 ms",
+                   "UDP median ms", "UDP p99 ms", "down Mbit/s", "up Mbit/s"):
+        table.add_column(column, justify="left" if column in ("scenario", "test", "scheduler", "latency") else "right")
+    for r in found:
+        table.add_row(r.scenario, r.test, r.scheduler, str(r.runs), r.latency,
+                      summary.fmt(r.latency_median_ms, "{:.1f}"), summary.fmt(r.latency_p99_ms, "{:.1f}"),
+                      summary.fmt(r.udp_median_ms, "{:.1f}"), summary.fmt(r.udp_p99_ms, "{:.1f}"),
+                      summary.fmt(r.download_mbps, "{:.2f}"), summary.fmt(r.upload_mbps, "{:.2f}"))
+    console.print(table)
+    console.print(f"engine: {', '.join(sorted({r.engine for r in found}))}. latency: Ping (ms) ICMP is the "
+                  "round trip, VoIP::delay the one-way delay of voip's 20 ms stream; both and UDP (irtt's "
+                  "round trips) over every sample in the load window (Flent's delay to delay + length); "
+                  "Mbit/s: Flent's TCP download sum / TCP upload sum, each flow's throughput as netperf "
+                  "reported it at its end, summed per direction.")
+
+
 @app.command("percca-fit-inputs")
 def percca_fit_inputs_command(
     scenarios: List[str] = typer.Argument(..., help="Scenarios of shared-buffer runs (by name)."),

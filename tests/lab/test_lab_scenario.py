@@ -203,3 +203,66 @@ def test_pages_of_a_corpus_directory_must_be_in_it(tmp_path):
     text = GOOD.replace('pages = ["amazon", "p0002"]', 'pages = ["amazon", "p0002"]\ncorpus = "corpus"')
     with pytest.raises(sc.ScenarioError, match="not in the corpus .*p0002"):
         sc.load(write(tmp_path, text))
+
+
+FLENT = """
+name = "f"
+engine = "uml"
+
+[link]
+rate = "20mbit"
+rtt = "40ms"
+
+[schedulers]
+names = ["pfifo", "cake"]
+
+[flent]
+tests = ["rrul", "tcp_nup"]
+length = "10s"
+step = "100ms"
+upload_streams = 2
+"""
+
+
+def test_a_flent_scenario_has_one_cell_per_scheduler_and_shapes_the_upload(tmp_path):
+    s = sc.load(write(tmp_path, FLENT))
+    assert s.flent == sc.Flent(tests=["rrul", "tcp_nup"], length_s=10, step_s=0.1, upload_streams=2)
+    assert s.rt_sets == ((),) and s.web is None and s.duration_s is None
+    assert s.link.upload_rate_bps == 20e6  # the rate, unless upload_rate says otherwise
+    s = sc.load(write(tmp_path, FLENT.replace('rtt = "40ms"', 'rtt = "40ms"\nupload_rate = "5mbit"')))
+    assert s.link.upload_rate_bps == 5e6
+    s = sc.load(write(tmp_path, FLENT.replace('length = "10s"\nstep = "100ms"\nupload_streams = 2\n', '')))
+    assert (s.flent.length_s, s.flent.step_s, s.flent.upload_streams) == (30, 0.2, 4)
+
+
+FLENT_MISTAKES = [
+    (('"rrul", "tcp_nup"', '"rrul", "tcp_download"'), ["flent.tests", "unknown Flent test 'tcp_download'",
+                                                      "rrul, rrul_be, tcp_nup, voip"]),
+    (('"rrul", "tcp_nup"', ''), ["flent.tests", "list Flent's tests"]),
+    (('"rrul", "tcp_nup"', '"rrul", "rrul"'), ["flent.tests", "listed twice"]),
+    (('length = "10s"', 'length = "2s"'), ["flent.length", "5s to 600s", "'2s'"]),
+    (('length = "10s"', 'length = "10.5s"'), ["flent.length", "whole seconds"]),
+    (('step = "100ms"', 'step = "5s"'), ["flent.step", "10ms to 1s"]),
+    (('upload_streams = 2', 'upload_streams = 0'), ["flent.upload_streams", "between 1 and 64"]),
+    (('upload_streams = 2', 'streams = 2'), ["flent", "unknown key streams"]),
+    (('engine = "uml"', 'engine = "uml"\nduration = "60s"'), ["duration", "Flent's own flows"]),
+    (('[link]', '[rt]\ncontrollers = ["gcc"]\n[link]'), ["rt", "Flent's own flows"]),
+    (('[link]', '[probes]\ninterval = "20ms"\n[link]'), ["probes", "Flent's own flows"]),
+    (('rate = "20mbit"', 'trace = "t.log"'), ["link.trace", "constant rate"]),
+    (('rtt = "40ms"', 'rtt = "40ms"\nupload_rate = "fast"'), ["link.upload_rate", "cannot read rate"]),
+    (('"pfifo", "cake"', '"pfifo", "prio"'), ["prio", "need an RT flow"]),
+]
+
+
+@pytest.mark.parametrize("change, words", FLENT_MISTAKES, ids=[m[0][1][:30] or "no tests" for m in FLENT_MISTAKES])
+def test_flent_mistakes_are_refused_naming_the_key(tmp_path, change, words):
+    old, new = change
+    assert old in FLENT
+    path = write(tmp_path, FLENT.replace(old, new, 1))
+    (tmp_path / "t.log").write_text("0 10\n")
+    with pytest.raises(sc.ScenarioError) as err:
+        sc.load(path)
+    message = str(err.value)
+    assert str(path) in message
+    for word in words:
+        assert word in message, message

@@ -14,6 +14,7 @@ from .. import topology
 from ..contract import EVENTS_FORMAT, ContractError, GuestEvents, RunSpec
 from .base import Context, Processes, Runner, log, now_ns
 from .capture import StatsCapture, router_qdiscs
+from .flent import FlentServers
 from .flows import FlowSampler
 from .pages import WebServer
 from .schedule import MODES
@@ -43,6 +44,8 @@ def runners(ctx: Context, flows: FlowSampler) -> list[Runner]:
         chosen.append(WebServer(spec, ctx.procs))
     if spec.probes:
         chosen.append(RttProbes(spec.probes, ctx.procs, ctx.scratch))
+    if spec.flent:
+        chosen.append(FlentServers(ctx.procs))
     chosen.append(BulkFlows(spec.bulk, ctx.procs, ctx.scratch))
     return chosen
 
@@ -64,7 +67,7 @@ def run(spec: RunSpec, results: Path) -> GuestEvents:
         events.t0_ns = now_ns()
         for tool in tools:
             tool.start()
-        sessions = MODES["timed" if not spec.pages else spec.mode](ctx, events, trace, flows)
+        sessions = MODES[spec.mode if spec.pages or spec.mode == "flent" else "timed"](ctx, events, trace, flows)
         if trace:
             trace.stop()
         for tool in tools:

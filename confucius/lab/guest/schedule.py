@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""When the RT flow runs and the pages load: the run's three modes (episodes, continuous,
-timed; the package's docstring says why episodes are the default). Each fills the run's
-events (pages, or the measured span) and returns the RT sessions it ran."""
+"""When the RT flow runs and the pages load: the run's modes (episodes, continuous, timed;
+the package's docstring says why episodes are the default), and Flent's tests instead of
+both (flent). Each fills the run's events (pages, the measured span or the tests) and
+returns the RT sessions it ran."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import time
 from typing import Callable
 
 from ..contract import GuestEvents, Measured, PageEvent, Warmup
+from . import flent
 from .base import Context, now_ns, wait_until
 from .flows import FlowSampler
 from .pages import load_page
@@ -135,5 +137,16 @@ def timed(ctx: Context, events: GuestEvents, trace: TracePlayer | None,
     return [session]
 
 
+def flent_tests(ctx: Context, events: GuestEvents, trace: TracePlayer | None,
+                flows: FlowSampler) -> list[RtSession]:
+    """Flent's tests one after another, IDLE_S apart so that no qdisc still holds the last
+    test's flows; no RT flow."""
+    for number, test in enumerate(ctx.spec.flent.tests):
+        if number:
+            time.sleep(IDLE_S)
+        events.flent.append(flent.run_test(ctx.spec.flent, test, ctx.scratch, ctx.spec.topology.kind))
+    return []
+
+
 MODES: dict[str, Callable[[Context, GuestEvents, TracePlayer | None, FlowSampler], list[RtSession]]] = {
-    "episodes": episodes, "continuous": continuous, "timed": timed}
+    "episodes": episodes, "continuous": continuous, "timed": timed, "flent": flent_tests}

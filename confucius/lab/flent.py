@@ -1,0 +1,156 @@
+# SPDX-License-Identifier: MIT
+"""Flent's data files (`*.flent.gz`, gzipped JSON) read back on the host: the summary that
+the database stores and the report prints, and Flent's own plots.
+
+    summary = summarise(read(path))       # FlentSummary: latency under load, throughput per direction
+
+The figures, in Flent's terms:
+- **latency under load**: the round trips of ICMP ping (`Ping (ms) ICMP`; rrul, rrul_be,
+  tcp_nup) or the one-way delay of the VoIP stream from client to server (`VoIP::delay`,
+  irtt's send delay of each packet; voip), every sample Flent recorded (its raw values)
+  inside the load window: from Flent's delay (5 s, when the TCP loads start) for the
+  test's length, as Flent's own CDF plots cut it. Median and 99th percentile by nearest
+  rank (`metrics.nearest_rank`), as the lab's other delay figures;
+- **UDP latency**: the same for irtt's (or netperf UDP_RR's) round trips (`Ping (ms) UDP *`);
+- **throughput per direction**: Flent's `TCP download sum` and `TCP upload sum` (Mbit/s):
+  each TCP flow's throughput as netperf reports it when the flow ends (its bytes over its
+  elapsed time, Flent's MEAN_VALUE of the flow, which its combination plots use), summed
+  over the flows of that direction; None where the test has no such flows. Not the mean of
+  netperf's interim samples: for uploads those count what the sender wrote into its socket
+  buffer, and came out up to 1 Mbit/s above what arrived (19.71 against 18.65 Mbit/s,
+  rrul under confucius, 30 s).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import math
+import subprocess
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from confucius import metrics
+
+from .contract import Flent
+from .guest.flent import FLENT, test_budget_s
+
+# Wall-clock seconds per second of guest time a test may take (the VM's timeout):
+# generous, as a busy host slows a UML guest's CPU work.
+WALL_PER_GUEST_S = 4.0
+PLOT_TIMEOUT_S = 120.0
+ICMP = "Ping (ms) ICMP"
+# voip's irtt stream: every packet is a raw value of "VoIP"; Flent's VoIP::delay is its
+# one-way delay from client to server (irtt's send delay, `owd_up`), sampled on Flent's grid.
+VOIP, VOIP_DELAY, VOIP_KEY = "VoIP", "VoIP::delay", "owd_up"
+UDP_PREFIX = "Ping (ms) UDP"
+DOWNLOAD, UPLOAD = "TCP download sum", "TCP upload sum"
+
+
+class FlentDataError(ValueError):
+    """A file that is not a Flent data file, or lacks what the summary needs."""
+
+
+@dataclass(frozen=True)
+class FlentSummary:
+    test: str
+    latency: str                     # the series of latency under load (ICMP or VoIP::delay)
+    latency_samples: int
+    latency_median_ms: float
+    latency_p99_ms: float
+    udp_samples: int
+    udp_median_ms: float | None
+    udp_p99_ms: float | None
+    download_mbps: float | None
+    upload_mbps: float | None
+    window_s: tuple[float, float]    # from Flent's start
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def read(path: Path) -> dict:
+    try:
+        with gzip.open(path, "rt") as f:
+            data = json.load(f)
+    except (OSError, ValueError, EOFError) as err:
+        raise FlentDataError(f"{path}: not a Flent data file: {err}") from None
+    for key in ("metadata", "x_values", "results", "raw_values"):
+        if key not in data:
+            raise FlentDataError(f"{path}: not a Flent data file: no {key!r}")
+    return data
+
+
+def _t0(metadata: dict) -> float:
+    """Flent's start (its T0, UTC) as a Unix time."""
+    text = metadata.get("T0")
+    try:
+        return datetime.fromisoformat(text.rstrip("Z")).replace(tzinfo=timezone.utc).timestamp()
+    except (AttributeError, ValueError):
+        raise FlentDataError(f"metadata.T0: expected Flent's start time, got {text!r}") from None
+
+
+def load_window(metadata: dict) -> tuple[float, float]:
+    """Where the test's loads run, in s from its start. Flent does not record its delay, but
+    its tests that delay their loads run TOTAL_LENGTH = LENGTH + 2 DELAY (the loads from
+    DELAY for LENGTH); the others (voip) run LENGTH, all of it measured."""
+    length, total = metadata.get("LENGTH"), metadata.get("TOTAL_LENGTH")
+    if not isinstance(length, (int, float)) or not isinstance(total, (int, float)) or total < length:
+        raise FlentDataError(f"metadata: expected LENGTH and TOTAL_LENGTH >= LENGTH, got {length!r} and {total!r}")
+    delay = (total - length) / 2
+    return float(delay), float(delay + length)
+
+
+def _raw_in(data: dict, series: str, window: tuple[float, float], key: str = "val") -> list[float]:
+    """Every sample of `series` (its `key`) inside the window; lost packets have none."""
+    t0 = _t0(data["metadata"])
+    low, high = window
+    return [point[key] for point in data["raw_values"].get(series, [])
+            if isinstance(point.get(key), (int, float)) and "t" in point and low <= point["t"] - t0 <= high]
+
+
+def _flows_total(data: dict, series: str) -> float | None:
+    """Flent's total of a direction's TCP flows (the sum series' MEAN_VALUE), if it has any."""
+    value = data["metadata"].get("SERIES_META", {}).get(series, {}).get("MEAN_VALUE")
+    return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
+
+
+def summarise(data: dict) -> FlentSummary:
+    """Latency under load and throughput per direction of one Flent test (module docstring)."""
+    metadata = data["metadata"]
+    test = metadata.get("NAME", "?")
+    window = load_window(metadata)
+    voip = VOIP in data["raw_values"]
+    latency = VOIP_DELAY if voip else ICMP
+    delays = _raw_in(data, VOIP, window, VOIP_KEY) if voip else _raw_in(data, ICMP, window)
+    if not delays:
+        raise FlentDataError(f"{test}: no {latency} samples between {window[0]:g} and {window[1]:g} s")
+    udp = [v for name in sorted(data["raw_values"]) if name.startswith(UDP_PREFIX)
+           for v in _raw_in(data, name, window)]
+    return FlentSummary(
+        test=test, latency=latency, latency_samples=len(delays),
+        latency_median_ms=metrics.nearest_rank(delays, 50), latency_p99_ms=metrics.nearest_rank(delays, 99),
+        udp_samples=len(udp), udp_median_ms=metrics.nearest_rank(udp, 50) if udp else None,
+        udp_p99_ms=metrics.nearest_rank(udp, 99) if udp else None,
+        download_mbps=_flows_total(data, DOWNLOAD), upload_mbps=_flows_total(data, UPLOAD), window_s=window)
+
+
+def plot(data_file: Path) -> tuple[Path | None, str | None]:
+    """Flent's own plot of a data file, beside it (PNG, through matplotlib): the test's
+    default plot (rrul's and rrul_be's overview of download, upload and latency; tcp_nup's
+    totals; voip's delay and jitter). Returns the plot, or None and Flent's complaint."""
+    out = data_file.with_name(data_file.name.removesuffix(".flent.gz") + ".png")
+    try:
+        done = subprocess.run([str(FLENT), "-i", str(data_file), "-f", "plot", "-o", str(out)],
+                              capture_output=True, text=True, timeout=PLOT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return None, f"flent plot: {err}"
+    if done.returncode != 0 or not out.is_file():
+        return None, f"flent plot: exit {done.returncode}: {(done.stderr or done.stdout).strip()[-500:]}"
+    return out, None
+
+
+def wall_allowance_s(flent: Flent) -> float:
+    """The wall-clock time one test of a run may take (with the guest's pause between tests)."""
+    return WALL_PER_GUEST_S * (test_budget_s(flent) + 1)
