@@ -86,6 +86,7 @@ class RtFlowReceiver : public Application
 
     void StartApplication() override;
     void StopApplication() override;
+    void DoDispose() override;
     void OnMedia(Ptr<Socket> socket);
     void Report();
     void WriteFrameLog();
