@@ -9,8 +9,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
+from confucius import rtflow
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
+from confucius.sim.store import window_end
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -95,3 +97,20 @@ def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_p
     runs = rows(db, "SELECT scheduler, status FROM runs ORDER BY id")
     assert runs[0] == ("fq_codel", "ok") and sorted(runs[1:]) == [("confucius", "ok"), ("confucius-bad", "failed")]
     assert rows(db, "SELECT COUNT(*) FROM pages WHERE valid=1")[0][0] == 2
+
+
+def frame(capture_s: float, delay_ms: float | None) -> rtflow.Frame:
+    return rtflow.Frame(frame_id=round(capture_s * 60), capture_ns=round(capture_s * 1e9), key=False,
+                        size_bytes=1000, packets=1, packets_received=int(delay_ms is not None),
+                        first_arrival_ns=None, last_arrival_ns=None, delay_ms=delay_ms,
+                        complete=delay_ms is not None)
+
+
+def test_a_loads_window_ends_as_the_labs_tail_once_two_seconds_of_frames_were_on_time():
+    # Load ended at 10 s; frames every 0.1 s; one late frame at 10.5 s, one lost at 11.0 s.
+    frames = [frame(10 + i / 10, 50.0) for i in range(60)]
+    frames[5], frames[10] = frame(10.5, 400.0), frame(11.0, None)
+    end, calm = window_end(frames, 10_000_000_000, settle_s=15)
+    assert calm and end == round(13.1 * 1e9)      # the first frame with 2 s of on-time frames before it
+    end, calm = window_end(frames, 10_000_000_000, settle_s=2.5)
+    assert not calm and end == 12_500_000_000     # not calm by the settle: the window ends there
