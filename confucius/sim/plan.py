@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Sequence
 
 from confucius.lab import runner, topology, workload
+from confucius.lab.guest.rt import CALM_S
 from confucius.lab.guest.schedule import DRAIN_S
+from confucius.metrics import STALL_THRESHOLD_S
 from confucius.lab.scenario import RtFlow, Scenario, SchedulerChoice
 
 from . import bottleneck as bn
@@ -136,12 +138,15 @@ def rt_args(scenario: Scenario, flows: tuple[RtFlow, ...]) -> list[str] | str:
 
 
 def episode_args(scenario: Scenario) -> list[str]:
-    """The link and one page's episode: warm-up, the load (until web.timeout at most), the tail."""
+    """The link and one page's episode: warm-up, the load (until web.timeout at most), the
+    tail: until the video's frames have been on time for CALM_S, at most `settle`, then
+    DRAIN_S more (as the lab's, guest/schedule.py)."""
     link, web, warmup = scenario.link, scenario.web, scenario.sim.warmup_s
     args = [f"--rtt={link.rtt_s}s", f"--buffer={link.buffer_packets}",
             f"--shaper={'own' if link.shaper == 'own' else 'tbf'}",
             f"--web-cca={web.cca}", f"--ns3::PageLoader::MaxPerDomain={web.max_per_domain}",
             "--web-flows=0", f"--web-start={warmup}s", f"--page-tail={web.settle_s + DRAIN_S}s",
+            f"--calm={CALM_S}s", f"--late={STALL_THRESHOLD_S}s",
             f"--duration={warmup + web.timeout_s + web.settle_s}s", f"--drain={DRAIN_S}s"]
     if link.trace is None:
         args.append(f"--rate={link.rate_bps:.0f}bps")

@@ -75,6 +75,8 @@ struct Options
     uint64_t webBytes = 0;
     Time webStart = MilliSeconds(500);
     Time pageTail = Seconds(0);
+    Time calm = Seconds(0);
+    Time late = MilliSeconds(190);
     uint32_t seed = 1;
     bool listSchedulers = false;
 };
@@ -417,6 +419,11 @@ ParseOptions(int argc, char** argv)
                  o.page);
     cmd.AddValue("page-tail", "with --page: end the run this long after the page's last byte "
                               "(0 = run for duration and drain)", o.pageTail);
+    cmd.AddValue("calm", "with --page-tail and a video: end the run drain after the video's frames "
+                         "of the last CALM, all after the page's last byte, were on time (0 = off)",
+                 o.calm);
+    cmd.AddValue("late", "with --calm: a frame later than this is not on time (the stall threshold)",
+                 o.late);
     cmd.AddValue("web-cca", "the web flows' TCP congestion control: cubic, bbr, vegas", o.webCca);
     cmd.AddValue("web-flows", "web flows", o.webFlows);
     cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
@@ -591,10 +598,34 @@ PageJson(Ptr<PageLoader> page, const std::string& path)
     return out.str();
 }
 
-void
-StopAfter(Time tail)
+/* After the page: frames captured before `late` ago have arrived in time or are late. */
+struct CalmWatch
 {
-    Simulator::Stop(tail);
+    Ptr<RtFlowReceiver> video;
+    Time loaded, calm, late, drain;
+};
+
+void
+WatchCalm(CalmWatch w)
+{
+    const Time decided = Simulator::Now() - w.late;
+    if (decided - w.calm >= w.loaded &&
+        w.video->OnTimeBetween((decided - w.calm).GetNanoSeconds(), decided.GetNanoSeconds(),
+                               w.late.GetNanoSeconds()))
+    {
+        Simulator::Stop(w.drain);
+        return;
+    }
+    Simulator::Schedule(MilliSeconds(50), &WatchCalm, w);
+}
+
+/* The page's tail, as the lab's: at most page-tail, or until the video is calm again. */
+void
+PageLoaded(const Options* o, Ptr<RtFlowReceiver> video)
+{
+    Simulator::Stop(o->pageTail);
+    if (video && o->calm.IsStrictlyPositive())
+        WatchCalm({video, Simulator::Now(), o->calm, o->late, o->drain});
 }
 
 /* The RT flow: constant-rate UDP, or rtflow's video with one of its controllers. */
@@ -602,6 +633,7 @@ struct RtFlow
 {
     Ptr<ConfuciusUdpSource> udp;
     Ptr<RtFlowSender> video;
+    Ptr<RtFlowReceiver> videoReceiver;
 
     uint64_t Sent() const
     {
@@ -638,6 +670,7 @@ AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, 
         video->SetAttribute("FrameLog", StringValue(o.frameLog));
         client->AddApplication(video);
         video->SetStopTime(o.duration + o.drain - NanoSeconds(1)); // before the simulation's end
+        flow.videoReceiver = video;
         receiver = video;
     }
     receiver->TraceConnectWithoutContext(
@@ -746,7 +779,7 @@ main(int argc, char** argv)
 
     Simulator::Stop(o.duration + o.drain);
     if (page && o.pageTail.IsStrictlyPositive())
-        page->SetLoadedCallback(MakeBoundCallback(&StopAfter, o.pageTail));
+        page->SetLoadedCallback(MakeBoundCallback(&PageLoaded, &o, rt.videoReceiver));
     const auto wallStart = std::chrono::steady_clock::now();
     const std::clock_t cpuStart = std::clock();
     Simulator::Run();

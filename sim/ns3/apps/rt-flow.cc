@@ -455,6 +455,22 @@ RtFlowReceiver::StopApplication()
         m_socket->Close();
 }
 
+bool
+RtFlowReceiver::OnTimeBetween(uint64_t fromNs, uint64_t toNs, uint64_t lateNs) const
+{
+    bool any = false;
+    for (auto it = m_frames.rbegin(); it != m_frames.rend() && it->second.captureNs >= fromNs; ++it)
+    {
+        const FrameRecord& f = it->second;
+        if (f.captureNs > toNs)
+            continue;
+        if (f.received < f.packets || f.lastNs - f.captureNs > lateNs)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
 /* The log is written when the simulation is torn down, so that a run stopped early (after
  * a page's tail) logs its frames as one that ran to the receiver's stop time. */
 void
