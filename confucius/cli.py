@@ -23,7 +23,7 @@ _GROUPS = {
     "web": ("confucius.web.cli", "app", "Synthetic Web page corpus."),
     "report": ("confucius.report.cli", "app", "Metrics, tables and plots from results."),
     "core": ("confucius.coredemo", "app", "The scheduling core in userspace (demo)."),
-    "sim": ("confucius.sim", "app", "The ns-3 simulator: the core as an ns-3 queue disc."),
+    "sim": ("confucius.sim.cli", "app", "The ns-3 simulator: the core as an ns-3 queue disc."),
 }
 
 

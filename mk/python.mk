@@ -4,7 +4,7 @@
 $(VENV_STAMP): pyproject.toml VERSION $(DEPS_STAMP)
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -e '.[test,lab]'
+	$(VENV)/bin/pip install -q -e '.[test,lab,sim]'
 	@touch $@
 
 .PHONY: venv test-python

@@ -171,8 +171,9 @@ def cell_key(scenario: Scenario, cell: Cell) -> str:
     return _digest(_conditions(scenario, cell))
 
 
-def unit_key(key: str, scenario: Scenario, ref: PageRef) -> str:
-    return _digest([key, ref.key, workload.page_digest(workload.page(scenario, ref))])
+def unit_key(key: str, scenario: Scenario, ref: PageRef, page=None) -> str:
+    """A page under the cell `key`: `page` is `ref`'s page when the caller has it already."""
+    return _digest([key, ref.key, workload.page_digest(page or workload.page(scenario, ref))])
 
 
 # --------------------------------------------------------------------------- planning
@@ -501,7 +502,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
         versions = provenance(scenario.engine)
         failures_in_row = 0
-        with _progress(progress, sum(t.units for t in tasks)) as bar:
+        with Progress(progress, sum(t.units for t in tasks)) as bar:
             for task in tasks:
                 bar.describe(f"{task.cell.scheduler.name} / {task.cell.controller} / rep {task.cell.repetition}"
                              f"{f' / {len(task.pages)} pages' if task.pages else ''}")
@@ -531,7 +532,7 @@ def _valid_units(data: RunData) -> int:
     return int(bool(_measured(data).get("valid")))
 
 
-class _progress:
+class Progress:
     """A rich progress bar over page measurements (or runs); without one (output to a file,
     or --echo), a line per run."""
 

@@ -39,6 +39,9 @@ The format is described in confucius/lab/README.md ("Scenarios"); in short:
     [flent]                       # instead of [rt] and [web]: Flent's tests (guest/flent.py)
     tests = ["rrul", "rrul_be", "tcp_nup", "voip"]
     length = "30s"
+    [sim]                         # only `confucius sim` reads it (sim/README.md); the lab ignores it
+    seed = 1                      # ns-3's run number of repetition 0 (repetition r runs seed + r)
+    warmup = "10s"                # the video alone before each page (the lab warms up until converged)
 
 Unknown keys are errors (a typo must not silently fall back to a default).
 """
@@ -154,6 +157,14 @@ class Web:
 
 
 @dataclass(frozen=True)
+class SimSettings:
+    """What only the simulator reads ([sim]): the lab's VMs have no run number to seed and
+    warm the RT flow up until it converges."""
+    seed: int
+    warmup_s: float
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     description: str
@@ -172,6 +183,7 @@ class Scenario:
     probes: Probes | None
     stats_interval_s: float
     engine: str
+    sim: SimSettings
     flent: Flent | None = None      # Flent's tests instead of an RT flow and pages
     digest: str = field(default="", compare=False)
 
@@ -300,7 +312,7 @@ def available_ccas() -> tuple[str, ...]:
 
 def _cca(t: _Table, key: str, value: str, ccas) -> str:
     if value not in ccas:
-        raise t.error(key, f"unknown TCP congestion control {value!r} (the lab kernel has "
+        raise t.error(key, f"unknown TCP congestion control {value!r} (there are "
                            f"{', '.join(ccas)})")
     return value
 
@@ -596,6 +608,13 @@ def _flent_parts(top: _Table, link_table: _Table | None, path: Path) -> Flent:
     return flent
 
 
+def _read_sim(t: _Table | None) -> SimSettings:
+    data = t or _Table({}, "sim", Path())
+    settings = SimSettings(seed=data.integer("seed", 1, 1, 2**31 - 1), warmup_s=data.time("warmup", "10s"))
+    data.done()
+    return settings
+
+
 def read_top(text: str, path: Path, engine: str | None) -> tuple[_Table, str]:
     """The top table of a scenario file's `text` (`engine`, when given, replacing its own)
     and its name, checked: every kind of scenario starts here."""
@@ -612,10 +631,12 @@ def read_top(text: str, path: Path, engine: str | None) -> tuple[_Table, str]:
     return top, name
 
 
-def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | None = None) -> Scenario:
+def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | None = None,
+          ccas: tuple[str, ...] | None = None) -> Scenario:
     """The scenario in `text` (read from `path`, which relative paths start from).
     `trace` replaces the link's rate or trace with this trace file; `engine` the
-    scenario's engine."""
+    scenario's engine; `ccas` the TCP congestion controls there are (default: the lab
+    kernel's; the simulator gives ns-3's)."""
     path = Path(path)
     top, name = read_top(text, path, engine)
     link_table = top.table("link")
@@ -623,7 +644,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         link_table.data = {k: v for k, v in link_table.data.items() if k != "rate"}
         link_table.data["trace"] = str(Path(trace).resolve())
     flent = _flent_parts(top, link_table, path) if top.has("flent") else None
-    ccas = available_ccas()
+    ccas = available_ccas() if ccas is None else ccas
     link = _read_link(link_table, path)
     if flent is None:
         rt_sets, rt = _read_rt(top.table("rt"), path, ccas)
@@ -643,7 +664,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         rt_sets=rt_sets, rt=rt, warmup=_read_warmup(top.table("warmup")), web=web,
         bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
         stats_interval_s=top.time("stats_interval", "200ms"),
-        engine=top.choice("engine", "qemu", ENGINES), flent=flent,
+        engine=top.choice("engine", "qemu", ENGINES), sim=_read_sim(top.table("sim")), flent=flent,
     )
     top.done()
     _check_labels(scenario)
@@ -670,11 +691,12 @@ def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None) -> 
     return scenario
 
 
-def load(path, *, trace: Path | None = None, engine: str | None = None) -> Scenario:
-    """Read and check the scenario file at `path`."""
+def load(path, *, trace: Path | None = None, engine: str | None = None,
+         ccas: tuple[str, ...] | None = None) -> Scenario:
+    """Read and check the scenario file at `path` (`parse` says what the options do)."""
     path = Path(path)
     try:
         text = path.read_text()
     except OSError as err:
         raise ScenarioError(f"cannot read scenario {path}: {err.strerror or err}") from None
-    return parse(text, path, trace=trace, engine=engine)
+    return parse(text, path, trace=trace, engine=engine, ccas=ccas)

@@ -74,7 +74,11 @@ struct Options
     std::string webRate = "2.5Mbps";
     uint64_t webBytes = 0;
     Time webStart = MilliSeconds(500);
+    Time pageTail = Seconds(0);
+    Time calm = Seconds(0);
+    Time late = MilliSeconds(190);
     uint32_t seed = 1;
+    bool listSchedulers = false;
 };
 
 /* -------------------------------------------------------------- schedulers */
@@ -119,6 +123,13 @@ Packets(uint32_t n)
     return QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, n));
 }
 
+/* A disc of `type` whose limit is the buffer, with ns-3's defaults otherwise. */
+std::function<void(Slot&, const Options&, DataRate)>
+Limited(const std::string& type)
+{
+    return [type](Slot& t, const Options& o, DataRate) { Place(t, type, "MaxSize", Packets(o.buffer)); };
+}
+
 /* Its options other than the limit are the entry's attributes; the rest keep the core's defaults. */
 void
 Confucius(Slot& slot, const Options& o, DataRate)
@@ -130,16 +141,8 @@ const std::map<std::string, LabScheduler>&
 Schedulers()
 {
     static const std::map<std::string, LabScheduler> table = {
-        {"pfifo",
-         {"FIFO, drop tail", false, UNLABELLED,
-          [](Slot& t, const Options& o, DataRate) {
-              Place(t, "ns3::FifoQueueDisc", "MaxSize", Packets(o.buffer));
-          }}},
-        {"fq_codel",
-         {"fair queueing + CoDel", false, UNLABELLED,
-          [](Slot& t, const Options& o, DataRate) {
-              Place(t, "ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer));
-          }}},
+        {"pfifo", {"FIFO, drop tail", false, UNLABELLED, Limited("ns3::FifoQueueDisc")}},
+        {"fq_codel", {"fair queueing + CoDel", false, UNLABELLED, Limited("ns3::FqCoDelQueueDisc")}},
         // As the lab: fq_codel's scheduler with CoDel's target and interval at 100 s.
         {"fq",
          {"fair queueing without AQM (FqCoDel, CoDel off)", false, UNLABELLED,
@@ -147,11 +150,7 @@ Schedulers()
               Place(t, "ns3::FqCoDelQueueDisc", "MaxSize", Packets(o.buffer),
                     "Target", StringValue("100s"), "Interval", StringValue("100s"));
           }}},
-        {"codel",
-         {"CoDel AQM, one FIFO", false, UNLABELLED,
-          [](Slot& t, const Options& o, DataRate) {
-              Place(t, "ns3::CoDelQueueDisc", "MaxSize", Packets(o.buffer));
-          }}},
+        {"codel", {"CoDel AQM, one FIFO", false, UNLABELLED, Limited("ns3::CoDelQueueDisc")}},
         // As the lab's tc defaults: min limit/12, max limit/4, max probability 0.02.
         {"red",
          {"RED AQM (min limit/12, max limit/4, p 0.02)", false, UNLABELLED,
@@ -163,16 +162,8 @@ Schedulers()
                                  "LInterm", DoubleValue(50), "LinkBandwidth", DataRateValue(rate),
                                  "LinkDelay", TimeValue(o.rtt / 2));
           }}},
-        {"pie",
-         {"PIE AQM, one FIFO", false, UNLABELLED,
-          [](Slot& t, const Options& o, DataRate) {
-              Place(t, "ns3::PieQueueDisc", "MaxSize", Packets(o.buffer));
-          }}},
-        {"fq_pie",
-         {"fair queueing + PIE", false, UNLABELLED,
-          [](Slot& t, const Options& o, DataRate) {
-              Place(t, "ns3::FqPieQueueDisc", "MaxSize", Packets(o.buffer));
-          }}},
+        {"pie", {"PIE AQM, one FIFO", false, UNLABELLED, Limited("ns3::PieQueueDisc")}},
+        {"fq_pie", {"fair queueing + PIE", false, UNLABELLED, Limited("ns3::FqPieQueueDisc")}},
         // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
         // buffer in each band, as the lab's pfifo per class.
         {"prio",
@@ -210,6 +201,27 @@ const std::map<std::string, std::string> NO_COUNTERPART = {
     {"drr-1:1", "ns-3 has no DRR (weighted classes) queue disc"},
     {"drr-1:5", "ns-3 has no DRR (weighted classes) queue disc"},
 };
+
+/* {"ns3": version, "simulated": {name: summary}, "missing": {name: why}}: what `confucius sim` asks first. */
+void
+PrintSchedulers()
+{
+    std::cout << "{\"ns3\":\"" << CONFUCIUS_NS3_VERSION << "\",\"simulated\":{";
+    const char* sep = "";
+    for (const auto& [name, s] : Schedulers())
+    {
+        std::cout << sep << "\"" << name << "\":\"" << s.summary << "\"";
+        sep = ",";
+    }
+    std::cout << "},\"missing\":{";
+    sep = "";
+    for (const auto& [name, why] : NO_COUNTERPART)
+    {
+        std::cout << sep << "\"" << name << "\":\"" << why << "\"";
+        sep = ",";
+    }
+    std::cout << "}}\n";
+}
 
 [[noreturn]] void
 Fail(const std::string& why)
@@ -405,12 +417,21 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("page", "a page to load from web-start instead of web flows: one object per line, "
                          "'id domain size parent|-' (confucius sim writes it from a page file)",
                  o.page);
+    cmd.AddValue("page-tail", "with --page: end the run this long after the page's last byte "
+                              "(0 = run for duration and drain)", o.pageTail);
+    cmd.AddValue("calm", "with --page-tail and a video: end the run drain after the video's frames "
+                         "of the last CALM, all after the page's last byte, were on time (0 = off)",
+                 o.calm);
+    cmd.AddValue("late", "with --calm: a frame later than this is not on time (the stall threshold)",
+                 o.late);
     cmd.AddValue("web-cca", "the web flows' TCP congestion control: cubic, bbr, vegas", o.webCca);
     cmd.AddValue("web-flows", "web flows", o.webFlows);
     cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
     cmd.AddValue("web-bytes", "each web flow's bytes (0 = until the end)", o.webBytes);
     cmd.AddValue("web-start", "when the web flows start", o.webStart);
     cmd.AddValue("seed", "ns-3 run number", o.seed);
+    cmd.AddValue("list-schedulers", "print the lab's schedulers this program simulates and those it "
+                                    "cannot (with why) as JSON, and exit", o.listSchedulers);
     cmd.Parse(argc, argv);
     if (o.shaper != "own" && o.shaper != "tbf")
         Fail("shaper must be own or tbf, got '" + o.shaper + "'");
@@ -559,7 +580,7 @@ AddPage(const Options& o, Ptr<Node> router, Ptr<Node> client, PointToPointHelper
 }
 
 std::string
-PageJson(Ptr<PageLoader> page)
+PageJson(Ptr<PageLoader> page, const std::string& path)
 {
     if (!page)
         return "null";
@@ -571,8 +592,40 @@ PageJson(Ptr<PageLoader> page)
     else
         out << plt.GetSeconds();
     out << ",\"objects_done\":" << page->ObjectsDone() << ",\"connections\":" << page->Connections()
-        << "}";
+        << ",\"report\":";
+    page->WriteReport(out, path);
+    out << "}";
     return out.str();
+}
+
+/* After the page: frames captured before `late` ago have arrived in time or are late. */
+struct CalmWatch
+{
+    Ptr<RtFlowReceiver> video;
+    Time loaded, calm, late, drain;
+};
+
+void
+WatchCalm(CalmWatch w)
+{
+    const Time decided = Simulator::Now() - w.late;
+    if (decided - w.calm >= w.loaded &&
+        w.video->OnTimeBetween((decided - w.calm).GetNanoSeconds(), decided.GetNanoSeconds(),
+                               w.late.GetNanoSeconds()))
+    {
+        Simulator::Stop(w.drain);
+        return;
+    }
+    Simulator::Schedule(MilliSeconds(50), &WatchCalm, w);
+}
+
+/* The page's tail, as the lab's: at most page-tail, or until the video is calm again. */
+void
+PageLoaded(const Options* o, Ptr<RtFlowReceiver> video)
+{
+    Simulator::Stop(o->pageTail);
+    if (video && o->calm.IsStrictlyPositive())
+        WatchCalm({video, Simulator::Now(), o->calm, o->late, o->drain});
 }
 
 /* The RT flow: constant-rate UDP, or rtflow's video with one of its controllers. */
@@ -580,6 +633,7 @@ struct RtFlow
 {
     Ptr<ConfuciusUdpSource> udp;
     Ptr<RtFlowSender> video;
+    Ptr<RtFlowReceiver> videoReceiver;
 
     uint64_t Sent() const
     {
@@ -616,6 +670,7 @@ AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, 
         video->SetAttribute("FrameLog", StringValue(o.frameLog));
         client->AddApplication(video);
         video->SetStopTime(o.duration + o.drain - NanoSeconds(1)); // before the simulation's end
+        flow.videoReceiver = video;
         receiver = video;
     }
     receiver->TraceConnectWithoutContext(
@@ -629,6 +684,11 @@ int
 main(int argc, char** argv)
 {
     Options o = ParseOptions(argc, argv);
+    if (o.listSchedulers)
+    {
+        PrintSchedulers();
+        return 0;
+    }
     const LabScheduler& sched = FindScheduler(o.scheduler);
     RngSeedManager::SetRun(o.seed);
     const auto trace = o.trace.empty() ? std::vector<std::pair<double, uint64_t>>{}
@@ -717,14 +777,16 @@ main(int argc, char** argv)
         first -= o.sample;
     Simulator::Schedule(first, &Sample, &groups, webAtClient, o.sample);
 
-    const Time end = o.duration + o.drain;
-    Simulator::Stop(end);
+    Simulator::Stop(o.duration + o.drain);
+    if (page && o.pageTail.IsStrictlyPositive())
+        page->SetLoadedCallback(MakeBoundCallback(&PageLoaded, &o, rt.videoReceiver));
     const auto wallStart = std::chrono::steady_clock::now();
     const std::clock_t cpuStart = std::clock();
     Simulator::Run();
     const double cpu = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    const Time end = Simulator::Now();
 
     std::cout << "{\"scheduler\":\"" << o.scheduler << "\",\"summary\":\"" << sched.summary
               << "\",\"ns3\":\"" << CONFUCIUS_NS3_VERSION
@@ -734,7 +796,7 @@ main(int argc, char** argv)
               << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
               << "},\"web_flows\":" << (o.page.empty() ? o.webFlows : 0)
-              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"page\":" << PageJson(page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"page\":" << PageJson(page, o.page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";
     Simulator::Destroy();
     return 0;

@@ -7,13 +7,14 @@ import sys
 
 from typer.testing import CliRunner
 
-from confucius.sim import app, named_page, run_bottleneck, write_sim_page
+from confucius.sim.bottleneck import named_page, run_bottleneck, write_sim_page
+from confucius.sim.cli import app
 
-runner = CliRunner()   # the group has one command, which typer runs without its name
+runner = CliRunner()
 
 
 def test_episode_prints_the_videos_metrics_per_scheduler_as_json():
-    result = runner.invoke(app, ["--schedulers", "confucius,fq_codel", "--page", "none", "--json"])
+    result = runner.invoke(app, ["episode", "--schedulers", "confucius,fq_codel", "--page", "none", "--json"])
     assert result.exit_code == 0, result.output
     rows = {r["scheduler"]: r for r in json.loads(result.output)}
     assert set(rows) == {"confucius", "fq_codel"}
@@ -22,9 +23,9 @@ def test_episode_prints_the_videos_metrics_per_scheduler_as_json():
 
 
 def test_episode_refuses_what_the_simulator_cannot_run():
-    result = runner.invoke(app, ["--schedulers", "cake"])
+    result = runner.invoke(app, ["episode", "--schedulers", "cake"])
     assert result.exit_code == 2 and "cake cannot be simulated" in result.output
-    result = runner.invoke(app, ["--rate", "fast"])
+    result = runner.invoke(app, ["episode", "--rate", "fast"])
     assert result.exit_code == 2 and "rate" in result.output
 
 
@@ -47,5 +48,5 @@ def test_the_demos_page_loads_whole_in_the_simulator(tmp_path):
 def test_a_page_file_that_is_not_one_is_refused(tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{}")
-    result = runner.invoke(app, ["--page", str(bad)])
+    result = runner.invoke(app, ["episode", "--page", str(bad)])
     assert result.exit_code == 2 and "page" in result.output

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "page-load.h"
 
+#include "app-parts.h"
+
 #include "ns3/abort.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/packet.h"
@@ -14,9 +16,6 @@
 
 namespace ns3
 {
-
-NS_OBJECT_ENSURE_REGISTERED(WebObjectServer);
-NS_OBJECT_ENSURE_REGISTERED(PageLoader);
 
 namespace
 {
@@ -77,16 +76,13 @@ PageDomains(const std::vector<WebObject>& page)
 
 /* ------------------------------------------------------------------ server */
 
+NS_OBJECT_ENSURE_REGISTERED(WebObjectServer);
+
 TypeId
 WebObjectServer::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::WebObjectServer")
-                            .SetParent<Application>()
-                            .SetGroupName("Applications")
-                            .AddConstructor<WebObjectServer>()
-                            .AddAttribute("Port", "TCP port", UintegerValue(80),
-                                          MakeUintegerAccessor(&WebObjectServer::m_port),
-                                          MakeUintegerChecker<uint16_t>());
+    static TypeId tid = WithPort(ApplicationTypeId<WebObjectServer>("ns3::WebObjectServer"),
+                                 "TCP port", 80, &WebObjectServer::m_port);
     return tid;
 }
 
@@ -165,18 +161,18 @@ struct PageLoader::Connection
     bool connected = false, busy = false;
     size_t object = 0;
     uint64_t remaining = 0; // bytes of the current response still to come
+    Time opened, established = Seconds(-1);
+    uint32_t objects = 0;
+    uint64_t bytes = 0;
 };
+
+NS_OBJECT_ENSURE_REGISTERED(PageLoader);
 
 TypeId
 PageLoader::GetTypeId()
 {
-    static TypeId tid = TypeId("ns3::PageLoader")
-                            .SetParent<Application>()
-                            .SetGroupName("Applications")
-                            .AddConstructor<PageLoader>()
-                            .AddAttribute("Port", "The servers' TCP port", UintegerValue(80),
-                                          MakeUintegerAccessor(&PageLoader::m_port),
-                                          MakeUintegerChecker<uint16_t>())
+    static TypeId tid = WithPort(ApplicationTypeId<PageLoader>("ns3::PageLoader"),
+                                 "The servers' TCP port", 80, &PageLoader::m_port)
                             .AddAttribute("MaxPerDomain", "Connections per domain (Chrome's 6)",
                                           UintegerValue(6),
                                           MakeUintegerAccessor(&PageLoader::m_maxPerDomain),
@@ -185,7 +181,8 @@ PageLoader::GetTypeId()
 }
 
 PageLoader::PageLoader()
-    : m_firstRequest(Seconds(-1)),
+    : m_start(Seconds(-1)),
+      m_firstRequest(Seconds(-1)),
       m_lastByte(Seconds(-1))
 {
 }
@@ -196,13 +193,20 @@ PageLoader::SetPage(const std::vector<WebObject>& page, const std::vector<Ipv4Ad
     const std::vector<std::string> domains = PageDomains(page);
     NS_ABORT_MSG_UNLESS(domains.size() == servers.size(), "one server address per domain");
     m_page = page;
+    m_domains = domains;
     m_servers = servers;
     m_domainOf.clear();
     for (const auto& o : page)
         m_domainOf.push_back(std::find(domains.begin(), domains.end(), o.domain) - domains.begin());
     m_waiting.assign(domains.size(), {});
     m_connectionsOf.assign(domains.size(), {});
-    m_doneAt.assign(page.size(), Seconds(-1));
+    m_timing.assign(page.size(), Timing{});
+}
+
+void
+PageLoader::SetLoadedCallback(Callback<void> loaded)
+{
+    m_loaded = loaded;
 }
 
 Time
@@ -226,6 +230,7 @@ PageLoader::Connections() const
 void
 PageLoader::StartApplication()
 {
+    m_start = Simulator::Now();
     for (size_t i = 0; i < m_page.size(); i++)
         if (m_page[i].parent < 0)
             Request(i);
@@ -241,6 +246,7 @@ PageLoader::StopApplication()
 void
 PageLoader::Request(size_t object)
 {
+    m_timing[object].ready = Simulator::Now();
     m_waiting[m_domainOf[object]].push_back(object);
     Dispatch(m_domainOf[object]);
 }
@@ -273,6 +279,7 @@ PageLoader::Open(size_t domain)
 {
     Connection c;
     c.domain = domain;
+    c.opened = Simulator::Now();
     c.socket = Socket::CreateSocket(GetNode(), TcpSocketFactory::GetTypeId());
     c.socket->Bind();
     c.socket->SetConnectCallback(MakeCallback(&PageLoader::Connected, this),
@@ -297,6 +304,7 @@ PageLoader::Connected(Ptr<Socket> socket)
 {
     const size_t i = IndexOf(socket);
     m_connections[i].connected = true;
+    m_connections[i].established = Simulator::Now();
     Dispatch(m_connections[i].domain);
 }
 
@@ -311,7 +319,10 @@ PageLoader::Send(Connection& c, size_t object)
 {
     c.busy = true;
     c.object = object;
+    c.objects++;
     c.remaining = RESPONSE_HEAD + m_page[object].size;
+    m_timing[object].request = Simulator::Now();
+    m_timing[object].connection = static_cast<int>(&c - m_connections.data());
     if (m_firstRequest.IsNegative())
         m_firstRequest = Simulator::Now();
     const std::string request = "GET /" + m_page[object].id + "?bytes=" +
@@ -328,10 +339,16 @@ PageLoader::Read(Ptr<Socket> socket)
     Ptr<Packet> packet;
     while ((packet = socket->Recv()))
     {
-        NS_ABORT_MSG_IF(packet->GetSize() > m_connections[i].remaining,
-                        "PageLoader: more bytes than asked for");
-        m_connections[i].remaining -= packet->GetSize();
-        if (m_connections[i].busy && m_connections[i].remaining == 0)
+        Connection& c = m_connections[i];
+        NS_ABORT_MSG_IF(packet->GetSize() > c.remaining, "PageLoader: more bytes than asked for");
+        Timing& t = m_timing[c.object];
+        if (t.firstByte.IsNegative())
+            t.firstByte = Simulator::Now();
+        c.remaining -= packet->GetSize();
+        c.bytes += packet->GetSize();
+        // The body is what follows the head: the response's bytes beyond its first RESPONSE_HEAD.
+        t.received = m_page[c.object].size - std::min(c.remaining, m_page[c.object].size);
+        if (c.busy && c.remaining == 0)
             Done(i); // may open connections: m_connections grows
     }
 }
@@ -342,13 +359,89 @@ PageLoader::Done(size_t connection)
     const size_t object = m_connections[connection].object;
     const size_t domain = m_connections[connection].domain;
     m_connections[connection].busy = false;
-    m_doneAt[object] = Simulator::Now();
+    m_timing[object].lastByte = Simulator::Now();
     m_lastByte = Simulator::Now();
     m_done++;
+    if (m_done == m_page.size() && !m_loaded.IsNull())
+        m_loaded();
     for (size_t i = 0; i < m_page.size(); i++)
         if (m_page[i].parent == static_cast<int>(object))
             Request(i);
     Dispatch(domain);
+}
+
+namespace
+{
+
+std::string
+JsonString(const std::string& text)
+{
+    std::string out = "\"";
+    for (char ch : text)
+    {
+        if (ch == '"' || ch == '\\')
+            out += '\\';
+        out += ch;
+    }
+    return out + "\"";
+}
+
+/* Microseconds from the load's start, or null when the moment never came. */
+std::string
+Micros(Time at, Time start)
+{
+    return at.IsNegative() ? "null" : std::to_string((at - start).GetMicroSeconds());
+}
+
+} // namespace
+
+void
+PageLoader::WriteReport(std::ostream& out, const std::string& pageName) const
+{
+    const bool ok = m_done == m_page.size();
+    out << "{\"format\":\"confucius-web-load/1\",\"page\":" << JsonString(pageName)
+        << ",\"ok\":" << (ok ? "true" : "false") << ",\"error\":"
+        << (ok ? "null" : "\"not every object arrived before the simulation ended\"")
+        << ",\"start_unix_us\":" << m_start.GetMicroSeconds()
+        << ",\"plt_us\":" << Micros(ok ? m_lastByte : Seconds(-1), m_start)
+        << ",\"cca\":null,\"max_per_domain\":" << m_maxPerDomain
+        << ",\"objects_total\":" << m_page.size() << ",\"objects_done\":" << m_done
+        << ",\"connections\":[";
+    for (size_t i = 0; i < m_connections.size(); i++)
+    {
+        const Connection& c = m_connections[i];
+        Address local;
+        c.socket->GetSockName(local);
+        std::ostringstream server;
+        m_servers[c.domain].Print(server);
+        out << (i ? "," : "") << "{\"id\":" << i << ",\"domain\":" << JsonString(m_domains[c.domain])
+            << ",\"server\":\"" << server.str() << ":" << m_port
+            << "\",\"local_port\":" << InetSocketAddress::ConvertFrom(local).GetPort()
+            << ",\"opened_us\":" << Micros(c.opened, m_start)
+            << ",\"established_us\":" << Micros(c.established, m_start)
+            << ",\"objects\":" << c.objects << ",\"bytes\":" << c.bytes << ",\"error\":null}";
+    }
+    out << "],\"objects\":[";
+    for (size_t i = 0; i < m_page.size(); i++)
+    {
+        const WebObject& o = m_page[i];
+        const Timing& t = m_timing[i];
+        int depth = 0;
+        for (int p = o.parent; p >= 0; p = m_page[p].parent)
+            depth++;
+        const char* status = !t.lastByte.IsNegative() ? "done" : t.request.IsNegative() ? "skipped" : "failed";
+        out << (i ? "," : "") << "{\"id\":" << JsonString(o.id) << ",\"domain\":" << JsonString(o.domain)
+            << ",\"size\":" << o.size << ",\"parent\":"
+            << (o.parent < 0 ? "null" : JsonString(m_page[o.parent].id)) << ",\"depth\":" << depth
+            << ",\"status\":\"" << status << "\",\"connection\":"
+            << (t.connection < 0 ? "null" : std::to_string(t.connection))
+            << ",\"ready_us\":" << Micros(t.ready, m_start)
+            << ",\"request_us\":" << Micros(t.request, m_start)
+            << ",\"first_byte_us\":" << Micros(t.firstByte, m_start)
+            << ",\"last_byte_us\":" << Micros(t.lastByte, m_start) << ",\"received\":" << t.received
+            << ",\"error\":null}";
+    }
+    out << "]}";
 }
 
 } // namespace ns3

@@ -11,12 +11,14 @@
 #define CONFUCIUS_PAGE_LOAD_H
 
 #include "ns3/application.h"
+#include "ns3/callback.h"
 #include "ns3/ipv4-address.h"
 #include "ns3/nstime.h"
 #include "ns3/socket.h"
 
 #include <deque>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -66,13 +68,25 @@ class PageLoader : public Application
     PageLoader();
 
     void SetPage(const std::vector<WebObject>& page, const std::vector<Ipv4Address>& servers);
+    /* Called once, when the page's last object has arrived. */
+    void SetLoadedCallback(Callback<void> loaded);
     /* First request to last byte (lab's plt_s); negative while not done. */
     Time PageLoadTime() const;
     uint32_t ObjectsDone() const;
     uint32_t Connections() const;
+    /* The load in web-client's report format (confucius-web-load/1), times from its start. */
+    void WriteReport(std::ostream& out, const std::string& pageName) const;
 
   private:
     struct Connection;
+    /* One object's times as web-client reports them; negative: not reached. */
+    struct Timing
+    {
+        Time ready = Seconds(-1), request = Seconds(-1), firstByte = Seconds(-1),
+             lastByte = Seconds(-1);
+        int connection = -1;
+        uint64_t received = 0;
+    };
 
     void StartApplication() override;
     void StopApplication() override;
@@ -89,14 +103,16 @@ class PageLoader : public Application
     uint16_t m_port = 80;
     uint32_t m_maxPerDomain = 6;
     std::vector<WebObject> m_page;
-    std::vector<Ipv4Address> m_servers; // per domain, PageDomains order
+    std::vector<std::string> m_domains; // PageDomains order
+    std::vector<Ipv4Address> m_servers; // per domain
     std::vector<size_t> m_domainOf;     // per object
     std::vector<std::deque<size_t>> m_waiting;
     std::vector<std::vector<size_t>> m_connectionsOf; // per domain, into m_connections
     std::vector<Connection> m_connections;
-    std::vector<Time> m_doneAt;
-    Time m_firstRequest, m_lastByte;
+    std::vector<Timing> m_timing; // per object
+    Time m_start, m_firstRequest, m_lastByte;
     uint32_t m_done = 0;
+    Callback<void> m_loaded;
 };
 
 } // namespace ns3

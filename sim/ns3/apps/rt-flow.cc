@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "rt-flow.h"
 
+#include "app-parts.h"
+
 #include "ns3/abort.h"
 #include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
@@ -18,9 +20,6 @@
 
 namespace ns3
 {
-
-NS_OBJECT_ENSURE_REGISTERED(RtFlowSender);
-NS_OBJECT_ENSURE_REGISTERED(RtFlowReceiver);
 
 namespace
 {
@@ -109,39 +108,33 @@ struct RtFlowSender::ActiveProbe
     uint64_t packets, bytes;
 };
 
+NS_OBJECT_ENSURE_REGISTERED(RtFlowSender);
+
 TypeId
 RtFlowSender::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::RtFlowSender")
-            .SetParent<Application>()
-            .SetGroupName("Applications")
-            .AddConstructor<RtFlowSender>()
-            .AddAttribute("Remote", "The receiver", AddressValue(),
-                          MakeAddressAccessor(&RtFlowSender::m_peer), MakeAddressChecker())
-            .AddAttribute("Controller", "gcc, copa or fixed (at StartRate)", StringValue("gcc"),
-                          MakeStringAccessor(&RtFlowSender::m_mode), MakeStringChecker())
-            .AddAttribute("Fps", "Frames per second", UintegerValue(60),
-                          MakeUintegerAccessor(&RtFlowSender::m_fps),
-                          MakeUintegerChecker<uint32_t>(1, 1000))
-            .AddAttribute("KeyInterval", "Time between key frames (0: only the first)",
-                          TimeValue(Seconds(2)), MakeTimeAccessor(&RtFlowSender::m_keyInterval),
-                          MakeTimeChecker())
-            .AddAttribute("KeyRatio", "A key frame's size relative to a delta frame",
-                          DoubleValue(4.0), MakeDoubleAccessor(&RtFlowSender::m_keyRatio),
-                          MakeDoubleChecker<double>(1.0))
-            .AddAttribute("StartRate", "The controller's first rate", DataRateValue(DataRate("1Mbps")),
-                          MakeDataRateAccessor(&RtFlowSender::m_startRate), MakeDataRateChecker())
-            .AddAttribute("MinRate", "The controller's least rate", DataRateValue(DataRate("100kbps")),
-                          MakeDataRateAccessor(&RtFlowSender::m_minRate), MakeDataRateChecker())
-            .AddAttribute("MaxRate", "The controller's greatest rate", DataRateValue(DataRate("100Mbps")),
-                          MakeDataRateAccessor(&RtFlowSender::m_maxRate), MakeDataRateChecker())
-            .AddAttribute("PacingFactor", "Pacing rate over target (GCC, fixed)", DoubleValue(2.5),
-                          MakeDoubleAccessor(&RtFlowSender::m_pacingFactor),
-                          MakeDoubleChecker<double>(1.0, 100.0))
-            .AddAttribute("CopaDelta", "Copa's delta", DoubleValue(0.5),
-                          MakeDoubleAccessor(&RtFlowSender::m_copaDelta),
-                          MakeDoubleChecker<double>(0.0, 10.0));
+    static TypeId tid = [] {
+        TypeId t =
+            WithRemote(ApplicationTypeId<RtFlowSender>("ns3::RtFlowSender"), "The receiver",
+                       &RtFlowSender::m_peer)
+                .AddAttribute("Controller", "gcc, copa or fixed (at StartRate)", StringValue("gcc"),
+                              MakeStringAccessor(&RtFlowSender::m_mode), MakeStringChecker())
+                .AddAttribute("Fps", "Frames per second", UintegerValue(60),
+                              MakeUintegerAccessor(&RtFlowSender::m_fps),
+                              MakeUintegerChecker<uint32_t>(1, 1000))
+                .AddAttribute("KeyInterval", "Time between key frames (0: only the first)",
+                              TimeValue(Seconds(2)), MakeTimeAccessor(&RtFlowSender::m_keyInterval),
+                              MakeTimeChecker());
+        AddRate(t, "StartRate", "The controller's first rate", "1Mbps", &RtFlowSender::m_startRate);
+        AddRate(t, "MinRate", "The controller's least rate", "100kbps", &RtFlowSender::m_minRate);
+        AddRate(t, "MaxRate", "The controller's greatest rate", "100Mbps", &RtFlowSender::m_maxRate);
+        AddNumber(t, "KeyRatio", "A key frame's size relative to a delta frame", 4.0,
+                  &RtFlowSender::m_keyRatio, 1.0);
+        AddNumber(t, "PacingFactor", "Pacing rate over target (GCC, fixed)", 2.5,
+                  &RtFlowSender::m_pacingFactor, 1.0, 100.0);
+        AddNumber(t, "CopaDelta", "Copa's delta", 0.5, &RtFlowSender::m_copaDelta, 0.0, 10.0);
+        return t;
+    }();
     return tid;
 }
 
@@ -181,9 +174,7 @@ RtFlowSender::StartApplication()
     m_ctl = rtc_new(ControllerKind(m_mode), m_startNs, m_startRate.GetBitRate(),
                     m_minRate.GetBitRate(), m_maxRate.GetBitRate(), m_pacingFactor, m_copaDelta);
     NS_ABORT_MSG_UNLESS(m_ctl, "RtFlowSender: rates must be 0 < MinRate <= StartRate <= MaxRate");
-    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    m_socket->Bind();
-    m_socket->Connect(m_peer);
+    m_socket = UdpSocketTo(GetNode(), m_peer);
     m_socket->SetRecvCallback(MakeCallback(&RtFlowSender::OnFeedback, this));
     Capture();
     Tick();
@@ -424,17 +415,14 @@ struct RtFlowReceiver::FrameRecord
     uint64_t firstNs, lastNs;
 };
 
+NS_OBJECT_ENSURE_REGISTERED(RtFlowReceiver);
+
 TypeId
 RtFlowReceiver::GetTypeId()
 {
     static TypeId tid =
-        TypeId("ns3::RtFlowReceiver")
-            .SetParent<Application>()
-            .SetGroupName("Applications")
-            .AddConstructor<RtFlowReceiver>()
-            .AddAttribute("Port", "UDP port", UintegerValue(5000),
-                          MakeUintegerAccessor(&RtFlowReceiver::m_port),
-                          MakeUintegerChecker<uint16_t>())
+        WithPort(ApplicationTypeId<RtFlowReceiver>("ns3::RtFlowReceiver"), "UDP port", 5000,
+                 &RtFlowReceiver::m_port)
             .AddAttribute("FrameLog", "rtflow's frame log (CSV) written here at the end; empty: none",
                           StringValue(""), MakeStringAccessor(&RtFlowReceiver::m_frameLog),
                           MakeStringChecker())
@@ -465,7 +453,31 @@ RtFlowReceiver::StopApplication()
     m_reportEvent.Cancel();
     if (m_socket)
         m_socket->Close();
+}
+
+bool
+RtFlowReceiver::OnTimeBetween(uint64_t fromNs, uint64_t toNs, uint64_t lateNs) const
+{
+    bool any = false;
+    for (auto it = m_frames.rbegin(); it != m_frames.rend() && it->second.captureNs >= fromNs; ++it)
+    {
+        const FrameRecord& f = it->second;
+        if (f.captureNs > toNs)
+            continue;
+        if (f.received < f.packets || f.lastNs - f.captureNs > lateNs)
+            return false;
+        any = true;
+    }
+    return any;
+}
+
+/* The log is written when the simulation is torn down, so that a run stopped early (after
+ * a page's tail) logs its frames as one that ran to the receiver's stop time. */
+void
+RtFlowReceiver::DoDispose()
+{
     WriteFrameLog();
+    Application::DoDispose();
 }
 
 void

@@ -81,11 +81,16 @@ class RtFlowReceiver : public Application
     static TypeId GetTypeId();
     RtFlowReceiver();
 
+    /* Whether frames were captured in [fromNs, toNs] and every one of them arrived whole
+     * within lateNs of its capture (a frame none of whose packets arrived is not known). */
+    bool OnTimeBetween(uint64_t fromNs, uint64_t toNs, uint64_t lateNs) const;
+
   private:
     struct FrameRecord;
 
     void StartApplication() override;
     void StopApplication() override;
+    void DoDispose() override;
     void OnMedia(Ptr<Socket> socket);
     void Report();
     void WriteFrameLog();

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "udp-source.h"
 
+#include "app-parts.h"
+
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/uinteger.h"
@@ -14,34 +16,23 @@ NS_OBJECT_ENSURE_REGISTERED(ConfuciusUdpSource);
 TypeId
 ConfuciusUdpSource::GetTypeId()
 {
-    static TypeId tid =
-        TypeId("ns3::ConfuciusUdpSource")
-            .SetParent<Application>()
-            .SetGroupName("Applications")
-            .AddConstructor<ConfuciusUdpSource>()
-            .AddAttribute("Remote", "Where to send", AddressValue(),
-                          MakeAddressAccessor(&ConfuciusUdpSource::m_peer), MakeAddressChecker())
-            .AddAttribute("DataRate", "Sending rate (UDP payload)", DataRateValue(DataRate("1Mbps")),
-                          MakeDataRateAccessor(&ConfuciusUdpSource::m_rate), MakeDataRateChecker())
-            .AddAttribute("PacketSize", "UDP payload bytes per packet", UintegerValue(1472),
-                          MakeUintegerAccessor(&ConfuciusUdpSource::m_packetSize),
-                          MakeUintegerChecker<uint32_t>(1, 65507))
-            .AddAttribute("MaxBytes", "Payload bytes to send; 0 = until stopped", UintegerValue(0),
-                          MakeUintegerAccessor(&ConfuciusUdpSource::m_maxBytes),
-                          MakeUintegerChecker<uint64_t>())
-            .AddAttribute("Priority", "Socket priority of every packet (0 = unlabelled)",
-                          UintegerValue(0), MakeUintegerAccessor(&ConfuciusUdpSource::m_priority),
-                          MakeUintegerChecker<uint8_t>());
+    static TypeId tid = [] {
+        TypeId t =
+            WithRemote(ApplicationTypeId<ConfuciusUdpSource>("ns3::ConfuciusUdpSource"),
+                       "Where to send", &ConfuciusUdpSource::m_peer)
+                .AddAttribute("PacketSize", "UDP payload bytes per packet", UintegerValue(1472),
+                              MakeUintegerAccessor(&ConfuciusUdpSource::m_packetSize),
+                              MakeUintegerChecker<uint32_t>(1, 65507))
+                .AddAttribute("MaxBytes", "Payload bytes to send; 0 = until stopped", UintegerValue(0),
+                              MakeUintegerAccessor(&ConfuciusUdpSource::m_maxBytes),
+                              MakeUintegerChecker<uint64_t>())
+                .AddAttribute("Priority", "Socket priority of every packet (0 = unlabelled)",
+                              UintegerValue(0), MakeUintegerAccessor(&ConfuciusUdpSource::m_priority),
+                              MakeUintegerChecker<uint8_t>());
+        AddRate(t, "DataRate", "Sending rate (UDP payload)", "1Mbps", &ConfuciusUdpSource::m_rate);
+        return t;
+    }();
     return tid;
-}
-
-ConfuciusUdpSource::ConfuciusUdpSource()
-    : m_packetSize(1472),
-      m_maxBytes(0),
-      m_priority(0),
-      m_sentPackets(0),
-      m_sentBytes(0)
-{
 }
 
 uint64_t
@@ -59,9 +50,7 @@ ConfuciusUdpSource::SentBytes() const
 void
 ConfuciusUdpSource::StartApplication()
 {
-    m_socket = Socket::CreateSocket(GetNode(), UdpSocketFactory::GetTypeId());
-    m_socket->Bind();
-    m_socket->Connect(m_peer);
+    m_socket = UdpSocketTo(GetNode(), m_peer);
     m_socket->SetPriority(m_priority);
     SendOne();
 }

@@ -20,7 +20,6 @@ class ConfuciusUdpSource : public Application
 {
   public:
     static TypeId GetTypeId();
-    ConfuciusUdpSource();
 
     uint64_t SentPackets() const;
     uint64_t SentBytes() const;
@@ -32,13 +31,13 @@ class ConfuciusUdpSource : public Application
 
     Address m_peer;
     DataRate m_rate;
-    uint32_t m_packetSize;
-    uint64_t m_maxBytes;
-    uint8_t m_priority;
+    uint32_t m_packetSize = 1472;
+    uint64_t m_maxBytes = 0;
+    uint8_t m_priority = 0;
     Ptr<Socket> m_socket;
     EventId m_next;
-    uint64_t m_sentPackets;
-    uint64_t m_sentBytes;
+    uint64_t m_sentPackets = 0;
+    uint64_t m_sentBytes = 0;
 };
 
 } // namespace ns3

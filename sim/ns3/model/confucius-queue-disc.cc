@@ -93,107 +93,99 @@ Ns(uint64_t ns)
     return NanoSeconds(static_cast<int64_t>(ns));
 }
 
+namespace
+{
+
+/* An option that is a time or a count: one attribute each, the core's default. */
+template <typename T>
+struct Option
+{
+    const char* name;
+    const char* help;
+    T byDefault;
+    T ConfuciusQueueDisc::*member;
+};
+
+/* An option that names one of the core's constants: `choices` are value, name pairs. */
+template <typename... Choices>
+void
+AddChoice(TypeId tid, const char* name, const char* help, uint8_t byDefault,
+          uint8_t ConfuciusQueueDisc::*member, Choices... choices)
+{
+    tid.AddAttribute(name, help, EnumValue<uint8_t>(byDefault), MakeEnumAccessor<uint8_t>(member),
+                     MakeEnumChecker<uint8_t>(choices...));
+}
+
+} // namespace
+
 TypeId
 ConfuciusQueueDisc::GetTypeId()
 {
-    const struct cfc_config d = CoreDefaults();
-    static TypeId tid =
-        TypeId("ns3::ConfuciusQueueDisc")
-            .SetParent<QueueDisc>()
-            .SetGroupName("TrafficControl")
-            .AddConstructor<ConfuciusQueueDisc>()
-            .AddAttribute("Bandwidth",
-                          "Rate the disc shapes its output to; 0 = unshaped (the device paces)",
-                          DataRateValue(DataRate(d.bandwidth)),
-                          MakeDataRateAccessor(&ConfuciusQueueDisc::SetBandwidth,
-                                               &ConfuciusQueueDisc::GetBandwidth),
-                          MakeDataRateChecker())
-            .AddAttribute("Interval",
-                          "1/lambda: the reweight tick and the time new flows are remembered",
-                          TimeValue(Ns(d.interval_ns)),
-                          MakeTimeAccessor(&ConfuciusQueueDisc::m_interval),
-                          MakeTimeChecker())
-            .AddAttribute("Reclassify",
-                          "Mode class: how often old flows are re-examined for their class",
-                          TimeValue(Ns(d.reclassify_ns)),
-                          MakeTimeAccessor(&ConfuciusQueueDisc::m_reclassify),
-                          MakeTimeChecker())
-            .AddAttribute("Target",
-                          "Pace adaptive: the old flows' standing-queue sojourn that holds a tick",
-                          TimeValue(Ns(d.target_ns)),
-                          MakeTimeAccessor(&ConfuciusQueueDisc::m_target),
-                          MakeTimeChecker())
-            .AddAttribute("MaxHold",
-                          "Pace adaptive: the most time held per burst of new flows (0 = never)",
-                          TimeValue(Ns(d.maxhold_ns)),
-                          MakeTimeAccessor(&ConfuciusQueueDisc::m_maxhold),
-                          MakeTimeChecker())
-            .AddAttribute("MaxDelay",
-                          "An old flow's packets that waited longer are dropped at dequeue "
-                          "(0 = no bound)",
-                          TimeValue(Ns(d.maxdelay_ns)),
-                          MakeTimeAccessor(&ConfuciusQueueDisc::m_maxdelay),
-                          MakeTimeChecker())
-            .AddAttribute("Pace",
-                          "How new flows' weights grow: fixed (double every tick) or adaptive",
-                          EnumValue<uint8_t>(d.pace),
-                          MakeEnumAccessor<uint8_t>(&ConfuciusQueueDisc::m_pace),
-                          MakeEnumChecker<uint8_t>(uint8_t(CFC_PACE_FIXED),
-                                                   "fixed",
-                                                   uint8_t(CFC_PACE_ADAPTIVE),
-                                                   "adaptive"))
-            .AddAttribute("Mode",
-                          "flow (per-flow weights), class (occupancy classes) or external "
-                          "(class from packet filters or the packet's priority)",
-                          EnumValue<uint8_t>(d.mode),
-                          MakeEnumAccessor<uint8_t>(&ConfuciusQueueDisc::m_mode),
-                          MakeEnumChecker<uint8_t>(uint8_t(CFC_MODE_FLOW),
-                                                   "flow",
-                                                   uint8_t(CFC_MODE_CLASS),
-                                                   "class",
-                                                   uint8_t(CFC_MODE_EXTERNAL),
-                                                   "external"))
-            .AddAttribute("Classes",
-                          "K: occupancy classes (mode class) or external classes",
-                          UintegerValue(d.classes),
-                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_classes),
-                          MakeUintegerChecker<uint8_t>(1, CFC_MAX_CLASSES))
-            .AddAttribute("Weights",
-                          "Mode external: class weights as tc writes them, e.g. 4:2:1 "
-                          "(0 or empty = served by their number of flows)",
-                          StringValue(""),
-                          MakeStringAccessor(&ConfuciusQueueDisc::m_weights),
-                          MakeStringChecker())
-            .AddAttribute("Limit",
-                          "Packets the disc holds",
-                          UintegerValue(d.limit),
-                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_limit),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("MemLimit",
-                          "Bytes the disc holds (the items' sizes stand for the kernel's truesize)",
-                          UintegerValue(d.memlimit),
-                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_memlimit),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("Flows",
-                          "Flow hash buckets",
-                          UintegerValue(d.flows),
-                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_flows),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("Quantum",
-                          "Bytes a weight-1 flow may send per round",
-                          UintegerValue(d.quantum),
-                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_quantum),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("Hysteresis",
-                          "Mode class: alpha, in whole percent",
-                          UintegerValue(d.hysteresis * 100 / CFC_W_ONE),
-                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_hysteresisPercent),
-                          MakeUintegerChecker<uint32_t>())
-            .AddAttribute("Perturbation",
-                          "Seed of the flow hash (the kernel's is random per boot)",
-                          UintegerValue(0),
-                          MakeUintegerAccessor(&ConfuciusQueueDisc::m_perturbation),
-                          MakeUintegerChecker<uint32_t>());
+    static TypeId tid = [] {
+        const struct cfc_config d = CoreDefaults();
+        TypeId t =
+            TypeId("ns3::ConfuciusQueueDisc")
+                .SetParent<QueueDisc>()
+                .SetGroupName("TrafficControl")
+                .AddConstructor<ConfuciusQueueDisc>()
+                .AddAttribute("Bandwidth",
+                              "Rate the disc shapes its output to; 0 = unshaped (the device paces)",
+                              DataRateValue(DataRate(d.bandwidth)),
+                              MakeDataRateAccessor(&ConfuciusQueueDisc::SetBandwidth,
+                                                   &ConfuciusQueueDisc::GetBandwidth),
+                              MakeDataRateChecker())
+                .AddAttribute("Classes",
+                              "K: occupancy classes (mode class) or external classes",
+                              UintegerValue(d.classes),
+                              MakeUintegerAccessor(&ConfuciusQueueDisc::m_classes),
+                              MakeUintegerChecker<uint8_t>(1, CFC_MAX_CLASSES))
+                .AddAttribute("Weights",
+                              "Mode external: class weights as tc writes them, e.g. 4:2:1 "
+                              "(0 or empty = served by their number of flows)",
+                              StringValue(""),
+                              MakeStringAccessor(&ConfuciusQueueDisc::m_weights),
+                              MakeStringChecker());
+        AddChoice(t, "Pace", "How new flows' weights grow: fixed (double every tick) or adaptive",
+                  d.pace, &ConfuciusQueueDisc::m_pace, uint8_t(CFC_PACE_FIXED), "fixed",
+                  uint8_t(CFC_PACE_ADAPTIVE), "adaptive");
+        AddChoice(t, "Mode",
+                  "flow (per-flow weights), class (occupancy classes) or external (class from "
+                  "packet filters or the packet's priority)",
+                  d.mode, &ConfuciusQueueDisc::m_mode, uint8_t(CFC_MODE_FLOW), "flow",
+                  uint8_t(CFC_MODE_CLASS), "class", uint8_t(CFC_MODE_EXTERNAL), "external");
+        const Option<Time> times[] = {
+            {"Interval", "1/lambda: the reweight tick and the time new flows are remembered",
+             Ns(d.interval_ns), &ConfuciusQueueDisc::m_interval},
+            {"Reclassify", "Mode class: how often old flows are re-examined for their class",
+             Ns(d.reclassify_ns), &ConfuciusQueueDisc::m_reclassify},
+            {"Target", "Pace adaptive: the old flows' standing-queue sojourn that holds a tick",
+             Ns(d.target_ns), &ConfuciusQueueDisc::m_target},
+            {"MaxHold", "Pace adaptive: the most time held per burst of new flows (0 = never)",
+             Ns(d.maxhold_ns), &ConfuciusQueueDisc::m_maxhold},
+            {"MaxDelay", "An old flow's packets that waited longer are dropped at dequeue (0 = no bound)",
+             Ns(d.maxdelay_ns), &ConfuciusQueueDisc::m_maxdelay},
+        };
+        for (const auto& o : times)
+            t.AddAttribute(o.name, o.help, TimeValue(o.byDefault), MakeTimeAccessor(o.member),
+                           MakeTimeChecker());
+        const Option<uint32_t> counts[] = {
+            {"Limit", "Packets the disc holds", d.limit, &ConfuciusQueueDisc::m_limit},
+            {"MemLimit", "Bytes the disc holds (the items' sizes stand for the kernel's truesize)",
+             d.memlimit, &ConfuciusQueueDisc::m_memlimit},
+            {"Flows", "Flow hash buckets", d.flows, &ConfuciusQueueDisc::m_flows},
+            {"Quantum", "Bytes a weight-1 flow may send per round", d.quantum,
+             &ConfuciusQueueDisc::m_quantum},
+            {"Hysteresis", "Mode class: alpha, in whole percent",
+             static_cast<uint32_t>(d.hysteresis * 100 / CFC_W_ONE),
+             &ConfuciusQueueDisc::m_hysteresisPercent},
+            {"Perturbation", "Seed of the flow hash (the kernel's is random per boot)", 0,
+             &ConfuciusQueueDisc::m_perturbation},
+        };
+        for (const auto& o : counts)
+            t.AddAttribute(o.name, o.help, UintegerValue(o.byDefault), MakeUintegerAccessor(o.member),
+                           MakeUintegerChecker<uint32_t>());
+        return t;
+    }();
     return tid;
 }
 

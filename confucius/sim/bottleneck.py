@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: MIT
+"""build/sim/bottleneck (sim/ns3/bottleneck.cc) from Python: a run's options in, its JSON out."""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+import subprocess
+from pathlib import Path
+
+from confucius.web import generate
+from confucius.web.page import Page, PageError, read_page
+
+REPO = Path(__file__).resolve().parents[2]
+BOTTLENECK = REPO / "build" / "sim" / "bottleneck"
+# The TCP congestion controls the simulator's connections can run (bottleneck's --web-cca).
+NS3_CCAS = ("bbr", "cubic", "vegas")
+
+
+class SimError(RuntimeError):
+    """The simulator is missing or refused its options."""
+
+
+def run_bottleneck(args: list[str], binary: Path = BOTTLENECK) -> dict:
+    """One run of build/sim/bottleneck; its JSON output."""
+    if not Path(binary).is_file():
+        raise SimError(f"{binary} is not built: run `make sim`")
+    result = subprocess.run([str(binary), *args], capture_output=True, text=True)
+    if result.returncode != 0:
+        raise SimError(_why(result.stderr) or f"bottleneck exited with {result.returncode}")
+    return json.loads(result.stdout)
+
+
+def _why(stderr: str) -> str | None:
+    """The program's own message: ns-3's abort text (`msg="..."`), else its last line."""
+    found = re.search(r'msg="(.*?)"(?:,|$)', stderr, re.M)
+    lines = stderr.strip().splitlines()
+    return found.group(1) if found else lines[-1] if lines else None
+
+
+@functools.cache
+def describe(binary: Path = BOTTLENECK) -> dict:
+    """{"ns3": version, "simulated": {name: summary}, "missing": {name: why}}: the ns-3
+    version and the lab's schedulers as the simulator has them (its own table, so that no
+    second list can disagree)."""
+    return run_bottleneck(["--list-schedulers"], binary)
+
+
+def write_sim_page(page: Page, path: Path) -> Path:
+    """The page as the simulator reads it: one object per line, `id domain size parent|-`."""
+    path.write_text(sim_page_text(page))
+    return path
+
+
+def sim_page_text(page: Page) -> str:
+    lines = []
+    for o in page.objects:
+        if any(c.isspace() for c in o.id + o.domain):
+            raise SimError(f"page {page.id}: object {o.id!r} or its domain has a space")
+        lines.append(f"{o.id} {o.domain} {o.size} {o.parent or '-'}")
+    return "\n".join(lines) + "\n"
+
+
+def named_page(name: str, seed: int = 0) -> Page:
+    """`amazon` (the demo's page) or a confucius-web-page/1 file."""
+    if name == "amazon":
+        return generate.amazon_page(seed)
+    try:
+        return read_page(Path(name))
+    except (OSError, PageError) as err:
+        raise SimError(f"page {name}: {err}") from None

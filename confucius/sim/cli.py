@@ -1,0 +1,136 @@
+# SPDX-License-Identifier: MIT
+"""`confucius sim`: the ns-3 simulator (sim/README.md) from the command line. Imports of
+the parts happen inside each command, so that `confucius sim --help` stays light."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+app = typer.Typer(no_args_is_help=True, add_completion=False,
+                  help="The ns-3 simulator: the core as an ns-3 queue disc, the lab's scenarios simulated.")
+
+BOTTLENECK = Path(__file__).resolve().parents[2] / "build" / "sim" / "bottleneck"
+DEFAULT_DB = Path("results") / "sim" / "sim.sqlite"
+
+_SCENARIO = typer.Argument(..., help="The lab's scenario file (TOML; a [sim] table for the simulator's own keys).")
+_DB = typer.Option(DEFAULT_DB, "--db", help="Results database (the lab's schema).")
+_SCHEDULERS = typer.Option(None, "--schedulers", "-s", help="Only these schedulers (repeatable or comma-separated).")
+_CONTROLLERS = typer.Option(None, "--controllers", "-c", help="Only these RT controllers (repeatable or comma-separated).")
+_BINARY = typer.Option(BOTTLENECK, help="The bottleneck program (make sim).")
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(2)
+
+
+def _names(values: Optional[List[str]]) -> Optional[List[str]]:
+    return [n for value in values for n in value.split(",") if n] if values else None
+
+
+@app.command("episode")
+def episode_command(
+        schedulers: str = typer.Option("pfifo,fq_codel,confucius,confucius-fixed", help="Comma-separated."),
+        controller: str = typer.Option("gcc", help="The video's controller: gcc, copa or fixed."),
+        rate: str = typer.Option("20mbit", help="Bottleneck rate."),
+        trace: Path = typer.Option(None, help="A 'time_s Mbps' trace instead of a constant rate."),
+        rtt: str = typer.Option("40ms", help="Round-trip propagation delay."),
+        buffer: int = typer.Option(1000, help="The scheduler's limit, packets."),
+        page: str = typer.Option("amazon", help="The page: 'amazon' (the demo's), a page file "
+                                                "(confucius-web-page/1), or 'none' for --objects."),
+        objects: int = typer.Option(9, help="With --page none: parallel TCP transfers."),
+        object_size: str = typer.Option("250kb", help="With --page none: each transfer's size."),
+        settle: str = typer.Option("10s", help="The video alone before the page."),
+        as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
+        binary: Path = _BINARY) -> None:
+    """Run the motivating example in ns-3 under each scheduler and print the video's metrics."""
+    import tempfile
+
+    from rich.console import Console
+
+    from confucius import units
+    from confucius.sim.bottleneck import SimError, named_page, write_sim_page
+    from confucius.sim.episode import episode, print_episodes
+
+    console = Console()
+    try:
+        link = [f"--rtt={units.parse_time(rtt)}s", f"--buffer={buffer}"]
+        link.append(f"--trace={trace}" if trace else f"--rate={units.parse_rate(rate):.0f}bps")
+        settle_s = units.parse_time(settle)
+        with tempfile.TemporaryDirectory() as scratch:
+            if page == "none":
+                load = ["--web=tcp", f"--web-flows={objects}",
+                        f"--web-bytes={int(units.parse_size(object_size))}"]
+            else:
+                load = [f"--page={write_sim_page(named_page(page), Path(scratch) / 'page.txt')}"]
+            episodes = [episode(name.strip(), controller, link, load, settle_s, binary)
+                        for name in schedulers.split(",") if name.strip()]
+    except (SimError, units.UnitError) as err:
+        console.print(f"[red]error:[/red] {err}")
+        raise typer.Exit(2)
+    print_episodes(episodes, as_json, console)
+
+
+def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resume: bool, attempts: int,
+              execute=None):
+    """Load the scenario, simulate, store; say what was skipped and what failed."""
+    from confucius.lab.db import DatabaseError
+    from confucius.lab.scenario import ScenarioError, load
+    from confucius.sim import sweep
+    from confucius.sim.bottleneck import NS3_CCAS, SimError
+    from confucius.sim.plan import PlanError, differences
+
+    try:
+        scenario = load(path, ccas=NS3_CCAS)
+        report = sweep.sweep(scenario, db, binary=binary, schedulers=_names(schedulers),
+                             controllers=_names(controllers), resume=resume, attempts=attempts,
+                             progress=sys.stderr.isatty(), execute=execute)
+    except (ScenarioError, PlanError, SimError, DatabaseError) as err:
+        _fail(str(err))
+    for note in differences(scenario):
+        typer.echo(f"note: {note}", err=True)
+    for skip in report.skipped:
+        typer.echo(f"skipped {skip.scheduler} / {skip.controller}: {skip.why}", err=True)
+    typer.echo(f"{scenario.name}: {report.tasks} simulated runs ({report.failed} failed), {report.pages} pages; "
+               f"database {db}", err=True)
+    for error in report.errors:
+        typer.echo(f"failed: {error}", err=True)
+    return scenario, report
+
+
+@app.command("run")
+def run_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Optional[List[str]] = _SCHEDULERS,
+                controllers: Optional[List[str]] = _CONTROLLERS, binary: Path = _BINARY):
+    """Simulate SCENARIO afresh, here, into the database; then print `confucius report summary`'s table."""
+    from confucius.report.cli import summary_command
+    from confucius.report.summary import BASELINE
+
+    loaded, report = _simulate(scenario, db, schedulers, controllers, binary, resume=False, attempts=1)
+    if report.pages:
+        order = ",".join(c.name for c in loaded.schedulers)   # the scenario's order, as `make demo` prints it
+        summary_command(db=db, scenario=loaded.name, baseline=BASELINE, schedulers=[order], targets=False,
+                        json_out=None, max_held=None, min_start=None, common=False)
+    if report.tasks and report.failed == report.tasks:
+        raise typer.Exit(1)
+
+
+@app.command("sweep")
+def sweep_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Optional[List[str]] = _SCHEDULERS,
+                  controllers: Optional[List[str]] = _CONTROLLERS, binary: Path = _BINARY,
+                  scheduler: Optional[str] = typer.Option(None, "--scheduler",
+                                                          help="A Dask scheduler's address (tcp://host:8786) "
+                                                               "[default: a local cluster]."),
+                  workers: int = typer.Option(2, min=1, help="Workers of the local cluster (one core each)."),
+                  attempts: int = typer.Option(3, min=1, help="Tries per page (failed ones are redone).")):
+    """Simulate SCENARIO's cells as tasks on Dask distributed, resuming: pages already in the
+    database are skipped, a failed task is stored with its error and the others go on."""
+    from confucius.sim import sweep
+
+    _, report = _simulate(scenario, db, schedulers, controllers, binary, resume=True, attempts=attempts,
+                          execute=lambda tasks: sweep.on_dask(tasks, binary, scheduler, workers))
+    if report.tasks and report.failed == report.tasks:
+        raise typer.Exit(1)

@@ -1,0 +1,211 @@
+# SPDX-License-Identifier: MIT
+"""A lab scenario (confucius/lab/scenario.py, read with ns-3's TCP congestion controls and
+its [sim] table) as the simulator runs it: cells (scheduler × RT controller × repetition),
+each cell's bottleneck options, its pages still to measure in chunks, and the cells it
+cannot run with why.
+
+Each page is an episode of its own, as the lab's episodes: the video alone for
+`[sim] warmup`, the page, then the video until its frames are calm again (at most
+`[web] settle` after the load; store.window_end). A cell's key is the lab's cell key
+(the same conditions) with the engine, ns-3's version and the seed: simulated and lab
+measurements never resume one another, even in one database.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from confucius.lab import runner, topology, workload
+from confucius.lab.guest.rt import CALM_S
+from confucius.lab.guest.schedule import DRAIN_S
+from confucius.metrics import STALL_THRESHOLD_S
+from confucius.lab.scenario import RtFlow, Scenario, SchedulerChoice
+
+from . import bottleneck as bn
+
+ENGINE = "ns3"
+TIME_MODE = "simulated"
+# Confucius's tc options (tc/README.md) and the queue disc's attributes that stand for them.
+CONFUCIUS_ATTRIBUTES = {
+    "interval": "Interval", "mode": "Mode", "pace": "Pace", "target": "Target", "maxhold": "MaxHold",
+    "maxdelay": "MaxDelay", "classes": "Classes", "weights": "Weights", "reclassify": "Reclassify",
+    "hysteresis": "Hysteresis", "limit": "Limit", "flows": "Flows", "quantum": "Quantum"}
+SIMULATED_CONTROLLERS = ("gcc", "copa", "fixed")
+
+
+@dataclass(frozen=True)
+class SimCell:
+    cell: runner.Cell
+    key: str
+    seed: int                    # ns-3's run number: [sim] seed + repetition
+    args: tuple[str, ...]        # the bottleneck's options for each page of the cell
+
+
+@dataclass(frozen=True)
+class Skipped:
+    scheduler: str
+    controller: str
+    why: str
+
+
+@dataclass(frozen=True)
+class SimPage:
+    number: int                  # in the scenario's page list
+    key: str                     # the scenario's name for it
+    unit_key: str
+    page_id: str
+    text: str                    # as the simulator reads it (bottleneck.sim_page_text)
+
+
+@dataclass(frozen=True)
+class SimTask:
+    """One cell's chunk of pages: a task for a worker."""
+    cell: SimCell
+    pages: tuple[SimPage, ...]
+    trace: str | None            # the link's rate over the episode, `time_s Mbps`; None: constant
+    chunk: int
+
+
+class PlanError(ValueError):
+    """A scenario the simulator cannot run as a whole."""
+
+
+def check_scenario(scenario: Scenario) -> None:
+    """Refuse what the simulator has no counterpart for, rather than run something else."""
+    if scenario.web is None:
+        raise PlanError(f"{scenario.path}: the simulator runs page loads ([web]); timed scenarios "
+                        f"(duration, no pages) are not simulated")
+    problems = [text for bad, text in (
+        (scenario.web.mode != "episodes", f"web.mode {scenario.web.mode!r} (only episodes)"),
+        (bool(scenario.bulk), "[[bulk]] iperf3 flows"),
+        (scenario.probes is not None, "[probes] irtt probes"),
+        (scenario.link.shaping != "egress", f"link.shaping {scenario.link.shaping!r} (only egress)"))
+        if bad]
+    if problems:
+        raise PlanError(f"{scenario.path}: the simulator has no {', '.join(problems)}")
+
+
+def differences(scenario: Scenario) -> list[str]:
+    """What the simulator runs otherwise than the lab would, for the user to read."""
+    notes = [f"the RT flow runs alone for [sim] warmup = {scenario.sim.warmup_s:g} s before each page "
+             f"(the lab warms it up until it converges)"]
+    if scenario.rt.retransmit_s > 0:
+        notes.append(f"rt.retransmit = {scenario.rt.retransmit_s * 1e3:g} ms: the simulated RT flow "
+                     f"resends nothing (lost packets stay lost)")
+    return notes
+
+
+def cell_key(scenario: Scenario, cell: runner.Cell, ns3_version: str) -> str:
+    conditions = [runner.cell_key(scenario, cell), ENGINE, ns3_version, scenario.sim.seed,
+                  scenario.sim.warmup_s]
+    return hashlib.sha256(json.dumps(conditions).encode()).hexdigest()[:20]
+
+
+def scheduler_args(choice: SchedulerChoice, known: dict) -> list[str] | str:
+    """The bottleneck's options for the scheduler, or why it cannot be simulated."""
+    if choice.base in known["missing"]:
+        return f"{choice.base} cannot be simulated: {known['missing'][choice.base]}"
+    if choice.base not in known["simulated"]:
+        return f"{choice.base} has no counterpart in the simulator"
+    args = [f"--scheduler={choice.base}"]
+    words = choice.options.split()
+    if words and not choice.base.startswith("confucius"):
+        return f"{choice.name}: options {choice.options!r} of {choice.base} are not simulated"
+    if len(words) % 2:
+        return f"{choice.name}: options {choice.options!r} are not 'name value' pairs"
+    for name, value in zip(words[::2], words[1::2]):
+        if name not in CONFUCIUS_ATTRIBUTES:
+            return f"{choice.name}: option {name!r} has no ConfuciusQueueDisc attribute"
+        args.append(f"--ns3::ConfuciusQueueDisc::{CONFUCIUS_ATTRIBUTES[name]}={value}")
+    return args
+
+
+def rt_args(scenario: Scenario, flows: tuple[RtFlow, ...]) -> list[str] | str:
+    """The video's options, or why the simulator cannot run these RT flows."""
+    if len(flows) != 1:
+        return "the simulator runs one RT flow per cell"
+    flow, rt = flows[0], scenario.rt
+    if flow.mode not in SIMULATED_CONTROLLERS:
+        return f"the RT flow {flow.label} is not simulated (controllers: gcc, copa, fixed-<rate>)"
+    start = flow.rate_bps if flow.mode == "fixed" else rt.start_rate_bps
+    return [f"--rt={flow.mode}", f"--rt-start-rate={start:.0f}bps", f"--ns3::RtFlowSender::Fps={rt.fps}",
+            f"--ns3::RtFlowSender::MinRate={min(rt.min_rate_bps, start):.0f}bps",
+            f"--ns3::RtFlowSender::MaxRate={max(rt.max_rate_bps, start):.0f}bps"]
+
+
+def episode_args(scenario: Scenario) -> list[str]:
+    """The link and one page's episode: warm-up, the load (until web.timeout at most), the
+    tail: until the video's frames have been on time for CALM_S, at most `settle`, then
+    DRAIN_S more (as the lab's, guest/schedule.py)."""
+    link, web, warmup = scenario.link, scenario.web, scenario.sim.warmup_s
+    args = [f"--rtt={link.rtt_s}s", f"--buffer={link.buffer_packets}",
+            f"--shaper={'own' if link.shaper == 'own' else 'tbf'}",
+            f"--web-cca={web.cca}", f"--ns3::PageLoader::MaxPerDomain={web.max_per_domain}",
+            "--web-flows=0", f"--web-start={warmup}s", f"--page-tail={web.settle_s + DRAIN_S}s",
+            f"--calm={CALM_S}s", f"--late={STALL_THRESHOLD_S}s",
+            f"--duration={warmup + web.timeout_s + web.settle_s}s", f"--drain={DRAIN_S}s"]
+    if link.trace is None:
+        args.append(f"--rate={link.rate_bps:.0f}bps")
+    return args
+
+
+def trace_text(scenario: Scenario) -> str | None:
+    """The link's rate over an episode as the lab plays a trace: its first rate (from the
+    offset, scaled) while the video warms up, then the trace from the load's start, over
+    and over, until the episode's longest end."""
+    link = scenario.link
+    if link.trace is None:
+        return None
+    points = [(t, bps * link.trace_scale) for t, bps in topology.read_trace(link.trace) if t >= link.trace_offset_s]
+    start = points[0][0]
+    steps = [b[0] - a[0] for a, b in zip(points, points[1:])]
+    period = points[-1][0] - start + (min(s for s in steps if s > 0) if any(s > 0 for s in steps) else 1.0)
+    warmup, web = scenario.sim.warmup_s, scenario.web
+    end = warmup + web.timeout_s + web.settle_s + DRAIN_S
+    lines = [f"0 {max(points[0][1], topology.MIN_RATE_BPS) / 1e6:.6f}"]
+    loop = 0
+    while warmup + loop * period < end:
+        lines += [f"{warmup + loop * period + t - start:.6f} {bps / 1e6:.6f}" for t, bps in points]
+        loop += 1
+    return "\n".join(lines) + "\n"
+
+
+def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, schedulers: Sequence[str] | None = None,
+         controllers: Sequence[str] | None = None, attempts: int = 3) -> tuple[list[SimTask], list[Skipped]]:
+    """The tasks still to do (pages valid in `db` are skipped; without a database every
+    page is simulated) and the cells the simulator cannot run."""
+    check_scenario(scenario)
+    known = bn.describe(binary)
+    pages = [(ref, workload.page(scenario, ref)) for ref in scenario.web.pages]
+    texts = [bn.sim_page_text(page) for _, page in pages]
+    trace, episode = trace_text(scenario), episode_args(scenario)
+    tasks, skipped = [], []
+    for cell in runner.cells(scenario, schedulers, controllers):
+        options = [scheduler_args(cell.scheduler, known), rt_args(scenario, cell.rt)]
+        why = next((o for o in options if isinstance(o, str)), None)
+        if why is not None:
+            skipped.append(Skipped(cell.scheduler.name, cell.controller, why))
+            continue
+        key = cell_key(scenario, cell, known["ns3"])
+        seed = scenario.sim.seed + cell.repetition
+        sim_cell = SimCell(cell, key, seed, (*options[0], *options[1], *episode, f"--seed={seed}"))
+        units = [SimPage(n, ref.key, runner.unit_key(key, scenario, ref, page), page.id, text)
+                 for n, ((ref, page), text) in enumerate(zip(pages, texts))]
+        todo = _pending([u.unit_key for u in units], db, attempts)
+        size = scenario.web.pages_per_run
+        for chunk, first in enumerate(range(0, len(units), size)):
+            left = tuple(u for u in units[first:first + size] if u.unit_key in todo)
+            if left:
+                tasks.append(SimTask(sim_cell, left, trace, chunk))
+    return tasks, skipped
+
+
+def _pending(unit_keys: list[str], db, attempts: int) -> set[str]:
+    if db is None:
+        return set(unit_keys)
+    valid, tried = db.valid_units(unit_keys), db.attempts(unit_keys)
+    return {u for u in unit_keys if u not in valid and tried.get(u, 0) < attempts}

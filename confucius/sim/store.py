@@ -1,0 +1,110 @@
+# SPDX-License-Identifier: MIT
+"""A simulated task into the lab's results database (confucius/lab/db.py): the same rows
+the lab writes for a run of page loads, through the lab's own writer, with engine "ns3",
+time mode "simulated", and ns-3's version and seed in each run's `versions` and `spec`.
+So every `confucius report` command reads simulated runs as it reads the lab's.
+
+What the simulator has no counterpart for stays empty, as in a lab run without it: the
+RT sender's rate log (rt_rates), the qdisc's samples, probes. The RT sender is never
+starved of CPU in a simulation: every page is valid (sender_max_gap_ms 0)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import platform
+import subprocess
+from dataclasses import asdict
+from pathlib import Path
+
+from confucius import metrics
+from confucius.lab.db import Database
+from confucius.lab.guest.rt import CALM_S
+from confucius.lab.results import PageRecord, RtFlowLog, RunData, Session
+from confucius.lab.scenario import Scenario
+from confucius.web.results import PageLoad, parse_report
+
+from .bottleneck import BOTTLENECK, REPO
+from .plan import ENGINE, TIME_MODE, SimTask
+from .worker import PageRun, TaskResult
+
+
+def versions(ns3_version: str, binary: Path = BOTTLENECK) -> dict:
+    """What produced the runs: ns-3, the bottleneck program, the tree's commit."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True).stdout.strip()
+    return {"ns3": ns3_version, "bottleneck_sha256": hashlib.sha256(Path(binary).read_bytes()).hexdigest()[:16],
+            "git_commit": git("rev-parse", "HEAD") or None,
+            "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
+            "python": platform.python_version()}
+
+
+def window_end(frames, load_end_ns: int, settle_s: float) -> tuple[int, bool]:
+    """The end of a load's window as the lab's tail (guest/schedule.py) finds it: once the
+    frames captured over the last CALM_S, all after the load's end, were on time; at most
+    `settle_s` after the load's end. Also whether the frames got calm."""
+    deadline, calm_ns = load_end_ns + round(settle_s * 1e9), round(CALM_S * 1e9)
+    last_late = None
+    for f in sorted(frames, key=lambda f: f.capture_ns):
+        if f.capture_ns > deadline:
+            break
+        if not metrics.on_time(f.complete, f.delay_ms):
+            last_late = f.capture_ns
+        elif f.capture_ns - calm_ns >= load_end_ns and (last_late is None or last_late < f.capture_ns - calm_ns):
+            return f.capture_ns, True
+    return deadline, False
+
+
+def _load_end_ns(load: PageLoad, start_ns: int, timeout_s: float) -> int:
+    last = [o.last_byte for o in load.objects if o.last_byte is not None]
+    return start_ns + round((max(last) if load.ok and last else timeout_s) * 1e9)
+
+
+def page_record(number: int, page_run: PageRun, scenario: Scenario) -> PageRecord:
+    load = parse_report(json.dumps(page_run.run["page"]["report"]))
+    start = round(load.start_unix * 1e9)   # the simulator's clock, as the frame log's
+    end, calm = window_end(page_run.frames, _load_end_ns(load, start, scenario.web.timeout_s),
+                           scenario.web.settle_s)
+    page = page_run.page
+    return PageRecord(number=number, key=page.key, unit_key=page.unit_key, page_id=page.page_id, session=number,
+                      started_ns=start, load_start_ns=start, window_end_ns=end, exit=0 if load.ok else 1,
+                      error=load.error, load=load, warmup_s=scenario.sim.warmup_s, converged=None, warmups=1,
+                      calm=calm, rt_target_bps=[], sender_max_gap_ms=0.0)
+
+
+def run_data(result: TaskResult, scenario: Scenario) -> RunData:
+    """The task's pages as the lab's results reader returns a run (results.RunData); one RT
+    session per page, as the lab's episodes. A simulation has no guest: no spec or events."""
+    label = result.task.cell.cell.controller
+    sessions = [Session(n, 0, round(p.run["simulated_s"] * 1e9), [RtFlowLog(n, 0, label, None, p.frames, [])])
+                for n, p in enumerate(result.pages)]
+    pages = [page_record(n, p, scenario) for n, p in enumerate(result.pages)]
+    return RunData(directory=Path(), spec=None, events=None, sessions=sessions, pages=pages,
+                   qdisc_samples=[], qdisc_flows=[], probes=[], bulk=[])
+
+
+def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
+    """The runs row's fields that do not depend on how the task ended."""
+    cell, link = task.cell.cell, scenario.link
+    return {
+        "cell_key": task.cell.key, "scheduler": cell.scheduler.name, "scheduler_base": cell.scheduler.base,
+        "scheduler_options": cell.scheduler.options, "tc_commands": json.dumps(list(task.cell.args)),
+        "controller": cell.controller, "rt_flows": json.dumps({"flows": [asdict(f) for f in cell.rt],
+                                                               **asdict(scenario.rt)}),
+        "repetition": cell.repetition, "mode": "episodes", "link_rate_bps": link.rate_bps,
+        "trace": str(link.trace) if link.trace else None, "rtt_s": link.rtt_s,
+        "buffer_packets": link.buffer_packets, "results_dir": "", "engine": ENGINE, "time_mode": TIME_MODE,
+        "git_commit": produced["git_commit"], "git_dirty": int(produced["git_dirty"]),
+        "versions": json.dumps({**produced, "seed": task.cell.seed}, sort_keys=True),
+        "spec": json.dumps({"bottleneck": list(task.cell.args), "seed": task.cell.seed, "sim": asdict(scenario.sim),
+                            "pages": [p.key for p in task.pages], "chunk": task.chunk}, sort_keys=True),
+    }
+
+
+def store(db: Database, scenario_id: int, scenario: Scenario, task: SimTask, produced: dict,
+          result: TaskResult | None, error: str | None, started_unix: float, wall_s: float) -> int:
+    """One task as one run: its pages, or (failed) the error."""
+    data = run_data(result, scenario) if result is not None else None
+    row = {**run_row(task, scenario, produced), "started_unix": started_unix, "duration_s": wall_s,
+           "status": "ok" if error is None else "failed", "error": error}
+    return db.store_run(scenario_id, row, data)

@@ -1,0 +1,113 @@
+# SPDX-License-Identifier: MIT
+"""A scenario's simulated cells as tasks (plan.SimTask: a cell's chunk of pages), run in
+this process (`confucius sim run`) or on Dask distributed (`confucius sim sweep`): a local
+cluster of single-threaded worker processes by default, or an existing scheduler. Workers
+only simulate (worker.simulate); this process writes every result to the database as it
+comes, so a sweep stopped part-way keeps what finished and resumes from there, and a
+failed task is stored as a failed run with its error while the others go on."""
+
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterator, Sequence
+
+from confucius.lab.db import Database
+from confucius.lab.runner import Progress
+from confucius.lab.scenario import Scenario
+
+from . import bottleneck as bn
+from . import plan as planning
+from . import store, worker
+
+# Results that arrive: (task, result or None, error or None, started, wall seconds).
+Outcome = tuple[planning.SimTask, "worker.TaskResult | None", "str | None", float, float]
+
+
+@dataclass
+class SweepReport:
+    tasks: int = 0
+    failed: int = 0
+    pages: int = 0
+    skipped: list[planning.Skipped] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def in_process(tasks: Sequence[planning.SimTask], binary: Path) -> Iterator[Outcome]:
+    """The tasks one after the other, here."""
+    for task in tasks:
+        started, clock = time.time(), time.monotonic()
+        try:
+            yield task, worker.simulate(task, binary), None, started, time.monotonic() - clock
+        except bn.SimError as err:
+            yield task, None, str(err), started, time.monotonic() - clock
+
+
+@contextmanager
+def dask_client(address: str | None, workers: int):
+    """A client of the scheduler at `address`, or of a local cluster of `workers`
+    single-threaded processes (the simulator is single-threaded: one core each)."""
+    from distributed import Client, LocalCluster
+
+    if address:
+        with Client(address) as client:
+            yield client
+        return
+    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                      silence_logs=40) as cluster, Client(cluster) as client:
+        yield client
+
+
+def on_dask(tasks: Sequence[planning.SimTask], binary: Path, address: str | None = None,
+            workers: int = 2) -> Iterator[Outcome]:
+    """The tasks on a Dask cluster (dask_client), yielded as they finish."""
+    from distributed import as_completed
+
+    with dask_client(address, workers) as client:
+        submitted = {}
+        for task in tasks:
+            future = client.submit(worker.simulate, task, binary, pure=False)
+            submitted[future.key] = (future, task, time.time())
+        for future in as_completed([f for f, _, _ in submitted.values()]):
+            _, task, started = submitted[future.key]
+            try:
+                result = future.result()
+            except Exception as err:  # the task's own error, raised again here by Dask
+                yield task, None, f"{type(err).__name__}: {err}", started, time.time() - started
+                continue
+            yield task, result, None, result.started_unix, result.wall_s
+
+
+def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, schedulers=None,
+          controllers=None, resume: bool = True, attempts: int = 3, progress: bool = True,
+          execute: Callable[[Sequence[planning.SimTask]], Iterator[Outcome]] | None = None) -> SweepReport:
+    """Simulate what is still to do (everything without `resume`) and store it; `execute`
+    runs the tasks (in_process by default)."""
+    execute = execute or (lambda tasks: in_process(tasks, binary))
+    report = SweepReport()
+    with Database(db_path) as db:
+        tasks, report.skipped = planning.plan(scenario, db if resume else None, binary=binary,
+                                              schedulers=schedulers, controllers=controllers, attempts=attempts)
+        if not tasks:
+            return report
+        scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
+        produced = store.versions(bn.describe(binary)["ns3"], binary)
+        with Progress(progress, sum(len(t.pages) for t in tasks)) as bar:
+            bar.describe(f"{scenario.name}: {len(tasks)} tasks")
+            for task, result, error, started, wall_s in execute(tasks):
+                cell = task.cell.cell
+                name = f"{cell.scheduler.name} / {cell.controller} / rep {cell.repetition} / chunk {task.chunk}"
+                run_id = store.store(db, scenario_id, scenario, task, produced, result, error, started, wall_s)
+                report.tasks += 1
+                if error is None:
+                    report.pages += len(task.pages)
+                else:
+                    report.failed += 1
+                    report.errors.append(f"{name}: {error}")
+                    bar.note(f"run {run_id} ({name}) failed: {error}")
+                bar.describe(name)
+                bar.advance(len(task.pages))
+    return report
+

@@ -1,0 +1,54 @@
+# SPDX-License-Identifier: MIT
+"""What a worker does with a task (plan.SimTask): each page's episode in the bottleneck
+program, its JSON and the video's frame log read back. Runs anywhere the bottleneck is
+built (a Dask worker, or this process); touches no database."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from confucius import rtflow
+
+from . import bottleneck as bn
+from .plan import SimPage, SimTask
+
+
+@dataclass(frozen=True)
+class PageRun:
+    page: SimPage
+    run: dict                    # the bottleneck's JSON (page.report: web-client's format)
+    frames: list[rtflow.Frame]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    task: SimTask
+    pages: list[PageRun]
+    started_unix: float
+    wall_s: float
+
+
+def simulate(task: SimTask, binary: Path = bn.BOTTLENECK) -> TaskResult:
+    """Every page of the task, one bottleneck run each; SimError when one fails."""
+    started, clock = time.time(), time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="confucius-sim-") as scratch:
+        runs = [simulate_page(task, page, Path(scratch), binary) for page in task.pages]
+    return TaskResult(task, runs, started, time.monotonic() - clock)
+
+
+def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn.BOTTLENECK) -> PageRun:
+    """One page's episode under the task's cell, its files in `scratch`."""
+    args = [*task.cell.args, f"--page={scratch / 'page.txt'}", f"--frame-log={scratch / 'frames.csv'}"]
+    if task.trace is not None:
+        (scratch / "trace.txt").write_text(task.trace)
+        args.append(f"--trace={scratch / 'trace.txt'}")
+    (scratch / "page.txt").write_text(page.text)
+    run = bn.run_bottleneck(args, binary)
+    try:
+        frames = rtflow.read_frames(scratch / "frames.csv")
+    except rtflow.RtflowError as err:
+        raise bn.SimError(f"page {page.key}: {err}") from None
+    return PageRun(page, run, frames)

@@ -1,0 +1,116 @@
+# SPDX-License-Identifier: MIT
+"""`confucius sim run` and `sim sweep`: the lab's scenarios simulated into the lab's
+database, read by `confucius report` unchanged; sweeps on a local Dask cluster resume and
+keep the other cells when one fails."""
+
+import json
+import sqlite3
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from confucius import rtflow
+from confucius.report.cli import app as report_app
+from confucius.sim.cli import app
+from confucius.sim.store import window_end
+
+REPO = Path(__file__).resolve().parents[2]
+runner = CliRunner()
+
+# Two cells of a small page: a short warm-up and tail keep each episode a few simulated seconds.
+SMALL = """
+name = "sim-small"
+seed = 0
+[link]
+rate = "20mbit"
+rtt = "40ms"
+buffer = 200
+[schedulers]
+names = ["fq_codel", "confucius"{extra}]
+{variants}
+[rt]
+controllers = ["gcc"]
+start_rate = "5mbit"
+[web]
+pages = ["flows-3-size-30000"]
+settle = "2s"
+[sim]
+warmup = "3s"
+"""
+
+
+def small(tmp_path: Path, extra: str = "", variants: str = "") -> Path:
+    path = tmp_path / "small.toml"
+    path.write_text(SMALL.format(extra=extra, variants=variants))
+    return path
+
+
+def rows(db: Path, sql: str) -> list:
+    with sqlite3.connect(db) as conn:
+        return conn.execute(sql).fetchall()
+
+
+def test_a_simulated_demo_cell_is_read_by_confucius_report(tmp_path):
+    db = tmp_path / "sim.sqlite"
+    result = runner.invoke(app, ["run", str(REPO / "scenarios" / "demo.toml"), "--db", str(db),
+                                 "-s", "cake,confucius"])
+    assert result.exit_code == 0, result.output
+    assert "skipped cake / gcc: cake cannot be simulated: ns-3 has no CAKE" in result.output
+    [(engine, time_mode, versions, spec, status)] = rows(
+        db, "SELECT engine, time_mode, versions, spec, status FROM runs")
+    assert (engine, time_mode, status) == ("ns3", "simulated", "ok")
+    assert json.loads(versions)["ns3"].startswith("3.") and json.loads(versions)["seed"] == 1
+    assert json.loads(spec)["seed"] == 1
+    [(objects, plt, stall)] = rows(db, "SELECT objects_total, plt_s, stall_s FROM pages WHERE valid=1 AND ok=1")
+    assert objects == 200 and 1 < plt < 20 and stall is not None
+    report = runner.invoke(report_app, ["summary", "--db", str(db)])
+    assert report.exit_code == 0, report.output
+    row = next(line for line in report.output.splitlines() if "confucius" in line and "gcc" in line)
+    cells = [cell.strip() for cell in row.strip("│ ").split("│")]
+    assert cells[:3] == ["confucius", "gcc", "1"]   # one load
+    assert float(cells[3]) == round(stall, 3) and float(cells[9]) == round(plt, 2)
+    assert runner.invoke(report_app, ["runs", "--db", str(db)]).exit_code == 0
+
+
+def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path):
+    result = runner.invoke(app, ["run", str(REPO / "scenarios" / "four-cca.toml"), "--db",
+                                 str(tmp_path / "x.sqlite")])
+    assert result.exit_code == 2 and "page loads" in result.output
+    typo = tmp_path / "sim.toml"
+    typo.write_text(SMALL.format(extra="", variants="").replace('warmup = "3s"', 'warmup = "3s"\nspeed = 2'))
+    result = runner.invoke(app, ["run", str(typo), "--db", str(tmp_path / "x.sqlite")])
+    assert result.exit_code == 2 and "sim: unknown key speed" in result.output
+
+
+def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_path):
+    db = tmp_path / "sweep.sqlite"
+    bad = '[schedulers.variants]\nconfucius-bad = { base = "confucius", options = "flows 0" }'
+    scenario = small(tmp_path, extra=', "confucius-bad"', variants=bad)
+    first = runner.invoke(app, ["sweep", str(scenario), "--db", str(db), "-s", "fq_codel"])
+    assert first.exit_code == 0, first.output
+    assert "1 simulated runs (0 failed), 1 pages" in first.output
+    second = runner.invoke(app, ["sweep", str(scenario), "--db", str(db)])
+    assert second.exit_code == 0, second.output
+    # fq_codel's page was in the database: only confucius and the failing variant ran.
+    assert "2 simulated runs (1 failed), 1 pages" in second.output
+    assert "confucius-bad / gcc" in second.output and "flows must be between 1 and 32768" in second.output
+    runs = rows(db, "SELECT scheduler, status FROM runs ORDER BY id")
+    assert runs[0] == ("fq_codel", "ok") and sorted(runs[1:]) == [("confucius", "ok"), ("confucius-bad", "failed")]
+    assert rows(db, "SELECT COUNT(*) FROM pages WHERE valid=1")[0][0] == 2
+
+
+def frame(capture_s: float, delay_ms: float | None) -> rtflow.Frame:
+    return rtflow.Frame(frame_id=round(capture_s * 60), capture_ns=round(capture_s * 1e9), key=False,
+                        size_bytes=1000, packets=1, packets_received=int(delay_ms is not None),
+                        first_arrival_ns=None, last_arrival_ns=None, delay_ms=delay_ms,
+                        complete=delay_ms is not None)
+
+
+def test_a_loads_window_ends_as_the_labs_tail_once_two_seconds_of_frames_were_on_time():
+    # Load ended at 10 s; frames every 0.1 s; one late frame at 10.5 s, one lost at 11.0 s.
+    frames = [frame(10 + i / 10, 50.0) for i in range(60)]
+    frames[5], frames[10] = frame(10.5, 400.0), frame(11.0, None)
+    end, calm = window_end(frames, 10_000_000_000, settle_s=15)
+    assert calm and end == round(13.1 * 1e9)      # the first frame with 2 s of on-time frames before it
+    end, calm = window_end(frames, 10_000_000_000, settle_s=2.5)
+    assert not calm and end == 12_500_000_000     # not calm by the settle: the window ends there
