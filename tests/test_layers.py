@@ -17,7 +17,8 @@ ALLOWED = {
     "web": {"metrics", "units"},
     "models": {"metrics", "units"},
     "coredemo": set(),
-    "sim": {"metrics", "units", "rtflow", "web"},
+    # the simulator reads the lab's scenarios, writes its database and prints the report's table
+    "sim": {"metrics", "units", "rtflow", "web", "lab", "report"},
     "lab": {"metrics", "units", "rtflow", "web"},
     "percca": {"metrics", "units", "models", "lab"},
     "report": {"metrics", "units", "rtflow", "web", "lab", "models", "percca"},
