@@ -153,16 +153,18 @@ static void spread_arrivals(void **state)
 }
 
 /*
- * New flows that fall silent for one interval complete (Alg. 3): the tick first
- * doubles S, then the two silent flows are forgotten and the remaining two
- * inherit their weight, so the old flow's share does not move.
+ * Two of four new flows fall silent and complete past the first tick. Alg. 3
+ * (pace fixed) hands their weight to the other two (S stays 2, each at 1); under
+ * pace adaptive it leaves with them (S 2 -> 1, each stays at 1/2), so the old
+ * flow keeps the share the tick left it.
  */
-static void completion_of_new_flows(void **state)
+static void completion_with(u8 pace, u64 want_sum, double want_share)
 {
 	struct cfc_config cfg = ts_default_config();
-	struct tsched *ts = ts_new(&cfg, 5);
+	struct tsched *ts;
 
-	(void)state;
+	cfg.pace = pace;
+	ts = ts_new(&cfg, 5);
 	arrive(ts, 0, 1);
 	serve(ts, 1, 10 * MS);
 	arrive(ts, 1, 4);
@@ -173,10 +175,54 @@ static void completion_of_new_flows(void **state)
 	serve(ts, 3, 20 * MS);	/* past the tick and one interval of silence */
 	assert_int_equal(ts->s.nnew, 2);
 	assert_int_equal(cfc_flow_class(&ts->s, ts_bucket(ts, 4)), -1);
-	assert_int_equal(ts->s.new_sum, 2 * CFC_W_ONE);
-	assert_int_equal(cfc_flow_weight(&ts->s, ts_bucket(ts, 1)), CFC_W_ONE);
-	assert_share(old_flow_share(ts, 0, 3), 1.0 / 3, 1.0 / CFC_W_ONE);
+	assert_int_equal(ts->s.new_sum, want_sum);
+	assert_share(old_flow_share(ts, 0, 3), want_share, 1.0 / CFC_W_ONE);
 	check_and_free(ts);
+}
+
+static void completion_of_new_flows(void **state)
+{
+	(void)state;
+	completion_with(CFC_PACE_FIXED, 2 * CFC_W_ONE, 1.0 / 3);
+	completion_with(CFC_PACE_ADAPTIVE, CFC_W_ONE, 1.0 / 2);
+}
+
+/*
+ * A page's quiet connections completing (the lab's p0010): one old flow, ten new
+ * flows of which eight send one packet and fall silent. Their unused weight lets
+ * the old flow keep 1/1.2 of the link; the tick doubles the busy new flows' weight
+ * (1/1.4 left); then the quiet ones complete. Pace fixed hands their weight to the
+ * busy two (1/3 left, half of it lost between ticks); pace adaptive takes it away
+ * with them, so no more than the tick's doubling is lost.
+ */
+static void quiet_completions_with(u8 pace, double want_after)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	double before, after;
+
+	cfg.pace = pace;
+	ts = ts_new(&cfg, 11);
+	arrive(ts, 0, 1);
+	serve(ts, 1, 10 * MS);
+	arrive(ts, 1, 10);
+	serve(ts, 3, 100 * MS);
+	before = ts_measured_share(ts, RATE, 3, 0, 100 * MS);
+	serve(ts, 3, 100 * MS);	/* past the tick at 260 ms and the completions */
+	after = ts_measured_share(ts, RATE, 3, 0, 100 * MS);
+	print_message("pace %s: old flow's share %.3f before the tick, %.3f after the completions\n",
+		      pace == CFC_PACE_FIXED ? "fixed" : "adaptive", before, after);
+	assert_int_equal(ts->s.nnew, 2);
+	assert_share(before, 1.0 / 1.2, 0.01);
+	assert_share(after, want_after, 0.01);
+	check_and_free(ts);
+}
+
+static void quiet_new_flows_take_their_weight_with_them(void **state)
+{
+	(void)state;
+	quiet_completions_with(CFC_PACE_FIXED, 1.0 / 3);
+	quiet_completions_with(CFC_PACE_ADAPTIVE, 1.0 / 1.4);
 }
 
 /*
@@ -239,5 +285,6 @@ CFC_TEST_GROUP(run_weight_tests, "weights (Alg. 1-3)",
 	cmocka_unit_test(five_old_twelve_new),
 	cmocka_unit_test(spread_arrivals),
 	cmocka_unit_test(completion_of_new_flows),
+	cmocka_unit_test(quiet_new_flows_take_their_weight_with_them),
 	cmocka_unit_test(paused_old_flow_keeps_its_age),
 	cmocka_unit_test(flow_stats_tell_each_flow))
