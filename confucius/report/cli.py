@@ -290,13 +290,8 @@ def percca_command(
 
     with _open(db) as database:
         rows = percca.point_rows(database, scenario)
-        if not rows:
-            _fail(f"no per-CCA runs{f' of scenario {scenario}' if scenario else ''} in {db} "
-                  "(run `confucius percca run SCENARIO`)")
-        if as_json:
-            print(percca.rows_json(rows))
-        else:
-            _print_percca(rows)
+        _show(rows, f"no per-CCA runs{f' of scenario {scenario}' if scenario else ''} in {db} "
+              "(run `confucius percca run SCENARIO`)", as_json, percca.rows_json, _print_percca)
         if out is not None:
             console.print(f"wrote {percca.plot(database, rows, out)}")
 
@@ -312,13 +307,18 @@ def flent_command(
 
     with _open(db) as database:
         found = flent.rows(database, scenario)
-    if not found:
-        _fail(f"no valid Flent tests{f' of scenario {scenario}' if scenario else ''} in {db} "
-              "(run `confucius lab run scenarios/flent.toml`)")
+    _show(found, f"no valid Flent tests{f' of scenario {scenario}' if scenario else ''} in {db} "
+          "(run `confucius lab run scenarios/flent.toml`)", as_json, flent.rows_json, _print_flent)
+
+
+def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:
+    """A report's rows as JSON or as its table; `missing` is the error when there are none."""
+    if not rows:
+        _fail(missing)
     if as_json:
-        print(flent.rows_json(found))
+        print(to_json(rows))
     else:
-        _print_flent(found)
+        print_table(rows)
 
 
 def _print_flent(found) -> None:

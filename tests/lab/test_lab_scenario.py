@@ -175,9 +175,14 @@ MISTAKES = [
 
 @pytest.mark.parametrize("change, words", MISTAKES, ids=[m[0][1][:30] for m in MISTAKES])
 def test_mistakes_are_refused_with_file_key_and_fix(tmp_path, change, words):
+    assert_refused(tmp_path, GOOD, change, words)
+
+
+def assert_refused(tmp_path, text, change, words):
+    """`text` with one change is refused with a message naming the file and `words`."""
     old, new = change
-    assert old in GOOD
-    path = write(tmp_path, GOOD.replace(old, new, 1))
+    assert old in text
+    path = write(tmp_path, text.replace(old, new, 1))
     (tmp_path / "t.log").write_text("0 10\n")
     with pytest.raises(sc.ScenarioError) as err:
         sc.load(path)
@@ -256,13 +261,4 @@ FLENT_MISTAKES = [
 
 @pytest.mark.parametrize("change, words", FLENT_MISTAKES, ids=[m[0][1][:30] or "no tests" for m in FLENT_MISTAKES])
 def test_flent_mistakes_are_refused_naming_the_key(tmp_path, change, words):
-    old, new = change
-    assert old in FLENT
-    path = write(tmp_path, FLENT.replace(old, new, 1))
-    (tmp_path / "t.log").write_text("0 10\n")
-    with pytest.raises(sc.ScenarioError) as err:
-        sc.load(path)
-    message = str(err.value)
-    assert str(path) in message
-    for word in words:
-        assert word in message, message
+    assert_refused(tmp_path, FLENT, change, words)
