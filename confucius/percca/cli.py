@@ -145,13 +145,13 @@ def fit_command(fit_file: Path, engine: Optional[str] = _ENGINE,
     try:
         with Database(db) as database:
             fitted = percca_fit.fit_database(database, plan.mix_names)
+            if write is not None:   # before the validation: its runs may use these parameters
+                write.parent.mkdir(parents=True, exist_ok=True)
+                write.write_text(json.dumps(fitted.params.to_json(), indent=2) + "\n")
             checks = percca_fit.validate(database, list(plan.validate), fitted.params) if plan.validate else []
     except percca_fit.FitError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2)
-    if write is not None:
-        write.parent.mkdir(parents=True, exist_ok=True)
-        write.write_text(json.dumps(fitted.params.to_json(), indent=2) + "\n")
     report = _fit_report(fitted, checks, write)
     if as_json:
         typer.echo(json.dumps(report, indent=1, default=_plain))
