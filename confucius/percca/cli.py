@@ -64,11 +64,15 @@ def run_command(scenario: Path, engine: Optional[str] = _ENGINE,
                 results: Path = typer.Option(runner.DEFAULT_RESULTS, "--results", help="Raw results root."),
                 again: bool = typer.Option(False, "--again", help="Run points already measured again."),
                 seeds: Optional[str] = typer.Option(None, "--seeds", help="Only these of the scenario's seeds (1,2)."),
+                policy: Optional[str] = typer.Option(None, "--policy", help="Only this policy's points."),
                 echo: bool = typer.Option(False, help="Print the guest's console.")):
     """Run every point of a scenario not yet in the database (one boot each)."""
     sc = _load(scenario, engine)
     chosen = _seeds(seeds, sc) if seeds else None
-    outcomes = runner.run_scenario(sc, db, results, resume=not again, seeds=chosen, echo=echo,
+    if policy is not None and policy not in sc.policies:
+        typer.echo(f"error: --policy: give one of the scenario's policies {list(sc.policies)}, got {policy!r}", err=True)
+        raise typer.Exit(2)
+    outcomes = runner.run_scenario(sc, db, results, resume=not again, seeds=chosen, policy=policy, echo=echo,
                                    progress=lambda line: typer.echo(line))
     failed = [p.key for p, _, error in outcomes if error]
     if failed:

@@ -192,16 +192,17 @@ def done_points(db: Database, scenario_id: int) -> set[str]:
 
 
 def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DEFAULT_RESULTS,
-                 *, resume: bool = True, seeds: list[int] | None = None, echo: bool = False,
-                 progress=print) -> list[tuple[Point, int, str | None]]:
-    """Every point of the scenario not yet measured (with `resume`; only `seeds` if given),
-    one boot each, seed by seed: a sweep cut short has every point once before any twice."""
+                 *, resume: bool = True, seeds: list[int] | None = None, policy: str | None = None,
+                 echo: bool = False, progress=print) -> list[tuple[Point, int, str | None]]:
+    """Every point of the scenario not yet measured (with `resume`; only `seeds` and `policy`
+    if given), one boot each, seed by seed: a sweep cut short has every point once before any twice."""
     with Database(db_path) as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
         skip = done_points(db, scenario_id) if resume else set()
         versions = provenance(scenario.engine)
         outcomes = []
-        todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)]
+        todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)
+                and (policy is None or p.policy == policy)]
         todo.sort(key=lambda p: scenario.seeds.index(p.seed))
         for number, point in enumerate(todo, 1):
             run_id, fig, error = execute(scenario, point, db, scenario_id, root, versions, echo)
