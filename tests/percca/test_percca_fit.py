@@ -6,6 +6,7 @@ compared run by run with independent runs."""
 
 import json
 import math
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -208,3 +209,66 @@ def test_the_repository_fit_files_are_valid():
     for path in paths:
         plan = fit.load(path)
         assert plan.name == path.stem and len(plan.mixes) >= 2, path
+
+
+def test_run_refuses_a_policy_the_scenario_lacks(tmp_path):
+    (tmp_path / "mix.toml").write_text(MIX)
+    out = CliRunner().invoke(percca_app, ["run", str(tmp_path / "mix.toml"), "--policy", "per-class",
+                                          "--db", str(tmp_path / "db.sqlite")])
+    assert out.exit_code == 2 and "--policy: give one of the scenario's policies ['shared', 'per-cca']" in out.output
+    assert not (tmp_path / "db.sqlite").exists()
+
+
+MEASURED = Path(__file__).parent / "data" / "percca-fit-measured.json"
+
+
+def load_measured(db) -> dict:
+    """The measured rows of data/percca-fit-measured.json (real UML runs; its "measured" note
+    says when, at which commit and how) stored as the runner stores them."""
+    data = json.loads(MEASURED.read_text())
+    for sc in data["scenarios"]:
+        scenario_id = db.scenario_id(sc["name"], sc["digest"], sc["path"], sc["text"])
+        for r in sc["runs"]:
+            db.store_percca_run(scenario_id, r["run"], r["ccas"], r["flows"], [], [])
+    return data
+
+
+def test_the_fit_of_measured_runs_through_both_commands(tmp_path, monkeypatch):
+    from confucius.lab.engine import REPO
+    from confucius.models.cli import app as models_app
+    monkeypatch.chdir(REPO)   # the stored scenarios name their parameter files from the repository
+    with Database(tmp_path / "db.sqlite") as db:
+        data = load_measured(db)
+    fit_file = REPO / "scenarios" / "percca" / "fit" / "percca-fit.toml"
+    plan = fit.load(fit_file)
+    out = CliRunner().invoke(percca_app, ["fit", str(fit_file), "--db", str(tmp_path / "db.sqlite"), "--json"])
+    assert out.exit_code == 0, out.output
+    report = json.loads(out.output)
+    # Every pair of the fit file, each from its three proportions.
+    assert sorted((f["i"], f["j"]) for f in report["pairs"]) == [("bbr", "cubic"), ("bbr", "reno"), ("cubic", "reno")]
+    assert all(f["samples"] == 3 for f in report["pairs"])
+    # The same runs through `model percca-fit --db` give the same fits.
+    names = [a for n in plan.mix_names for a in ("--scenario", n)]
+    by_model = CliRunner().invoke(models_app, ["percca-fit", "--db", str(tmp_path / "db.sqlite"), *names,
+                                               "--base", "none", "--json"])
+    assert json.loads(by_model.output)["fits"] == report["pairs"]
+    # What the lab measured, the fit keeps: BBR takes more per flow than Reno and CUBIC at
+    # every proportion measured, and the fitted curve says so across them.
+    params = AggressivenessParams.from_json(report["params"])
+    for s in report["samples"]:
+        if "bbr" in (s["cca_i"], s["cca_j"]):
+            bbr_first = s["cca_i"] == "bbr"
+            other = s["cca_j"] if bbr_first else s["cca_i"]
+            x_bbr = s["x_i"] if bbr_first else 1 - s["x_i"]
+            assert (s["thr_i"] > s["thr_j"]) == bbr_first
+            assert params.relative_aggressiveness("bbr", other, x_bbr) > 1
+    # The validation: run by run, the difference it reports is the one between its columns.
+    rows = report["validation"]
+    assert {r["scenario"] for r in rows} == set(plan.validate)
+    gaps = [abs(r["fitted"] - r["measured"]) for r in rows]
+    assert report["error"]["all"]["fitted"]["mean"] == pytest.approx(sum(gaps) / len(gaps))
+    assert report["error"]["all"]["fitted"]["worst"] == pytest.approx(max(gaps))
+    print(f"measured ({data['measured']}): fitted advanced model |MinThr - lab| mean "
+          f"{report['error']['all']['fitted']['mean']:.3f}, worst {report['error']['all']['fitted']['worst']:.3f} "
+          f"over {len(rows)} runs; seed 003's parameters {report['error']['all']['seed003']['mean']:.3f}, "
+          f"worst {report['error']['all']['seed003']['worst']:.3f}")
