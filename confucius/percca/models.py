@@ -68,7 +68,19 @@ def predicted_for_distribution(ccas: list[str], counts: list[int], policy: str,
         return math.nan
 
 
-def curve(ccas, counts, policy, groups, weights, params, which, f1s) -> list[float]:
-    """The model's MinThr at each F1 of `f1s` (the classifier of Eqs. 7–13)."""
-    return [predicted_min_thr(ccas, counts, policy, groups, Classifier("f1", f1=f), weights, params, which)
-            for f in f1s]
+# Whole-number class weights for the qdisc: optimal rates in hundredths of the link; a queue
+# the optimum leaves without service keeps weight 1 (the qdisc reads 0 as "by active flows").
+WEIGHT_SCALE = 100
+
+
+def optimised_weights(ccas: list[str], counts: list[int], policy: str, groups: list[list[int]],
+                      classifier: Classifier, params: AggressivenessParams) -> tuple[int, ...]:
+    """The service rates the advanced model's optimiser picks (§III-F) for the classifier's
+    expected flow distribution (what an operator knowing the classifier's F1 can compute),
+    as class weights."""
+    sub = _subset_params(params, ccas)
+    a = expected_distribution(classifier, ccas, counts, sub)
+    queues = queue_distribution(a, policy, groups)
+    shares = model.packet_shares(queues, model.advanced_aggressiveness(queues, sub))
+    rates, _ = model.optimal_rates(shares, counts)
+    return tuple(max(1, round(r * WEIGHT_SCALE)) for r in rates)

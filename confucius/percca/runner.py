@@ -65,8 +65,22 @@ def queue_count(scenario: Scenario, point: Point) -> int:
     return 1 if point.policy == "shared" else len(scenario.groups(point.policy))
 
 
+def point_weights(scenario: Scenario, point: Point) -> tuple[int, ...]:
+    """The queues' class weights at this point: given, the optimiser's (service "optimised"),
+    or none (the qdisc weighs by mapped or active flows)."""
+    if point.policy == "shared":
+        return ()
+    if scenario.service == "weights":
+        return scenario.weights
+    if scenario.service == "optimised":
+        return models.optimised_weights(scenario.ccas, scenario.counts, point.policy,
+                                        scenario.groups(point.policy), point.classifier,
+                                        scenario.optimise_params or scenario.params)
+    return ()
+
+
 def tc_lines(scenario: Scenario, point: Point, flows: list[Flow]) -> list[str]:
-    weights = list(scenario.weights) if scenario.service == "weights" else None
+    weights = list(point_weights(scenario, point)) or None
     return tc.bottleneck(point.policy, scenario.qdisc, scenario.rate_bps, scenario.buffer,
                          queue_count(scenario, point), weights, [(f.port, f.queue) for f in flows],
                          active=scenario.service == "active")
@@ -96,8 +110,7 @@ def _queue_names(scenario: Scenario, point: Point) -> list[list[str]]:
 def _model(scenario: Scenario, point: Point, which: str) -> float | None:
     value = models.predicted_min_thr(scenario.ccas, scenario.counts, point.policy,
                                      scenario.groups(point.policy), point.classifier,
-                                     scenario.weights if scenario.service == "weights" else (),
-                                     scenario.params, which)
+                                     point_weights(scenario, point), scenario.params, which)
     return None if math.isnan(value) else value
 
 
@@ -105,9 +118,11 @@ def _run_row(scenario: Scenario, point: Point, flows: list[Flow], spec: dict, di
              versions: dict) -> dict:
     c = point.classifier
     index = {cca: i for i, cca in enumerate(scenario.ccas)}
+    weights = point_weights(scenario, point)
     return {
         "point_key": point.key, "policy": point.policy, "qdisc": scenario.qdisc if point.policy != "shared" else "pfifo",
-        "service": scenario.service, "weights": json.dumps(list(scenario.weights)) if scenario.weights else None,
+        "service": scenario.service,
+        "weights": json.dumps(list(weights)) if weights else None,
         "queues": json.dumps(_queue_names(scenario, point)),
         "classifier": c.label if c else "-", "classifier_kind": c.kind if c else None,
         "f1_target": c.f1 if c else None,
@@ -177,16 +192,17 @@ def done_points(db: Database, scenario_id: int) -> set[str]:
 
 
 def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DEFAULT_RESULTS,
-                 *, resume: bool = True, seeds: list[int] | None = None, echo: bool = False,
-                 progress=print) -> list[tuple[Point, int, str | None]]:
-    """Every point of the scenario not yet measured (with `resume`; only `seeds` if given),
-    one boot each, seed by seed: a sweep cut short has every point once before any twice."""
+                 *, resume: bool = True, seeds: list[int] | None = None, policy: str | None = None,
+                 echo: bool = False, progress=print) -> list[tuple[Point, int, str | None]]:
+    """Every point of the scenario not yet measured (with `resume`; only `seeds` and `policy`
+    if given), one boot each, seed by seed: a sweep cut short has every point once before any twice."""
     with Database(db_path) as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
         skip = done_points(db, scenario_id) if resume else set()
         versions = provenance(scenario.engine)
         outcomes = []
-        todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)]
+        todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)
+                and (policy is None or p.policy == policy)]
         todo.sort(key=lambda p: scenario.seeds.index(p.seed))
         for number, point in enumerate(todo, 1):
             run_id, fig, error = execute(scenario, point, db, scenario_id, root, versions, echo)

@@ -23,8 +23,11 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
     policies = ["shared", "per-cca"]  # and/or "per-class"
     classes = [["reno", "cubic"], ["bbr"]]   # per-class: every CCA in one class
     service = "flows"                 # queues weighted by the flows mapped to them (the seed's),
-                                      # "weights", or "active" (confucius: its backlogged flows)
+                                      # "weights", "optimised" (the advanced model's optimal
+                                      # rates, §III-F) or "active" (confucius: its backlogged flows)
     weights = [1, 1]                  # one whole number per queue (service = "weights")
+    optimise_params = "seed003"       # service = "optimised": the operator's model (default:
+                                      # the classifier's params)
     qdisc = "confucius"               # mode external; or "drr" (tail-drop pfifo per queue)
 
     [classifier]
@@ -55,9 +58,10 @@ from confucius.models.validate import ModelInputError
 from confucius.units import UnitError, parse_time
 
 from .classifier import KINDS, Classifier
+from .models import optimised_weights
 
 POLICIES = ("shared", "per-cca", "per-class")
-SERVICES = ("flows", "weights", "active")
+SERVICES = ("flows", "weights", "optimised", "active")
 QDISCS = ("confucius", "drr")
 UML_CONFIG = REPO / "kernel" / "uml" / "uml.config"
 FIRST_PORT = 6000
@@ -107,6 +111,7 @@ class Scenario:
     classifiers: tuple[Classifier, ...]
     params: AggressivenessParams
     params_source: str
+    optimise_params: AggressivenessParams | None = None   # service "optimised"; None: params
     description: str = ""
     digest: str = field(default="")
 
@@ -186,8 +191,18 @@ def _read_queues(t: _Table | None, path: Path, ccas: list[str]) -> tuple:
     if service == "active" and qdisc != "confucius":
         raise t.error("service", "\"active\" (served by backlogged flows) is the confucius qdisc's own count; "
                                  "drr weighs its queues by flows or weights")
+    optimise = _read_optimise_params(t, service)
     t.done()
-    return tuple(policies), classes, service, tuple(weights or ()), qdisc
+    return tuple(policies), classes, service, tuple(weights or ()), qdisc, optimise
+
+
+def _read_optimise_params(t: _Table, service: str) -> AggressivenessParams | None:
+    spec = t.string("optimise_params")
+    if spec is None:
+        return None
+    if service != "optimised":
+        raise t.error("optimise_params", "applies only with service = \"optimised\"")
+    return _load_params(t, spec, "optimise_params")
 
 
 def _read_classes(t: _Table, ccas: list[str], needed: bool) -> tuple[tuple[str, ...], ...]:
@@ -206,17 +221,17 @@ def _read_classes(t: _Table, ccas: list[str], needed: bool) -> tuple[tuple[str, 
     return tuple(tuple(g) for g in value)
 
 
-def _load_params(t: _Table, spec: str, ccas: list[str]) -> AggressivenessParams:
+def _load_params(t: _Table, spec: str, key: str = "params") -> AggressivenessParams:
     try:
         if spec in presets.PARAMETERS:
             return presets.PARAMETERS[spec]
         path = (t.path.parent / spec) if not Path(spec).is_absolute() else Path(spec)
         if not path.is_file():
-            raise t.error("params", f"{spec!r} is neither a preset ({', '.join(presets.PARAMETERS)}) "
-                                    "nor a parameter file (confucius model percca-fit --out)")
+            raise t.error(key, f"{spec!r} is neither a preset ({', '.join(presets.PARAMETERS)}) "
+                               "nor a parameter file (confucius model percca-fit --write)")
         return aggressiveness.load(path)
     except ModelInputError as err:
-        raise t.error("params", str(err)) from None
+        raise t.error(key, str(err)) from None
 
 
 def _read_classifier(t: _Table | None, path: Path, ccas: list[str], needs: bool) -> tuple:
@@ -226,7 +241,7 @@ def _read_classifier(t: _Table | None, path: Path, ccas: list[str], needs: bool)
         t = _Table({}, "classifier", path)
     kind = t.choice("kind", "ideal", KINDS)
     spec = t.string("params", "seed003")
-    params = _load_params(t, spec, ccas)
+    params = _load_params(t, spec)
     if kind == "f1":
         values = t.get("f1")
         if not isinstance(values, list) or not values or not all(
@@ -277,6 +292,20 @@ def _read_published(t: _Table, ccas: list[str]) -> tuple[Classifier, ...]:
     return tuple(Classifier("published", name=name, interval_s=s) for s in seconds)
 
 
+def _check_optimisable(scenario: Scenario) -> None:
+    """Every point of service "optimised" needs the advanced model's optimum (§III-F)."""
+    params = scenario.optimise_params or scenario.params
+    for policy in (p for p in scenario.policies if p != "shared"):
+        for classifier in scenario.classifiers:
+            try:
+                optimised_weights(scenario.ccas, scenario.counts, policy, scenario.groups(policy),
+                                  classifier, params)
+            except (ModelInputError, KeyError) as err:
+                raise ScenarioError(f"{scenario.path}: queues.service: \"optimised\" needs the advanced "
+                                    f"model's optimum for {policy} at {classifier.label}, which these "
+                                    f"parameters cannot give ({err}): set queues.optimise_params") from None
+
+
 def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
     path = Path(path)
     top, name = read_top(text, path, engine)
@@ -284,7 +313,7 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
     flows = _read_flows(top.table("flows"), path, kernel_ccas(engine_name))
     ccas = [c for c, _ in flows]
     rate, rtt, buffer = _read_link(top.table("link"), path, sum(n for _, n in flows))
-    policies, classes, service, weights, qdisc = _read_queues(top.table("queues"), path, ccas)
+    policies, classes, service, weights, qdisc, optimise = _read_queues(top.table("queues"), path, ccas)
     classifiers, params, spec = _read_classifier(top.table("classifier"), path, ccas,
                                                  any(p != "shared" for p in policies))
     seeds = top.get("seeds", [1])
@@ -297,8 +326,10 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
         sample_s=top.time("sample_interval", "500ms"), rate_bps=rate, rtt_s=rtt, buffer=buffer,
         flows=flows, policies=policies, classes=classes, service=service, weights=weights,
         qdisc=qdisc, classifiers=classifiers, params=params, params_source=spec,
-        description=top.string("description", ""))
+        optimise_params=optimise, description=top.string("description", ""))
     top.done()
+    if service == "optimised":
+        _check_optimisable(scenario)
     digest = hashlib.sha256(f"{text}\0engine={engine_name}".encode()).hexdigest()[:16]
     object.__setattr__(scenario, "digest", digest)
     return scenario

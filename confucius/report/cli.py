@@ -349,10 +349,10 @@ def percca_fit_inputs_command(
     percca-fit --shared --pairs` reads (g_i from equal mixes, g_ij from two-CCA mixes)."""
     import csv
 
-    from . import percca
+    from confucius.percca import stored
 
     with _open(db) as database:
-        shared, pairs = percca.fit_inputs(database, scenarios)
+        shared, pairs = stored.fit_inputs(database, scenarios)
     if not shared and not pairs:
         _fail(f"no shared-buffer runs of {', '.join(scenarios)} in {db}")
     out_dir.mkdir(parents=True, exist_ok=True)

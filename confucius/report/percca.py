@@ -15,8 +15,10 @@ import numpy as np
 
 from confucius.lab.db import Database
 from confucius.models.percca import lowest_f1
-from confucius.percca import models
+from confucius.percca import models, runner, stored
 from confucius.percca import scenario as percca_scenario
+from confucius.percca.classifier import Classifier
+from confucius.percca.scenario import Point
 
 from .data import ReportError
 
@@ -56,11 +58,11 @@ def point_rows(db: Database, scenario: str | None) -> list[PointRow]:
     groups: dict[tuple, list] = {}
     for r in runs:
         groups.setdefault((r["name"], r["policy"], r["classifier"]), []).append(r)
-    scenarios = _scenarios(db, {name for name, _, _ in groups})
+    scenarios = stored.scenarios(db, {name for name, _, _ in groups})
     rows = []
     for (name, policy, label), members in groups.items():
         thr = [m["min_thr"] for m in members]
-        drawn = {which: _mean(_on_draw(db, scenarios[name], m, which) for m in members) for which in MODELS}
+        drawn = {which: _mean(stored.predicted_on_draw(db, scenarios[name], m, which) for m in members) for which in MODELS}
         rows.append(PointRow(
             scenario=name, policy=policy, classifier=label, f1_target=members[0]["f1_target"],
             f1_drawn=_mean(m["f1_drawn"] for m in members), runs=len(members), min_thr=_mean(thr),
@@ -71,32 +73,10 @@ def point_rows(db: Database, scenario: str | None) -> list[PointRow]:
     return rows
 
 
-def _on_draw(db: Database, sc: percca_scenario.Scenario, run, which: str) -> float | None:
-    """The model's MinThr for the run's own draw (its flows' CCAs and classes)."""
-    flows = [(f["cca"], f["classified_as"]) for f in db.query(
-        "SELECT cca, classified_as FROM percca_flows WHERE run_id = ?", (run["id"],))]
-    if not flows:
-        return None
-    a = models.drawn_distribution(sc.ccas, flows)
-    weights = sc.weights if sc.service == "weights" else ()
-    value = models.predicted_for_distribution(sc.ccas, sc.counts, run["policy"], sc.groups(run["policy"]),
-                                              a, weights, sc.params, which)
-    return None if math.isnan(value) else value
-
-
 def rows_json(rows: list[PointRow]) -> str:
     def clean(value):
         return None if isinstance(value, float) and math.isnan(value) else value
     return json.dumps([{k: clean(v) for k, v in asdict(r).items()} for r in rows], indent=1)
-
-
-def _scenarios(db: Database, names: set[str]) -> dict[str, percca_scenario.Scenario]:
-    """Each scenario as it was run (its stored text), for the models' curves."""
-    found = {}
-    for r in db.query("SELECT name, path, text FROM scenarios ORDER BY id"):
-        if r["name"] in names:
-            found[r["name"]] = percca_scenario.parse(r["text"], Path(r["path"] or "scenario.toml"))
-    return found
 
 
 def _x(row: PointRow) -> float:
@@ -112,7 +92,7 @@ def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
     if not rows:
         raise ReportError("no per-CCA runs to plot")
     names = sorted({r.scenario for r in rows})
-    scenarios = _scenarios(db, set(names))
+    scenarios = stored.scenarios(db, set(names))
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
     for ax, name in zip(axes[0], names):
         sc = scenarios[name]
@@ -145,8 +125,11 @@ def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
     return out
 
 
+def _weights_at(sc: percca_scenario.Scenario, policy: str, f1: float) -> tuple[int, ...]:
+    return runner.point_weights(sc, Point(policy, Classifier("f1", f1=f1), 0))
+
+
 def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) -> None:
-    weights = sc.weights if sc.service == "weights" else ()
     groups = sc.groups(policy)
     try:
         low = lowest_f1([sc.params.g[c] for c in sc.ccas])
@@ -155,29 +138,10 @@ def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) ->
     f1s = np.linspace(max(low, 0.34), 1.0, 60)
     for which, style in zip(MODELS, (":", "--")):
         if policy == "shared":
-            y = models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, None, weights, sc.params, which)
+            y = models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, None, (), sc.params, which)
             values = [y] * len(f1s)
         else:
-            values = models.curve(sc.ccas, sc.counts, policy, groups, weights, sc.params, which, f1s)
+            values = [models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, Classifier("f1", f1=f),
+                                               _weights_at(sc, policy, f), sc.params, which) for f in f1s]
         if not all(math.isnan(v) for v in values):
             ax.plot(f1s, values, style, color=colour, label=f"{policy}, {which} model")
-
-
-def fit_inputs(db: Database, scenarios: list[str]) -> tuple[list[dict], list[dict]]:
-    """What `confucius model percca-fit` reads, from shared-buffer runs of `scenarios`:
-    `shared` rows (cca, thr: avgThr_i) from runs whose CCAs have equal flow counts, and
-    `pairs` rows (cca_i, cca_j, x_i, thr_i, thr_j) from runs with exactly two CCAs."""
-    marks = ",".join("?" * len(scenarios))
-    runs = db.query(f"SELECT r.id, r.flows FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
-                    f"WHERE r.status = 'ok' AND r.policy = 'shared' AND s.name IN ({marks})", scenarios)
-    shared, pairs = [], []
-    for run in runs:
-        counts = {c: n for c, n in json.loads(run["flows"]).items() if n > 0}
-        avg = {r["cca"]: r["avg_bps"] for r in db.query(
-            "SELECT cca, avg_bps FROM percca_ccas WHERE run_id = ? AND flows > 0", (run["id"],))}
-        if len(counts) == 2:
-            (i, n_i), (j, n_j) = sorted(counts.items())
-            pairs.append({"cca_i": i, "cca_j": j, "x_i": n_i / (n_i + n_j), "thr_i": avg[i], "thr_j": avg[j]})
-        if len(set(counts.values())) == 1:
-            shared += [{"cca": c, "thr": avg[c]} for c in sorted(counts)]
-    return shared, pairs

@@ -8,6 +8,7 @@ import pytest
 
 from confucius.lab.db import SCHEMA_VERSION, Database
 from confucius.models import fitting
+from confucius.percca import stored
 from confucius.report import percca as report
 
 
@@ -44,7 +45,7 @@ def test_runs_are_summarised_and_exported_for_the_fit(tmp_path):
         rows = report.point_rows(db, "equal")
         assert len(rows) == 1 and rows[0].runs == 2
         assert (rows[0].min_thr, rows[0].min_thr_low, rows[0].min_thr_high) == pytest.approx((0.2, 0.1, 0.3))
-        shared, pairs = report.fit_inputs(db, ["equal", "pair"])
+        shared, pairs = stored.fit_inputs(db, ["equal", "pair"])
         assert db.query("SELECT COUNT(*) FROM percca_occupancy")[0][0] == 6
     # Equal counts give g_i (Eq. 6); two CCAs give a g_ij sample each (x_i of the first by name).
     # (the 3:1 run is no equal mix: it gives a pair sample only)

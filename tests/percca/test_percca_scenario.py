@@ -105,3 +105,53 @@ def test_the_repository_percca_scenarios_are_valid():
     assert paths
     for path in paths:
         assert scenario.load(path).name == path.stem, path
+
+
+OPTIMISED = GOOD.replace('policies = ["shared", "per-cca", "per-class"]', 'policies = ["per-cca"]') \
+    .replace("[classifier]", 'service = "optimised"\n[classifier]')
+
+
+def test_optimised_service_installs_the_optimisers_rates_as_weights(tmp_path):
+    from confucius.models import percca as model
+    from confucius.percca import models, runner
+    from confucius.percca.classifier import expected_distribution
+    sc = read(OPTIMISED, tmp_path)
+    point = next(p for p in sc.points() if p.classifier.f1 == 0.6)
+    weights = runner.point_weights(sc, point)
+    # The advanced model's optimum (§III-F) on the classifier's expected A, in hundredths.
+    a = expected_distribution(point.classifier, sc.ccas, sc.counts, sc.params)
+    rates, best = model.optimal_rates(model.packet_shares(a, model.advanced_aggressiveness(a, sc.params)),
+                                      sc.counts)
+    assert weights == tuple(max(1, round(r * models.WEIGHT_SCALE)) for r in rates)
+    assert abs(sum(weights) - models.WEIGHT_SCALE) <= len(weights)
+    flows = runner.flows_of(sc, point)
+    root = runner.tc_lines(sc, point, flows)[0]
+    assert root.endswith("weights " + ":".join(map(str, weights)))
+    # What the run stores beside it: the model with these (rounded) weights, near the optimum.
+    predicted = models.predicted_min_thr(sc.ccas, sc.counts, "per-cca", sc.groups("per-cca"), point.classifier,
+                                         weights, sc.params, "advanced")
+    assert predicted == pytest.approx(best, abs=0.03)
+    # Proportional service at the same point is what the optimiser improves on.
+    proportional = models.predicted_min_thr(sc.ccas, sc.counts, "per-cca", sc.groups("per-cca"),
+                                            point.classifier, (), sc.params, "advanced")
+    print(f"F1 0.6: optimised weights {weights}, model MinThr {predicted:.3f} against {proportional:.3f}")
+    assert predicted > proportional
+
+
+@pytest.mark.parametrize("base, change, field", [
+    (GOOD, ("[classifier]", 'optimise_params = "seed003"\n[classifier]'), "queues.optimise_params"),
+    (OPTIMISED, ('service = "optimised"', 'service = "optimised"\nweights = [1, 1, 1]'), "queues.weights"),
+    (OPTIMISED, ('service = "optimised"', 'service = "optimised"\noptimise_params = "nowhere.json"'),
+     "queues.optimise_params"),
+])
+def test_bad_optimised_fields_are_named(tmp_path, base, change, field):
+    with pytest.raises(ScenarioError, match=field.replace(".", r"\.")):
+        read(base.replace(*change), tmp_path)
+
+
+def test_optimised_service_needs_the_advanced_models_pairs(tmp_path):
+    (tmp_path / "g-only.json").write_text('{"ccas": ["reno", "cubic", "bbr"], '
+                                          '"g": {"reno": 0.1, "cubic": 0.2, "bbr": 2.7}}')
+    text = OPTIMISED.replace('service = "optimised"', 'service = "optimised"\noptimise_params = "g-only.json"')
+    with pytest.raises(ScenarioError, match=r"queues\.service: \"optimised\" needs the advanced model's optimum"):
+        read(text, tmp_path)
