@@ -8,7 +8,7 @@ import re
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, List, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -497,30 +497,14 @@ def percca_command(
         console.print(grid)
 
 
-def _fit_measurements(pairs: Optional[Path], shared: Optional[Path], db: Optional[Path],
-                      scenarios: list) -> tuple:
-    """(pair rows for fit_pairs, per-CCA per-flow throughput for Eq. 6) from the CSV files or
-    from the lab's database."""
-    if db is None:
-        if scenarios:
-            raise ModelInputError("--scenario names runs in a database: give --db too")
-        if pairs is None and shared is None:
-            raise ModelInputError("give --pairs and/or --shared measurements, or --db and --scenario")
-        return (fitting.read_pairs_csv(pairs) if pairs else [],
-                fitting.read_shared_csv(shared) if shared else {})
-    if pairs is not None or shared is not None:
-        raise ModelInputError("give either the CSV files (--pairs, --shared) or --db, not both")
-    if not scenarios:
-        raise ModelInputError("--db needs --scenario: the per-CCA scenarios whose shared-buffer runs to fit")
-    if not db.is_file():
-        raise ModelInputError(f"no database {db}")
-    from confucius.lab.db import Database
-    from confucius.percca import stored
-    with Database(db) as database:
-        pair_rows, per_cca = stored.fit_measurements(database, scenarios)
-    if not pair_rows and not per_cca:
-        raise ModelInputError(f"no shared-buffer runs of {', '.join(scenarios)} in {db}")
-    return pair_rows, per_cca
+def _fit_measurements(pairs: Optional[Path], shared: Optional[Path]) -> tuple:
+    """(pair rows for fit_pairs, per-CCA per-flow throughput for Eq. 6) from the CSV files
+    (`confucius report percca-fit-inputs` writes them from the lab's runs; `confucius percca
+    fit` fits the lab's runs directly)."""
+    if pairs is None and shared is None:
+        raise ModelInputError("give --pairs and/or --shared measurements")
+    return (fitting.read_pairs_csv(pairs) if pairs else [],
+            fitting.read_shared_csv(shared) if shared else {})
 
 
 @app.command("percca-fit")
@@ -530,11 +514,6 @@ def percca_fit_command(
         shared: Annotated[Optional[Path], typer.Option(
             help="CSV cca,thr: per-flow throughput per CCA, shared buffer, equal counts.")
         ] = None,
-        db: Annotated[Optional[Path], typer.Option(
-            help="Read the measurements from the lab's database instead: the shared-buffer "
-                 "runs of --scenario (two-CCA mixes give g_ij, equal mixes g_i).")] = None,
-        scenario: Annotated[Optional[List[str]], typer.Option(
-            "--scenario", help="With --db: a per-CCA scenario's name (repeat for more).")] = None,
         base: Annotated[str, typer.Option(
             help="Take what is not measured from this preset or file; 'none' for nothing.")
         ] = "seed003",
@@ -543,7 +522,7 @@ def percca_fit_command(
         as_json: JsonFlag = False):
     """Fit g_i (Eq. 6) and g_ij(x) = w·e^(m·x) (§II-E) from measured throughputs."""
     with _user_errors():
-        pair_rows, shared_values = _fit_measurements(pairs, shared, db, scenario or [])
+        pair_rows, shared_values = _fit_measurements(pairs, shared)
         fits = fitting.fit_pairs(pair_rows) if pair_rows else []
         g = fitting.training_aggressiveness(shared_values) if shared_values else {}
         base_params = None if base == "none" else _load_params(base)

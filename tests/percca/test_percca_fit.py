@@ -1,8 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""The models' aggressiveness fitted from the lab's database (`confucius percca fit`,
-`confucius model percca-fit --db`): the fit file is checked field by field, its mixes are
-scenarios of their own, the fit reads the stored runs, and the fitted advanced model is
-compared run by run with independent runs."""
+"""The models' aggressiveness fitted from the lab's database (`confucius percca fit`): the
+fit file is checked field by field, its mixes are scenarios of their own, the fit reads the
+stored runs, and the fitted advanced model is compared run by run with independent runs."""
 
 import json
 import math
@@ -178,30 +177,6 @@ def test_the_fit_command_writes_parameters_that_scenarios_read(tmp_path):
     assert missing.exit_code == 2 and "no database" in missing.output
 
 
-def test_model_percca_fit_reads_the_database_as_it_reads_the_csv_files(tmp_path):
-    from confucius.models.cli import app as models_app
-    plan = fit.parse(GOOD, tmp_path / "pairs.toml")
-    with Database(tmp_path / "db.sqlite") as db:
-        store_known_pairs(db, plan)
-        pairs, _ = stored.fit_measurements(db, plan.mix_names)
-    (tmp_path / "pairs.csv").write_text("cca_i,cca_j,x_i,thr_i,thr_j\n" +
-                                        "".join(",".join(map(str, p)) + "\n" for p in pairs))
-    args = ["--scenario", plan.mix_names[0], "--scenario", plan.mix_names[1]]
-    from_db = CliRunner().invoke(models_app, ["percca-fit", "--db", str(tmp_path / "db.sqlite"), *args, "--json"])
-    assert from_db.exit_code == 0, from_db.output
-    assert json.loads(from_db.output)["fits"][0]["m"] == pytest.approx(0.3)
-    everything = ["--db", str(tmp_path / "db.sqlite")] + [a for n in plan.mix_names for a in ("--scenario", n)]
-    by_db = json.loads(CliRunner().invoke(models_app, ["percca-fit", *everything, "--json"]).output)
-    by_csv = json.loads(CliRunner().invoke(models_app, ["percca-fit", "--pairs", str(tmp_path / "pairs.csv"),
-                                                        "--base", "none", "--json"]).output)
-    assert by_db["fits"] == by_csv["fits"]
-    for bad, message in ((["--db", str(tmp_path / "db.sqlite")], "--db needs --scenario"),
-                         (args, "give --db too"),
-                         (["--db", str(tmp_path / "db.sqlite"), "--pairs", "p.csv", *args], "not both")):
-        out = CliRunner().invoke(models_app, ["percca-fit", *bad])
-        assert out.exit_code == 2 and message in out.output, out.output
-
-
 def test_the_repository_fit_files_are_valid():
     from confucius.lab.engine import REPO
     paths = sorted((REPO / "scenarios" / "percca" / "fit").glob("*.toml"))
@@ -233,9 +208,8 @@ def load_measured(db) -> dict:
     return data
 
 
-def test_the_fit_of_measured_runs_through_both_commands(tmp_path, monkeypatch):
+def test_the_fit_of_measured_runs(tmp_path, monkeypatch):
     from confucius.lab.engine import REPO
-    from confucius.models.cli import app as models_app
     monkeypatch.chdir(REPO)   # the stored scenarios name their parameter files from the repository
     with Database(tmp_path / "db.sqlite") as db:
         data = load_measured(db)
@@ -247,11 +221,6 @@ def test_the_fit_of_measured_runs_through_both_commands(tmp_path, monkeypatch):
     # Every pair of the fit file, each from its three proportions.
     assert sorted((f["i"], f["j"]) for f in report["pairs"]) == [("bbr", "cubic"), ("bbr", "reno"), ("cubic", "reno")]
     assert all(f["samples"] == 3 for f in report["pairs"])
-    # The same runs through `model percca-fit --db` give the same fits.
-    names = [a for n in plan.mix_names for a in ("--scenario", n)]
-    by_model = CliRunner().invoke(models_app, ["percca-fit", "--db", str(tmp_path / "db.sqlite"), *names,
-                                               "--base", "none", "--json"])
-    assert json.loads(by_model.output)["fits"] == report["pairs"]
     # What the lab measured, the fit keeps: BBR takes more per flow than Reno and CUBIC at
     # every proportion measured, and the fitted curve says so across them.
     params = AggressivenessParams.from_json(report["params"])
