@@ -167,11 +167,7 @@ def _mix(text: str, path: Path, engine: str | None) -> percca_scenario.Scenario:
 
 def load(path, *, engine: str | None = None) -> FitPlan:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ScenarioError(f"cannot read fit file {path}: {err.strerror or err}") from None
-    return parse(text, path, engine=engine)
+    return parse(percca_scenario.read_text(path, "fit file"), path, engine=engine)
 
 
 # ---------------------------------------------------------------------------------- fitting

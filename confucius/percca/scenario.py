@@ -335,10 +335,14 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
     return scenario
 
 
+def read_text(path: Path, what: str) -> str:
+    """The file's text, or an error naming `what` it should have been."""
+    try:
+        return path.read_text()
+    except OSError as err:
+        raise ScenarioError(f"cannot read {what} {path}: {err.strerror or err}") from None
+
+
 def load(path, *, engine: str | None = None) -> Scenario:
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ScenarioError(f"cannot read scenario {path}: {err.strerror or err}") from None
-    return parse(text, path, engine=engine)
+    return parse(read_text(path, "scenario"), path, engine=engine)
