@@ -138,8 +138,8 @@ def test_summary_of_a_run_counts_every_finding_as_a_blocker(tmp_path):
         "seconds": 1800.2, "changes": 1799, "refused": [], "module_removed": True,
         "traffic": {"tcp_up": {"bytes": 1, "mbit_s": 40.0}}}))
     summary = soak.summarise(tmp_path)
-    # Two kernel reports and the leak from our module; swapper's object is listed apart.
-    assert summary["blockers"] == 3
+    # Two kernel reports and both leaks, ours and swapper's (listed by program).
+    assert summary["blockers"] == 4
     assert summary["kmemleak_elsewhere_by_comm"] == {"swapper": 1}
     text = soak.format_summary(summary)
     print(text)
@@ -149,6 +149,14 @@ def test_summary_of_a_run_counts_every_finding_as_a_blocker(tmp_path):
     assert "swapper 1" in text
     # The same facts in both forms.
     assert json.loads(json.dumps(summary))["changes"] == 1799
+
+
+def test_an_object_left_at_boot_is_a_blocker_too(tmp_path):
+    """The boot scan runs after the module's load: a leak in its init shows there."""
+    (tmp_path / "soak.json").write_text(json.dumps({"seconds": 60.0, "traffic": {}, "changes": 60}))
+    (tmp_path / "kmemleak-boot.txt").write_text(KMEMLEAK.split("unreferenced object 0x000000006c1f3300")[0])
+    summary = soak.summarise(tmp_path)
+    assert summary["kmemleak_at_boot"] == 1 and summary["blockers"] == 1
 
 
 def test_a_run_that_never_finished_is_a_blocker(tmp_path):
