@@ -77,6 +77,41 @@ def test_log_is_cut_into_reports_with_their_culprit():
     assert "eth0: link up" in reports[1].lines       # no end marker: runs on
 
 
+# Two warnings that each call dump_stack() after a message of their own (UML's format),
+# then a lockdep report long enough to be cut before its own dump.
+BARE_DUMPS = """\
+[    3.680000] kmemleak: Adding scan area to unknown object at 0xea5e0020
+[    3.680000] CPU: 0 PID: 52 Comm: modprobe Tainted: G           O       6.1.192 #1
+[    3.680000] Stack:
+[    3.680000]  6f7a6520 60f13b60 41b58ab3 60ff2cde
+[    3.680000] Call Trace:
+[    3.680000]  [<60d519e5>] kmemleak_scan_area+0x8d/0x393
+[    3.680000]  [<60149913>] kmemleak_load_module+0x165/0x179
+[    3.690000] kmemleak: Adding scan area to unknown object at 0xea5d7748
+[    3.690000] CPU: 0 PID: 52 Comm: modprobe Tainted: G           O       6.1.192 #1
+[    3.690000] Call Trace:
+[    3.690000]  [<60149913>] kmemleak_load_module+0x165/0x179
+[    3.700000] sch_confucius: a line that reports nothing
+[    9.000000] WARNING: suspicious RCU usage
+""" + "".join(f"[    9.000000] filler {n}\n" for n in range(90)) + """\
+[    9.000000] stack backtrace:
+[    9.000000] CPU: 0 PID: 22 Comm: init Not tainted 6.1.192 #1
+[    9.000000] Call Trace:
+"""
+
+
+def test_a_dump_after_a_message_of_its_own_is_a_report():
+    reports = soak.kernel_reports(BARE_DUMPS)
+    assert [r.title for r in reports] == [
+        "kmemleak: Adding scan area to unknown object at 0xea5e0020",
+        "kmemleak: Adding scan area to unknown object at 0xea5d7748",
+        "WARNING: suspicious RCU usage"]
+    # Each dump ends with its call trace; the next line is not part of it.
+    assert reports[0].lines[-1].endswith("kmemleak_load_module+0x165/0x179")
+    assert "sch_confucius: a line that reports nothing" not in reports[1].lines
+    assert not any(r.in_module for r in reports)
+
+
 def test_a_clean_log_has_no_report():
     assert soak.kernel_reports("[    1.0] NET: Registered PF_PACKET protocol family\n") == []
 
@@ -103,8 +138,8 @@ def test_summary_of_a_run_counts_every_finding_as_a_blocker(tmp_path):
         "seconds": 1800.2, "changes": 1799, "refused": [], "module_removed": True,
         "traffic": {"tcp_up": {"bytes": 1, "mbit_s": 40.0}}}))
     summary = soak.summarise(tmp_path)
-    # Two kernel reports and the leak from our module; swapper's object is listed apart.
-    assert summary["blockers"] == 3
+    # Two kernel reports and both leaks, ours and swapper's (listed by program).
+    assert summary["blockers"] == 4
     assert summary["kmemleak_elsewhere_by_comm"] == {"swapper": 1}
     text = soak.format_summary(summary)
     print(text)
@@ -114,6 +149,14 @@ def test_summary_of_a_run_counts_every_finding_as_a_blocker(tmp_path):
     assert "swapper 1" in text
     # The same facts in both forms.
     assert json.loads(json.dumps(summary))["changes"] == 1799
+
+
+def test_an_object_left_at_boot_is_a_blocker_too(tmp_path):
+    """The boot scan runs after the module's load: a leak in its init shows there."""
+    (tmp_path / "soak.json").write_text(json.dumps({"seconds": 60.0, "traffic": {}, "changes": 60}))
+    (tmp_path / "kmemleak-boot.txt").write_text(KMEMLEAK.split("unreferenced object 0x000000006c1f3300")[0])
+    summary = soak.summarise(tmp_path)
+    assert summary["kmemleak_at_boot"] == 1 and summary["blockers"] == 1
 
 
 def test_a_run_that_never_finished_is_a_blocker(tmp_path):
