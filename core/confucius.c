@@ -509,12 +509,16 @@ static int tick_held(struct cfc_sched *s)
  * A held tick gives back half of S (down to the floor): a delay-gradient
  * controller such as GCC stops cutting once its queue stops growing and never
  * drains a queue that merely stands, so only a larger share can drain it.
+ * Completions may have taken S below the floor already: it never rises here.
  */
 static void give_back(struct cfc_sched *s)
 {
 	u64 half = s->new_sum >> 1;
 
-	s->new_sum = half > CFC_GIVE_BACK_FLOOR ? half : CFC_GIVE_BACK_FLOOR;
+	if (half >= CFC_GIVE_BACK_FLOOR)
+		s->new_sum = half;
+	else if (s->new_sum > CFC_GIVE_BACK_FLOOR)
+		s->new_sum = CFC_GIVE_BACK_FLOOR;
 }
 
 /* Alg. 1: every new weight doubles, and S is raised to E if below (see reweight). */

@@ -332,8 +332,8 @@ const char *ts_check(const struct tsched *ts)
 	}
 	if (nnew != s->nnew || nold != s->nold)
 		return "new/old flow counts disagree with the table";
-	if ((s->nnew == 0) != (s->new_sum == 0) || (s->nnew && s->new_sum < CFC_GIVE_BACK_FLOOR))
-		return "S must be 0 without new flows and at least the floor with them";
+	if ((s->nnew == 0) != (s->new_sum == 0))
+		return "S must be 0 without new flows and positive with them";
 	if (qlen != s->qlen || backlog != s->backlog || mem != s->mem)
 		return "scheduler totals disagree with the flows";
 	if (c->enqueued_pkts != c->dequeued_pkts + c->dropped_pkts + s->qlen ||
