@@ -691,12 +691,16 @@ def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None) -> 
     return scenario
 
 
+def read_text(path: Path, what: str = "scenario") -> str:
+    """The file's text, or an error naming `what` it should have been."""
+    try:
+        return path.read_text()
+    except OSError as err:
+        raise ScenarioError(f"cannot read {what} {path}: {err.strerror or err}") from None
+
+
 def load(path, *, trace: Path | None = None, engine: str | None = None,
          ccas: tuple[str, ...] | None = None) -> Scenario:
     """Read and check the scenario file at `path` (`parse` says what the options do)."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise ScenarioError(f"cannot read scenario {path}: {err.strerror or err}") from None
-    return parse(text, path, trace=trace, engine=engine, ccas=ccas)
+    return parse(read_text(path), path, trace=trace, engine=engine, ccas=ccas)

@@ -39,7 +39,7 @@ from itertools import combinations
 from pathlib import Path
 
 from confucius.lab.db import Database
-from confucius.lab.scenario import ScenarioError, _buffer_packets, read_top
+from confucius.lab.scenario import ScenarioError, _buffer_packets, read_text, read_top
 from confucius.models import fitting, presets
 from confucius.models.aggressiveness import AggressivenessParams
 from confucius.models.validate import ModelInputError
@@ -167,7 +167,7 @@ def _mix(text: str, path: Path, engine: str | None) -> percca_scenario.Scenario:
 
 def load(path, *, engine: str | None = None) -> FitPlan:
     path = Path(path)
-    return parse(percca_scenario.read_text(path, "fit file"), path, engine=engine)
+    return parse(read_text(path, "fit file"), path, engine=engine)
 
 
 # ---------------------------------------------------------------------------------- fitting

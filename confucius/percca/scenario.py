@@ -49,7 +49,7 @@ from itertools import product
 from pathlib import Path
 
 from confucius.lab.engine import ENGINES, REPO
-from confucius.lab.scenario import MTU_BYTES, ScenarioError, _buffer_packets, _Table, read_top
+from confucius.lab.scenario import MTU_BYTES, ScenarioError, _buffer_packets, _Table, read_text, read_top
 from confucius.models import presets
 from confucius.models import aggressiveness
 from confucius.models.aggressiveness import AggressivenessParams
@@ -335,14 +335,6 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
     return scenario
 
 
-def read_text(path: Path, what: str) -> str:
-    """The file's text, or an error naming `what` it should have been."""
-    try:
-        return path.read_text()
-    except OSError as err:
-        raise ScenarioError(f"cannot read {what} {path}: {err.strerror or err}") from None
-
-
 def load(path, *, engine: str | None = None) -> Scenario:
     path = Path(path)
-    return parse(read_text(path, "scenario"), path, engine=engine)
+    return parse(read_text(path), path, engine=engine)
