@@ -440,6 +440,14 @@ static u32 external_queue(const struct cfc_sched *s, u32 cls)
 	return 1 + (cls < s->cfg.classes ? cls : s->cfg.classes - 1u);
 }
 
+/* N is empty: no weight is held or owed for new flows. */
+static void new_flows_none(struct cfc_sched *s)
+{
+	s->nnew = 0;
+	s->new_sum = 0;
+	s->new_owed = 0;
+}
+
 /*
  * Alg. 2, sum-preserving: a newcomer takes S/(|N|+1) and the others are scaled
  * by |N|/(|N|+1), so S, and the old flows' share, do not change. With no old
@@ -460,6 +468,7 @@ static void flow_arrive(struct cfc_sched *s, struct cfc_flow *f, u32 cls, u64 no
 	}
 	if (s->nnew == 0) {
 		s->new_sum = CFC_W_ONE;
+		s->new_owed = 0;
 		s->held_ns = 0;
 		s->old_sojourn_min = CFC_NO_SOJOURN;
 		s->next_tick_ns = now + s->cfg.interval_ns;
@@ -482,8 +491,7 @@ static void graduate_all(struct cfc_sched *s)
 		flow_move(s, f, first_class_queue(s, f));
 	}
 	s->nold += s->nnew;
-	s->nnew = 0;
-	s->new_sum = 0;
+	new_flows_none(s);
 }
 
 /*
@@ -521,15 +529,26 @@ static void give_back(struct cfc_sched *s)
 		s->new_sum = CFC_GIVE_BACK_FLOOR;
 }
 
-/* Alg. 1: every new weight doubles, and S is raised to E if below (see reweight). */
+/*
+ * Alg. 1: every new weight doubles, and S is raised to E if below (see reweight).
+ * Pace adaptive then returns what completed new flows took with them, as far as the
+ * seeds' bound allows: S at most 2S + E, so that the competing old flows keep at
+ * least half of their share.
+ */
 static void double_weights(struct cfc_sched *s, u64 t)
 {
 	u64 competing = (u64)competing_old_flows(s, t) << CFC_W_SHIFT;
+	u64 bound = (s->new_sum << 1) + competing, returned;
 
 	s->cnt.ticks++;
 	s->new_sum <<= 1;
 	if (s->new_sum < competing)
 		s->new_sum = competing;
+	returned = bound - s->new_sum;
+	if (returned > s->new_owed)
+		returned = s->new_owed;
+	s->new_sum += returned;
+	s->new_owed -= returned;
 }
 
 /*
@@ -564,15 +583,20 @@ static void reweight(struct cfc_sched *s, u64 t)
  * its weight: handing it on then takes that share back from them at once, with no
  * tick to pace or hold it (a page's quiet connections completing raised its busy
  * ones from 0.09 to 0.5 each, and above an old flow's weight, between two ticks).
- * Under pace adaptive the weight leaves with the flow, so the new flows' weights
+ * Under pace adaptive the weight leaves with the flow and is owed to the others,
+ * returned at the next unheld tick (double_weights), so the new flows' weights
  * change only at ticks; pace fixed follows the seed.
  */
 static void new_flow_complete(struct cfc_sched *s)
 {
-	if (s->cfg.pace == CFC_PACE_ADAPTIVE)
-		s->new_sum -= cfc_div64(s->new_sum, s->nnew);
+	if (s->cfg.pace == CFC_PACE_ADAPTIVE) {
+		u64 weight = cfc_div64(s->new_sum, s->nnew);
+
+		s->new_sum -= weight;
+		s->new_owed += weight;
+	}
 	if (--s->nnew == 0)
-		s->new_sum = 0;
+		new_flows_none(s);
 }
 
 static void flow_forget(struct cfc_sched *s, struct cfc_flow *f)
@@ -1110,8 +1134,7 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	link_init(&s->round);
 	link_init(&s->idle_new);
 	link_init(&s->idle_old);
-	s->new_sum = 0;
-	s->nnew = 0;
+	new_flows_none(s);
 	s->nold = 0;
 	s->held_ns = 0;
 	s->old_sojourn_min = CFC_NO_SOJOURN;
@@ -1173,8 +1196,7 @@ static void rehome_all(struct cfc_sched *s, u64 now)
 	configure_queues(s);
 	if (s->cfg.mode == CFC_MODE_EXTERNAL && s->nnew) {
 		s->nold += s->nnew;	/* external classes know no new flows */
-		s->nnew = 0;
-		s->new_sum = 0;
+		new_flows_none(s);
 	}
 	for (i = 0; i < s->cfg.flows; i++) {
 		struct cfc_flow *f = &s->flows[i];

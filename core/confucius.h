@@ -174,6 +174,7 @@ struct cfc_sched {
 	struct cfc_link fat[CFC_FAT_BUCKETS]; /* backlogged flows by fls(backlog) */
 	u32 fat_top;		/* no bucket above it holds a flow */
 	u64 new_sum;		/* S: total weight of new flows, CFC_W_ONE units */
+	u64 new_owed;		/* completed new flows' weight, returned at unheld ticks */
 	u32 nnew, nold;		/* remembered new and old flows */
 	u32 old_sojourn_min;	/* ticks; least old-flow sojourn in the recent window, or ~0 */
 	u64 held_ns;		/* time held since N last became non-empty */

@@ -334,6 +334,8 @@ const char *ts_check(const struct tsched *ts)
 		return "new/old flow counts disagree with the table";
 	if ((s->nnew == 0) != (s->new_sum == 0))
 		return "S must be 0 without new flows and positive with them";
+	if (s->new_owed && s->nnew == 0)
+		return "weight owed to new flows without any";
 	if (qlen != s->qlen || backlog != s->backlog || mem != s->mem)
 		return "scheduler totals disagree with the flows";
 	if (c->enqueued_pkts != c->dequeued_pkts + c->dropped_pkts + s->qlen ||

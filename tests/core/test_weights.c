@@ -226,6 +226,37 @@ static void quiet_new_flows_take_their_weight_with_them(void **state)
 }
 
 /*
+ * Pace adaptive returns the weight that completions took at the next tick that is
+ * not held, within the seeds' bound (the old flows keep at least half their
+ * share: S at most 2S + E). One old flow, eight new ones, four of them quiet:
+ * the first tick gives S = 2, the quiet four complete (S 2 -> 1, one owed), and
+ * the second tick doubles S and returns what the bound allows: 2 + 1 = 3, the
+ * old flow from 1/2 to 1/4 (1/3 had the weight left for good, 1/5 under the
+ * seed's hand-over, which took 1/2 -> 1/3 between the ticks).
+ */
+static void completed_weight_returns_at_the_next_tick(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 9);
+
+	(void)state;
+	arrive(ts, 0, 1);
+	serve(ts, 1, 10 * MS);
+	arrive(ts, 1, 8);
+	serve(ts, 5, 240 * MS);	/* flows 5..8 drain at once and fall silent */
+	serve(ts, 5, 20 * MS);	/* past the first tick and their completion */
+	assert_int_equal(ts->s.nnew, 4);
+	assert_int_equal(ts->s.new_sum, CFC_W_ONE);
+	assert_int_equal(ts->s.new_owed, CFC_W_ONE);
+	assert_share(old_flow_share(ts, 0, 5), 1.0 / 2, 1.0 / CFC_W_ONE);
+	serve(ts, 5, TICK);	/* the second tick, not held: the old flow's queue is short */
+	assert_int_equal(ts->s.new_sum, 3 * CFC_W_ONE);
+	assert_int_equal(ts->s.new_owed, 0);
+	assert_share(old_flow_share(ts, 0, 5), 1.0 / 4, 1.0 / CFC_W_ONE);
+	check_and_free(ts);
+}
+
+/*
  * An old flow keeps its age through a pause of up to CFC_OLD_KEEP_INTERVALS
  * intervals (a real-time flow whose encoder stalls); after a longer one it is
  * forgotten and comes back new.
@@ -286,5 +317,6 @@ CFC_TEST_GROUP(run_weight_tests, "weights (Alg. 1-3)",
 	cmocka_unit_test(spread_arrivals),
 	cmocka_unit_test(completion_of_new_flows),
 	cmocka_unit_test(quiet_new_flows_take_their_weight_with_them),
+	cmocka_unit_test(completed_weight_returns_at_the_next_tick),
 	cmocka_unit_test(paused_old_flow_keeps_its_age),
 	cmocka_unit_test(flow_stats_tell_each_flow))
