@@ -183,7 +183,7 @@ def test_the_record_of_the_bottleneck_is_what_the_spec_sends_and_the_row_stores(
                           "qdisc add dev rtr-cli parent 1:1 handle 10: pfifo limit 1000"]
         spec = runner.build_spec(scenario, task, {})
         assert spec.tc_commands == record and spec.topology.kind == "pfifo"
-        row = runner._run_row(scenario, task, spec, tmp_path, {})
+        row = runner._run_row(scenario, task, spec, tmp_path, {}, None)
         assert json.loads(row["tc_commands"]) == record
 
 
