@@ -29,11 +29,12 @@ names = ["fq_codel"]
 controllers = ["gcc"]
 start_rate = "5mbit"
 [warmup]
-min = "4s"
-max = "10s"
+min = "2s"
+max = "4s"
+hold = "1s"
 [web]
 pages = ["flows-5-size-102400"]
-settle = "3s"
+settle = "2s"
 """
 
 # The guest is root in its own kernel; on the host its files are written by this user.
@@ -106,7 +107,7 @@ date +%s
 def draws(results: Path, seed: int) -> list[str]:
     result = uml.run(DRAWS, results_dir=results, seed=seed, timeout=120)
     result.check()
-    return result.output.split()
+    return [line.strip() for line in result.output.strip().splitlines()]
 
 
 @needs_uml
@@ -114,8 +115,8 @@ def test_the_seed_decides_the_guest_s_random_numbers_and_its_clock_starts_at_a_f
     first, again, other = (draws(tmp_path / name, seed) for name, seed in (("a", 5), ("b", 5), ("c", 6)))
     print("seed 5:", first, "\nseed 6:", other)
     assert first == again
-    # Every draw differs under another seed: the boot id, the bytes, the ephemeral port.
-    assert all(a != b for a, b in zip(first[:-1], other[:-1]))
+    # Another seed, other draws: the boot id and 16 bytes (the port may match by chance).
+    assert first[0] != other[0] and first[1] != other[1]
     # The wall clock starts at the fixed instant, not at the host's time.
     assert 0 <= int(first[-1]) - uml.SEEDED_CLOCK_START_NS // 10**9 < 60
 
@@ -134,20 +135,18 @@ def measured(db: Path, run_id: int) -> dict:
 
 @needs_uml
 def test_a_scenario_run_twice_with_one_seed_repeats_frame_for_frame(tmp_path):
-    scenario = load(tmp_path)
+    scenario = load(tmp_path, SCENARIO.replace("repetitions = 2\n", ""))
     db = tmp_path / "lab.sqlite"
     runs = []
     for attempt in range(2):
         report = runner.run_matrix(scenario, db_path=db, results_root=tmp_path / f"runs{attempt}",
                                    resume=False, attempts=1, max_failures=1, progress=False)
         assert report.failed == 0
-        runs.append([measured(db, run_id) for run_id in report.run_ids])
-    (first_r0, first_r1), (again_r0, again_r1) = runs
-    frames, pages = first_r0["frames"], first_r0["pages"]
-    print(f"{len(frames)} frames, PLT {pages[0][1]:.3f} s, stall {pages[0][2]:.3f} s; repetition 1: "
-          f"PLT {first_r1['pages'][0][1]:.3f} s, stall {first_r1['pages'][0][2]:.3f} s")
-    assert len(frames) > 300 and pages[0][1] > 0
-    assert first_r0 == again_r0 and first_r1 == again_r1
-    assert first_r0["seed"] == [(7,)] and first_r1["seed"] == [(8,)]
-    # Repetitions are independent samples: the Web client's ports come from the seed.
-    assert first_r0["ports"] != first_r1["ports"]
+        [run_id] = report.run_ids
+        runs.append(measured(db, run_id))
+    first, again = runs
+    frames, [(_, plt, stall, max_delay)] = first["frames"], first["pages"]
+    print(f"{len(frames)} frames, PLT {plt:.6f} s, stall {stall:.3f} s, max frame delay {max_delay:.3f} ms, "
+          f"in both runs")
+    assert len(frames) > 200 and plt > 0 and first["seed"] == [(7,)]
+    assert first == again
