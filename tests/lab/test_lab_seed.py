@@ -2,7 +2,8 @@
 """Repeatable runs under the uml engine: a seed on the kernel's command line
 (kernel/uml/patches/0001-random-seed.patch) makes every random number in the guest a
 function of it, so in virtual time (inf-cpu) the same scenario and seed give the same
-run, frame for frame; different seeds give independent runs. vm/README.md, "Repeatable
+run, frame for frame (given results folders equally deep: both runs here write under
+tmp_path); different seeds give independent runs. vm/README.md, "Repeatable
 runs", has the causes this removes and the measurements."""
 
 import os
