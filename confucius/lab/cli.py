@@ -67,6 +67,8 @@ def run_command(
                                                         "(the host's clock)."),
     kernel: str = typer.Option("lab", help="uml only: lab (make uml) or debug (make uml-debug: KASAN, "
                                            "lockdep, kmemleak, UBSAN; modules from build/kernel-uml-debug)."),
+    seed: Optional[int] = typer.Option(None, help="uml only: the seed of every random number in the guest "
+                                                   "(the same seed repeats an inf-cpu run exactly)."),
 ):
     """Boot the VM, run SCRIPT as root inside, exit with its exit status."""
     from confucius.lab import uml, vm
@@ -78,13 +80,15 @@ def run_command(
     try:
         if engine == "uml":
             result = uml.run(command if command is not None else script, **request,
-                             time_mode=time_mode or uml.TIME_MODE, flavour=kernel)
+                             time_mode=time_mode or uml.TIME_MODE, flavour=kernel, seed=seed)
         elif engine != "qemu":
             raise vm.LabError(f"unknown engine {engine!r}: qemu or uml")
         elif time_mode is not None:
             raise vm.LabError("--time-mode is for the uml engine (qemu's guest runs in real time)")
         elif kernel != "lab":
             raise vm.LabError("--kernel is for the uml engine (qemu boots Debian's kernel)")
+        elif seed is not None:
+            raise vm.LabError("--seed is for the uml engine (a qemu guest in real time cannot repeat a run)")
         else:
             result = vm.run(command if command is not None else script, **request, cpus=cpus)
     except vm.LabError as err:

@@ -29,14 +29,15 @@ from confucius import metrics
 # The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
 
-SCHEMA_VERSION = 7
+SCHEMA_VERSION = 8
 # Older versions this code still reads, once it has added what they lack: the tables
 # (3 added qdisc_flows, 6 the percca_* tables, 7 flent_tests), the runs' engine columns (4),
-# which every earlier run had as below (only qemu in real time existed), and the pages'
-# warm-up count (5; unknown before).
-UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6}
+# which every earlier run had as below (only qemu in real time existed), the pages'
+# warm-up count (5; unknown before) and the runs' seed (8; none before).
+UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6, 7}
 ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
-                          ("time_mode", "TEXT NOT NULL DEFAULT 'real'")),
+                          ("time_mode", "TEXT NOT NULL DEFAULT 'real'"),
+                          ("seed", "INTEGER")),
                  "pages": (("warmups", "INTEGER"),)}
 
 SCHEMA = """
@@ -60,6 +61,8 @@ CREATE TABLE IF NOT EXISTS runs (
     git_commit TEXT, git_dirty INTEGER, guest_kernel TEXT,
     engine TEXT NOT NULL,              -- qemu | uml: what ran the guest kernel
     time_mode TEXT NOT NULL,           -- the guest clock: real (qemu) or UML's time-travel mode
+    seed INTEGER,                      -- uml: the guest's random.seed (same seed, same run in
+                                       -- inf-cpu); sim: ns-3's run number; NULL: none (qemu)
     versions TEXT,                     -- JSON: tools, binaries' digests, qemu, iproute2 ...
     host_load TEXT,                    -- JSON: load average before and after, CPU steal share
     spec TEXT NOT NULL,                -- JSON: everything the guest was told

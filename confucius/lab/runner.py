@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import platform
+import secrets
 import shutil
 import subprocess
 import sys
@@ -160,11 +161,31 @@ def _conditions(scenario: Scenario, cell: Cell) -> dict:
         "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE,
     }
     # Only when set, so that the keys of scenarios without them stay as they were.
+    seed = scenario_seed(scenario, cell)
+    if seed is not None:
+        conditions["seed"] = seed
     if link.upload_rate_bps is not None:
         conditions["link"]["upload_rate_bps"] = link.upload_rate_bps
     if scenario.flent is not None:
         conditions["flent"] = scenario.flent.to_dict()
     return conditions
+
+
+def scenario_seed(scenario: Scenario, cell: Cell) -> int | None:
+    """The seed the scenario gives the cell's guest: [uml] seed + repetition under uml;
+    None under qemu, which cannot repeat a run, or when the scenario sets none."""
+    if scenario.engine != "uml" or scenario.uml.seed is None:
+        return None
+    return scenario.uml.seed + cell.repetition
+
+
+def run_seed(scenario: Scenario, cell: Cell) -> int | None:
+    """The seed of one run's guest: the scenario's, or under uml a fresh one (recorded
+    with the run, so that the run can be repeated)."""
+    seed = scenario_seed(scenario, cell)
+    if seed is None and scenario.engine == "uml":
+        return secrets.randbelow(uml.SEED_LIMIT)
+    return seed
 
 
 def cell_key(scenario: Scenario, cell: Cell) -> str:
@@ -240,6 +261,11 @@ def check_built(scenario: Scenario) -> None:
     missing = [f"{path} (build it with `{target}`)" for path, target in needs if not path.is_file()]
     if missing:
         raise RunnerError("missing built parts:\n  " + "\n  ".join(missing))
+    if scenario.engine == "uml":  # every uml run is seeded (run_seed)
+        try:
+            uml.check_seedable()
+        except uml.LabError as err:
+            raise RunnerError(str(err)) from None
     tools = ("iperf3", "irtt", "tc") + (("netperf", "netserver", "ping") if scenario.flent else ())
     for tool in tools:
         if shutil.which(tool) is None:
@@ -350,7 +376,8 @@ def _run_dir(root: Path, scenario: Scenario, task: Task) -> Path:
             suffix += 1
 
 
-def _run_row(scenario: Scenario, task: Task, spec: RunSpec, directory: Path, versions: dict) -> dict:
+def _run_row(scenario: Scenario, task: Task, spec: RunSpec, directory: Path, versions: dict,
+             seed: int | None) -> dict:
     """The `runs` row: the spec's record of what ran, with the cell and the scenario's link."""
     cell = task.cell
     return {
@@ -360,7 +387,7 @@ def _run_row(scenario: Scenario, task: Task, spec: RunSpec, directory: Path, ver
         "mode": spec.mode, "link_rate_bps": scenario.link.rate_bps,
         "trace": str(scenario.link.trace) if scenario.link.trace else None, "rtt_s": scenario.link.rtt_s,
         "buffer_packets": scenario.link.buffer_packets, "results_dir": str(directory),
-        "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE,
+        "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE, "seed": seed,
         "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
         "versions": json.dumps(versions, sort_keys=True), "spec": json.dumps(spec.to_dict(), sort_keys=True),
     }
@@ -448,15 +475,17 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
                                    directory / "inputs") if task.pages else {}
     spec = build_spec(scenario, task, inputs)
     spec.write(directory / "spec.json")
-    row = _run_row(scenario, task, spec, directory, versions)
+    seed = run_seed(scenario, task.cell)
+    row = _run_row(scenario, task, spec, directory, versions, seed)
     engine = ENGINES[scenario.engine]
+    engine_options = {} if seed is None else {"seed": seed}
     paused = 0.0 if engine.TIME_MODE in engine.HOST_INDEPENDENT else wait_for_low_steal()
     started, host_before = time.time(), HostSample.now()
     data, error = None, None
     try:
         result = engine.run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
                         args=[directory / "spec.json"], results_dir=directory,
-                        timeout=vm_timeout(scenario, task), echo=echo)
+                        timeout=vm_timeout(scenario, task), echo=echo, **engine_options)
         row.update(boot_s=result.boot_time, guest_kernel=result.kernel)
         error = _failure(result, directory)
         # A guest that stopped part-way leaves the pages it finished; a kernel that

@@ -39,6 +39,9 @@ The format is described in confucius/lab/README.md ("Scenarios"); in short:
     [flent]                       # instead of [rt] and [web]: Flent's tests (guest/flent.py)
     tests = ["rrul", "rrul_be", "tcp_nup", "voip"]
     length = "30s"
+    [uml]                         # only the uml engine reads it
+    seed = 1                      # the guest's random numbers in repetition 0 (r: seed + r);
+                                  # unset: a fresh seed per run, recorded (vm/README.md)
     [sim]                         # only `confucius sim` reads it (sim/README.md); the lab ignores it
     seed = 1                      # ns-3's run number of repetition 0 (repetition r runs seed + r)
     warmup = "10s"                # the video alone before each page (the lab warms up until converged)
@@ -68,6 +71,8 @@ MTU_BYTES = sched.MTU_BYTES
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
 BUILTIN_CCAS = ("cubic", "reno")
+# [uml] seed: repetition r's guest gets seed + r (the engine takes up to 2^63 - 1).
+UML_SEED_MAX = 2**32 - 1
 NAMED_PAGE = re.compile(r"^(amazon|p\d{4}|flows-(\d+)-size-(\d+))$")
 
 
@@ -157,6 +162,14 @@ class Web:
 
 
 @dataclass(frozen=True)
+class UmlSettings:
+    """What only the uml engine reads ([uml]): the seed of the guest's random numbers in
+    repetition 0 (repetition r: seed + r), so that a run repeats exactly; None: a fresh
+    seed for every run."""
+    seed: int | None = None
+
+
+@dataclass(frozen=True)
 class SimSettings:
     """What only the simulator reads ([sim]): the lab's VMs have no run number to seed and
     warm the RT flow up until it converges."""
@@ -185,6 +198,7 @@ class Scenario:
     engine: str
     sim: SimSettings
     flent: Flent | None = None      # Flent's tests instead of an RT flow and pages
+    uml: UmlSettings = UmlSettings()
     digest: str = field(default="", compare=False)
 
     def scheduler(self, name: str) -> SchedulerChoice:
@@ -615,6 +629,13 @@ def _read_sim(t: _Table | None) -> SimSettings:
     return settings
 
 
+def _read_uml(t: _Table | None) -> UmlSettings:
+    data = t or _Table({}, "uml", Path())
+    settings = UmlSettings(seed=data.integer("seed", None, 0, UML_SEED_MAX))
+    data.done()
+    return settings
+
+
 def read_top(text: str, path: Path, engine: str | None) -> tuple[_Table, str]:
     """The top table of a scenario file's `text` (`engine`, when given, replacing its own)
     and its name, checked: every kind of scenario starts here."""
@@ -665,6 +686,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
         stats_interval_s=top.time("stats_interval", "200ms"),
         engine=top.choice("engine", "qemu", ENGINES), sim=_read_sim(top.table("sim")), flent=flent,
+        uml=_read_uml(top.table("uml")),
     )
     top.done()
     _check_labels(scenario)

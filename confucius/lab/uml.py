@@ -24,6 +24,7 @@ ended by PID.
 from __future__ import annotations
 
 import contextlib
+import mmap
 import os
 import signal
 import subprocess
@@ -55,6 +56,13 @@ TIME_MODE = "inf-cpu"          # the default, see vm/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
 HOST_INDEPENDENT = frozenset({"inf-cpu"})
 STALL_S = 60.0                 # host CPU seconds with the guest's clock standing still
+# A seeded boot (`seed`): the kernel option of kernel/uml/patches/0001-random-seed.patch, which
+# makes every random number in the guest a function of the seed, and the instant its wall clock
+# starts at in virtual time instead of the host's (TCP's initial sequence numbers read it):
+# 2026-01-01 00:00 UTC. vm/README.md, "Repeatable runs".
+SEED_OPTION = "random.seed"
+SEED_LIMIT = 2**63   # the kernel takes 64 bits; the database's integers are signed 64-bit
+SEEDED_CLOCK_START_NS = 1_767_225_600 * 10**9
 
 
 def kernel(flavour: str = "lab") -> Kernel:
@@ -76,13 +84,38 @@ def _check_time_mode(time_mode: str) -> None:
         raise LabError(f"unknown UML time mode {time_mode!r}; known: {', '.join(TIME_MODES)}")
 
 
-def _command(image: Path, memory: str, time_mode: str, ctl: Path) -> list[str]:
+def check_seedable(image: Path = KERNEL_BINARY) -> None:
+    """LabError unless the kernel `image` takes a seed: one built before the patch would
+    ignore the option and boot unseeded."""
+    try:
+        with open(image, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as binary:
+            seedable = binary.find(SEED_OPTION.encode() + b"\0") >= 0
+    except (OSError, ValueError) as err:
+        raise LabError(f"cannot read the UML kernel {image}: {err}; run `make uml`") from None
+    if not seedable:
+        raise LabError(f"the UML kernel {image} has no {SEED_OPTION} option "
+                       "(kernel/uml/patches/0001-random-seed.patch): run `make uml`")
+
+
+def _check_seed(seed: int | None) -> None:
+    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < SEED_LIMIT):
+        raise LabError(f"seed must be an integer from 0 to 2^63 - 1, got {seed!r}")
+
+
+def _seed_options(seed: int | None, time_mode: str) -> list[str]:
+    if seed is None:
+        return []
+    clock = [f"time-travel-start={SEEDED_CLOCK_START_NS}"] if TIME_MODES[time_mode] else []
+    return [f"{SEED_OPTION}={seed}", *clock]
+
+
+def _command(image: Path, memory: str, time_mode: str, seed: int | None, ctl: Path) -> list[str]:
     # Root is the host's, read-only over hostfs; the console is the process's stdout and
     # every other line is closed. LAB_CTL reaches init as an environment variable.
     clock = [TIME_MODES[time_mode]] if TIME_MODES[time_mode] else []
     return [str(image), f"mem={memory}", "root=/dev/root", "rootfstype=hostfs", "rootflags=/",
             "ro", f"init={INIT_SCRIPT}", "con=null", "ssl=null", "con0=null,fd:1", "quiet",
-            *clock, f"LAB_CTL={ctl}"]
+            *clock, *_seed_options(seed, time_mode), f"LAB_CTL={ctl}"]
 
 
 def _engine_env() -> dict[str, str]:
@@ -168,26 +201,31 @@ def _slot(time_mode: str):
 def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float = 300.0,
         memory: str = "2G", env: Mapping[str, str] | None = None, args: Sequence[str] = (),
         modules: Sequence[os.PathLike] | None = None, echo: bool = False,
-        time_mode: str = TIME_MODE, stall: float = STALL_S, flavour: str = "lab") -> VMResult:
+        time_mode: str = TIME_MODE, stall: float = STALL_S, flavour: str = "lab",
+        seed: int | None = None) -> VMResult:
     """Boot the UML kernel, run `script` as root inside it and return how it went.
 
     As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
     defaulting to the flavour's modules (build/kernel-uml/*.ko for `lab`), `timeout` in
     wall-clock seconds, `time_mode` one of TIME_MODES, `stall` the host CPU seconds the
-    guest may use while its clock stands still before the run is ended, and `flavour` one
-    of FLAVOURS.
+    guest may use while its clock stands still before the run is ended, `flavour` one
+    of FLAVOURS, and `seed` (0 to 2^63 - 1) the seed of every random number in the guest:
+    with a seed, a run in `inf-cpu` repeats exactly; None draws them from the host.
     """
     env = dict(env or {})
     check_request(script, timeout, memory, env)
     _check_time_mode(time_mode)
+    _check_seed(seed)
     if not stall > 0:
         raise LabError(f"stall must be positive, got {stall!r}")
     uml = kernel(flavour)
+    if seed is not None:
+        check_seedable(uml.image)
     modules = project_modules(modules, FLAVOURS[flavour][1])
     settings = {"LAB_POWER_OFF": "o", "LAB_UML_MODULES": str(uml.modules)}
     with job("uml", script, args, uml, results_dir=results_dir, modules=modules, env=env,
              interactive=False, settings=settings) as run_job:
-        command = _command(uml.image, memory, time_mode, run_job.ctl)
+        command = _command(uml.image, memory, time_mode, seed, run_job.ctl)
         with _slot(time_mode):
             return supervise(command, run_job.nonce, run_job.results, timeout, echo,
                              env=_engine_env(), stalled=_Heartbeat(run_job.ctl / "alive", stall),

@@ -164,11 +164,13 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
     row = _run_row(scenario, point, flows, spec, directory, versions)
     engine = ENGINES[scenario.engine]
     timeout = WALL_FIXED_S + WALL_PER_GUEST_S * (scenario.warmup_s + scenario.duration_s)
+    # Under uml the point's seed also seeds the guest, so that a point repeats exactly.
+    options = {"seed": point.seed} if scenario.engine == "uml" else {}
     started = time.time()
     fig, error = None, None
     try:
         result = engine.run(GUEST.format(python=sys.executable), args=[directory / "spec.json"],
-                            results_dir=directory, timeout=timeout, echo=echo)
+                            results_dir=directory, timeout=timeout, echo=echo, **options)
         row["guest_kernel"] = result.kernel
         result.check()
         fig = figures(read(directory), scenario.ccas, [f.cca for f in flows], queue_count(scenario, point),

@@ -4,7 +4,7 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
 
     name = "percca-equal"
     engine = "uml"                    # or "qemu"
-    seeds = [1, 2, 3]                 # one run per seed and point (the classifier's draw)
+    seeds = [1, 2, 3]                 # one run per seed and point (the classifier's draw; uml: the guest's too)
     duration = "30s"                  # measured, after the warm-up
     warmup = "5s"
     sample_interval = "500ms"         # throughput and queue-occupancy samples

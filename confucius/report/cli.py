@@ -252,14 +252,21 @@ def steps_command(db: Path = _DB, scenario: str = typer.Option("steps", help="Th
     console.print(table)
 
 
+def _engine_label(run) -> str:
+    """The engine, its time mode and, when the run had one, its seed: "uml (inf-cpu, seed 7)"."""
+    seed = "" if run["seed"] is None else f", seed {run['seed']}"
+    return f"{run['engine']} ({run['time_mode']}{seed})"
+
+
 @app.command("runs")
 def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
                  last: int = typer.Option(30, help="How many of the latest runs.")):
-    """The runs in the database: engine, status, valid page loads, duration, host load and steal, error."""
+    """The runs in the database: engine (with its seed), status, valid page loads, duration, host load and
+    steal, error."""
     with _open(db) as database:
         where, params = ("WHERE s.name = ?", [scenario]) if scenario else ("", [])
         rows = database.query(
-            f"SELECT r.id, s.name, r.engine, r.time_mode, r.scheduler, r.controller, r.repetition, r.status, "
+            f"SELECT r.id, s.name, r.engine, r.time_mode, r.seed, r.scheduler, r.controller, r.repetition, r.status, "
             f"r.duration_s, r.host_load, "
             f"r.error, (SELECT COUNT(*) FROM pages p WHERE p.run_id = r.id) AS pages, "
             f"(SELECT COUNT(*) FROM pages p WHERE p.run_id = r.id AND p.valid = 1) AS valid "
@@ -271,7 +278,7 @@ def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
         table.add_column(column)
     for r in reversed(rows):
         load = json.loads(r["host_load"]) if r["host_load"] else {}
-        table.add_row(str(r["id"]), r["name"], f"{r['engine']} ({r['time_mode']})", r["scheduler"], r["controller"], str(r["repetition"]), r["status"],
+        table.add_row(str(r["id"]), r["name"], _engine_label(r), r["scheduler"], r["controller"], str(r["repetition"]), r["status"],
                       f"{r['valid']}/{r['pages']}", f"{r['duration_s'] or 0:.0f}",
                       " → ".join(f"{load[k][0]:.1f}" for k in ("before", "after") if k in load),
                       f"{load['steal']:.0%}" if "steal" in load else "", (r["error"] or "").split("\n")[0][:60])

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """A simulated task into the lab's results database (confucius/lab/db.py): the same rows
 the lab writes for a run of page loads, through the lab's own writer, with engine "ns3",
-time mode "simulated", and ns-3's version and seed in each run's `versions` and `spec`.
+time mode "simulated", ns-3's seed as the run's `seed`, and its version and seed in each
+run's `versions` and `spec`.
 So every `confucius report` command reads simulated runs as it reads the lab's.
 
 What the simulator has no counterpart for stays empty, as in a lab run without it: the
@@ -94,7 +95,7 @@ def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
         "repetition": cell.repetition, "mode": "episodes", "link_rate_bps": link.rate_bps,
         "trace": str(link.trace) if link.trace else None, "rtt_s": link.rtt_s,
         "buffer_packets": link.buffer_packets, "results_dir": "", "engine": ENGINE, "time_mode": TIME_MODE,
-        "git_commit": produced["git_commit"], "git_dirty": int(produced["git_dirty"]),
+        "seed": task.cell.seed, "git_commit": produced["git_commit"], "git_dirty": int(produced["git_dirty"]),
         "versions": json.dumps({**produced, "seed": task.cell.seed}, sort_keys=True),
         "spec": json.dumps({"bottleneck": list(task.cell.args), "seed": task.cell.seed, "sim": asdict(scenario.sim),
                             "pages": [p.key for p in task.pages], "chunk": task.chunk}, sort_keys=True),

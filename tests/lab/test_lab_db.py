@@ -183,7 +183,7 @@ def test_the_record_of_the_bottleneck_is_what_the_spec_sends_and_the_row_stores(
                           "qdisc add dev rtr-cli parent 1:1 handle 10: pfifo limit 1000"]
         spec = runner.build_spec(scenario, task, {})
         assert spec.tc_commands == record and spec.topology.kind == "pfifo"
-        row = runner._run_row(scenario, task, spec, tmp_path, {})
+        row = runner._run_row(scenario, task, spec, tmp_path, {}, None)
         assert json.loads(row["tc_commands"]) == record
 
 
@@ -240,14 +240,15 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
 
 
 def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6,
-           host_load: dict | None = None) -> None:
+           host_load: dict | None = None, engine: tuple = ("qemu", "real", None)) -> None:
     run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
                        "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
                        "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
-                       "results_dir": str(folder), "spec": "{}", "engine": "qemu", "time_mode": "real",
+                       "results_dir": str(folder), "spec": "{}", "engine": engine[0], "time_mode": engine[1],
+                       "seed": engine[2],
                        "host_load": json.dumps(host_load) if host_load else None}, run)
 
 
@@ -340,3 +341,16 @@ def test_a_run_records_the_cpu_time_the_host_lost_to_its_own_hypervisor(tmp_path
     row = " ".join(result.output.split())
     assert "0.5 → 1.5" in row and "25%" in row
     assert "qemu (real)" in row
+
+
+def test_the_runs_table_names_a_seeded_run_s_seed(tmp_path, scenario):
+    from typer.testing import CliRunner
+    from confucius.report.cli import app as report_app
+
+    path = tmp_path / "lab.sqlite"
+    with Database(path) as db:
+        _store(db, scenario, runner.plan(scenario, db)[0], tmp_path / "r0", engine=("uml", "inf-cpu", 7))
+        assert db.query("SELECT seed FROM runs")[0][0] == 7
+    result = CliRunner().invoke(report_app, ["runs", "--db", str(path)])
+    assert result.exit_code == 0, result.output
+    assert "uml (inf-cpu, seed 7)" in " ".join(result.output.split())

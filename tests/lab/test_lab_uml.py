@@ -252,7 +252,7 @@ def test_the_guest_installs_the_run_s_record_of_the_bottleneck_and_nothing_else(
     found = json.loads((tmp_path / "record.json").read_text())
     # What the guest ran is the record, which is what the runs row stores.
     assert found["ran"] == spec.tc_commands == runner.bottleneck_commands(scenario, task.cell)
-    assert json.loads(runner._run_row(scenario, task, spec, tmp_path, {})["tc_commands"]) == found["ran"]
+    assert json.loads(runner._run_row(scenario, task, spec, tmp_path, {}, None)["tc_commands"]) == found["ran"]
     # And the kernel holds what the record says: HTB at the link rate with UML's bucket (two
     # packets, 3028 bytes, which the kernel keeps in its time units: a few bytes less),
     # DRR under it with the RT class and the rest at 1:5, a pfifo of the buffer in each, the

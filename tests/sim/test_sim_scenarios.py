@@ -56,9 +56,9 @@ def test_a_simulated_demo_cell_is_read_by_confucius_report(tmp_path):
                                  "-s", "cake,confucius"])
     assert result.exit_code == 0, result.output
     assert "skipped cake / gcc: cake cannot be simulated: ns-3 has no CAKE" in result.output
-    [(engine, time_mode, versions, spec, status)] = rows(
-        db, "SELECT engine, time_mode, versions, spec, status FROM runs")
-    assert (engine, time_mode, status) == ("ns3", "simulated", "ok")
+    [(engine, time_mode, seed, versions, spec, status)] = rows(
+        db, "SELECT engine, time_mode, seed, versions, spec, status FROM runs")
+    assert (engine, time_mode, seed, status) == ("ns3", "simulated", 1, "ok")
     assert json.loads(versions)["ns3"].startswith("3.") and json.loads(versions)["seed"] == 1
     assert json.loads(spec)["seed"] == 1
     [(objects, plt, stall)] = rows(db, "SELECT objects_total, plt_s, stall_s FROM pages WHERE valid=1 AND ok=1")
