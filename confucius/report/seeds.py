@@ -19,6 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 from confucius import metrics
+from confucius.lab.schedulers import SCHEDULERS
 
 from . import intervals
 from .data import PageResult
@@ -84,12 +85,17 @@ LONG_STALL_S = 0.5         # seed 000 Fig. 12(a) and (c) are read at 500 ms
 LONG_DELAY_MS = 500.0
 
 
-def _seed(quantity: str, scheduler: str, base: str) -> tuple[str, str]:
+def _seed(quantity: str, base: str) -> tuple[str, str]:
+    """The seed's figure for a scheduler (by its lab name, `scheduler_base`): every
+    Confucius stands beside the seeds' Confucius; the unlabelled baselines without a figure
+    of their own beside the range the seed gives for all of them."""
     figures = SEED_FIGURES[quantity]
-    found = figures.get(scheduler) or figures.get(base)
+    known = SCHEDULERS.get(base)
+    confucius = known is not None and known.kind == "confucius"
+    found = figures.get("confucius" if confucius else base)
     if found:
         return found
-    if "*" in figures and base not in ("confucius",):
+    if "*" in figures and known is not None and not confucius and known.rt_weight is None:
         return figures["*"]
     return "", ""
 
@@ -179,7 +185,7 @@ def seed_rows(results: list[PageResult], schedulers: Sequence[str] | None = None
                 if quantity not in found[s]:
                     continue
                 value, low, high, loads, unit = found[s][quantity]
-                seed, source = _seed(quantity, s, by_scheduler[s][0].scheduler_base) if quantity in SEED_FIGURES \
+                seed, source = _seed(quantity, by_scheduler[s][0].scheduler_base) if quantity in SEED_FIGURES \
                     else ("", "")
                 rows.append(SeedRow(scenario, controller, quantity, s, value, unit, low, high, loads, seed, source))
     return rows

@@ -60,9 +60,12 @@ def test_the_seeds_quantities_by_hand():
 
 
 def test_each_row_carries_the_seeds_figure_where_they_give_one():
-    rows = seeds.seed_rows(loads() + [result("pfifo", "p1", 0.1, 1.0)])
+    rows = seeds.seed_rows(loads() + [result("pfifo", "p1", 0.1, 1.0), result("confucius-fixed", "p1", 0.1, 1.0),
+                                      result("prio", "p1", 0.0, 1.0)])
     figure = {(r.scheduler, r.quantity): r.seed for r in rows}
     assert figure["confucius", "loads with a stall"] == "136 /1000"
+    assert figure["confucius-fixed", "loads with a stall"] == "136 /1000"   # the seeds' Confucius is the fixed one
+    assert figure["prio", "loads with a stall"] == ""                       # labelled: not in the unlabelled range
     assert figure["pfifo", "loads with a stall"] == "288 /1000"
     assert figure["fq", "loads with a stall"] == "288-537 /1000"    # the range of the unlabelled baselines
     assert figure["fq_codel", "loads with PLT > 2 s"] == "227 /1000"
@@ -71,7 +74,7 @@ def test_each_row_carries_the_seeds_figure_where_they_give_one():
     assert figure["confucius", "mean PLT"] == ""
     # The order: quantity by quantity, schedulers by name when no order is given.
     stall_rows = [r.scheduler for r in rows if r.quantity == "loads with a stall"]
-    assert stall_rows == ["confucius", "fq", "fq_codel", "pfifo"]
+    assert stall_rows == ["confucius", "confucius-fixed", "fq", "fq_codel", "pfifo", "prio"]
 
 
 @pytest.fixture
