@@ -55,6 +55,12 @@ def share(flags: Iterable[bool]) -> float:
     return sum(flags) / len(flags) if flags else math.nan
 
 
+def per_thousand(flags: Iterable[bool]) -> float:
+    """`share` scaled to 1000 loads: the form of seed 000 Fig. 11 ("the number of runs,
+    out of 1000 websites"), for samples of any size; NaN without flags."""
+    return 1000 * share(flags)
+
+
 # --------------------------------------------------------------------------- RT frames
 
 def on_time(complete: bool, delay_ms: float | None, threshold_s: float = STALL_THRESHOLD_S) -> bool:
@@ -84,6 +90,14 @@ def stall_duration(frames: Iterable, threshold_s: float = STALL_THRESHOLD_S) -> 
     spans = gaps + [last_gap]
     return sum(span for frame, span in zip(ordered, spans)
                if not on_time(frame.complete, frame.delay_ms, threshold_s)) / 1e9
+
+
+def stalled(stall_s: float, longer_than_s: float = 0.0) -> bool:
+    """A load during which the RT flow stalled for longer than `longer_than_s` seconds
+    (`stall_duration`). Seed 000 Fig. 11(a) counts the websites "that lead to non-zero
+    stalls" (the default), while its text counts those whose stall is not "negligible or
+    shorter than 190 ms"; Fig. 12(a) is read at 500 ms."""
+    return stall_s > longer_than_s
 
 
 def delivered_delays(frames: Iterable) -> list[float]:
@@ -138,6 +152,12 @@ def plt_s(first_request_ns: int | None, last_byte_ns: int | None) -> float | Non
     if first_request_ns is None or last_byte_ns is None:
         return None
     return (last_byte_ns - first_request_ns) / 1e9
+
+
+def long_plt(plt: float | None) -> bool:
+    """A page load longer than LONG_PLT_S, or one that never finished (seed 000 §7.2,
+    Fig. 11(b): "websites suffering from a long PLT of longer than 2 seconds")."""
+    return plt is None or plt > LONG_PLT_S
 
 
 def degradation(plt: Mapping, baseline: Mapping) -> tuple[float, float, int]:

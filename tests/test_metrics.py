@@ -101,6 +101,14 @@ def test_mean_and_share_skip_what_is_not_a_number():
     assert math.isnan(metrics.share([]))
 
 
+def test_counts_of_loads_as_the_seeds_give_them():
+    assert [metrics.stalled(s) for s in (0.0, 0.001)] == [False, True]
+    assert [metrics.stalled(s, 0.190) for s in (0.190, 0.2)] == [False, True]   # longer than, not reaching
+    assert [metrics.long_plt(p) for p in (2.0, 2.001, None)] == [False, True, True]  # a failed load is long
+    assert metrics.per_thousand([True, False, False, False]) == 250.0
+    assert math.isnan(metrics.per_thousand([]))
+
+
 # --------------------------------------------------------------------------- throughput
 
 def test_goodput_counts_whole_frames_captured_in_the_window():

@@ -4,6 +4,8 @@
 from __future__ import annotations
 
 import json
+import math
+import sys
 from dataclasses import asdict
 from pathlib import Path
 from typing import List, Optional
@@ -192,6 +194,67 @@ def plots_command(
     made += plots.sweeps(results, out)
     for path in made:
         console.print(f"wrote {path}")
+
+
+@app.command("seeds")
+def seeds_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
+    out: Optional[Path] = typer.Option(None, help="Folder for the figures: per scenario Fig. 10 (tradeoff), "
+                                                  "Fig. 11 (counts) and Fig. 12 (CDFs, one per controller)."),
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+    common: bool = _COMMON,
+):
+    """The seeds' evaluation (seed 000 §7.2, 002 §V-B): each figure they give for 1000
+    websites (stall and PLT against FQ-CoDel and FQ, loads per 1000 with a stall or a PLT
+    over 2 s, tails of stall and delay) beside ours; with --out, their Fig. 10-12 redrawn."""
+    from . import seeds
+
+    results = _pages(db, scenario)
+    order = [n for value in schedulers or [] for n in value.split(",")]
+    if order:
+        results = [r for r in results if r.scheduler in order]
+    if common:
+        results = summary.common_loads(results)
+    _show(seeds.seed_rows(results, order), f"no valid page loads{' of ' + ', '.join(order) if order else ''} in {db}", as_json,
+          seeds.rows_json, _print_seeds)
+    if out is not None:
+        for path in _seed_figures(results, out):
+            print(f"wrote {path}", file=sys.stderr if as_json else sys.stdout)  # stdout stays JSON
+
+
+def _seed_figures(results: list[data.PageResult], out: Path) -> list[Path]:
+    """Per scenario: the trade-off (Fig. 10), the counts (Fig. 11) and the CDFs (Fig. 12)."""
+    from . import plots
+
+    made = []
+    for name in sorted({r.scenario for r in results}):
+        mine = [r for r in results if r.scenario == name]
+        made += [plots.tradeoff(mine, out / f"{name}-fig10-tradeoff.png"),
+                 plots.site_counts(mine, out / f"{name}-fig11-counts.png")]
+        made += [plots.cdfs(mine, c, out / f"{name}-fig12-cdfs-{c}.png") for c in sorted({r.controller for r in mine})]
+    return made
+
+
+def _print_seeds(rows) -> None:
+    from .seeds import formatted
+
+    for (scenario, controller) in dict.fromkeys((r.scenario, r.controller) for r in rows):
+        table = Table(title=f"{scenario}, RT flow {controller}: the seeds' figures (1000 websites) beside ours")
+        for column in ("quantity", "scheduler", "measured", "95% CI", "loads", "seed", "where in the seeds"):
+            table.add_column(column, justify="right" if column in ("measured", "95% CI", "loads") else "left",
+                             no_wrap=column in ("measured", "95% CI", "seed"))
+        for r in rows:
+            if (r.scenario, r.controller) != (scenario, controller):
+                continue
+            interval = "" if math.isnan(r.low) else f"{formatted(r.low, r.unit)} – {formatted(r.high, r.unit)}"
+            table.add_row(r.quantity, r.scheduler, formatted(r.measured, r.unit), interval, str(r.loads), r.seed,
+                          r.source)
+        console.print(table)
+    console.print("The seeds' figures are Copa on their cellular traces C1 (GCC \"similar\"); the reductions "
+                  "against fq_codel span their traces and CCAs. Their Confucius is the fixed schedule "
+                  "(confucius-fixed here). Per 1000: the share of the loads measured, scaled; loads: the loads "
+                  "(or page pairs) each figure is over.")
 
 
 @app.command("four-cca")

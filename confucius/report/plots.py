@@ -5,6 +5,7 @@
   and under it the RT flow's target rate and, where the qdisc exposes its flows, its weight
   share, queue growth, queue and head-of-line wait;
 - `tradeoff`: mean stall duration against mean PLT per scheduler (Fig. 10);
+- `site_counts`: loads per 1000 that stall the RT flow, and with PLT > 2 s (Fig. 11);
 - `cdfs`: per-load stall, PLT degradation against FQ, max frame delay, all frame delays (Fig. 12);
 - `sweeps`: stall and PLT degradation against the number and size of Web flows (Fig. 14/15);
 - `four_cca`: four flows with four CCAs — delay and throughput over time, Confucius's
@@ -188,6 +189,32 @@ def tradeoff(results: list[PageResult], out: Path) -> Path:
         ax.set_xlabel("mean page load time (s)")
         ax.set_ylabel("mean stall duration per load (ms)")
         ax.grid(alpha=0.3)
+    return _save(fig, out)
+
+
+# --------------------------------------------------------------------------- Fig. 11 (seed 002: Fig. 12)
+
+def site_counts(results: list[PageResult], out: Path) -> Path:
+    """Per controller and scheduler, loads per 1000 that stall the RT flow and loads with
+    PLT > 2 s (or failed), as bars (seed 000 Fig. 11)."""
+    plt = _pyplot()
+    controllers = sorted(_by(results, "controller"))
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    panels = (("loads with a stall (per 1000)", lambda r: metrics.stalled(r.stall_s)),
+              ("loads with PLT > 2 s (per 1000)", lambda r: metrics.long_plt(r.plt_s)))
+    schedulers = sorted(_by(results, "scheduler"))
+    width = 0.8 / max(len(schedulers), 1)
+    for ax, (label, flag) in zip(axes, panels):
+        for n, scheduler in enumerate(schedulers):
+            loads = [r for r in results if r.scheduler == scheduler]
+            counts = [metrics.per_thousand(flag(r) for r in loads if r.controller == c) for c in controllers]
+            bars = ax.bar([i + n * width for i in range(len(controllers))], counts, width, label=scheduler)
+            ax.bar_label(bars, fmt="%.0f", fontsize=7)
+        ax.set_xticks([i + width * (len(schedulers) - 1) / 2 for i in range(len(controllers))],
+                      [f"RT flow: {c}" for c in controllers])
+        ax.set_ylabel(label)
+        ax.grid(alpha=0.3, axis="y")
+    axes[0].legend(fontsize=8)
     return _save(fig, out)
 
 

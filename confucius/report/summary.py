@@ -77,14 +77,14 @@ def summarize(results: list[PageResult], baseline: str = BASELINE) -> list[Summa
         rows.append(SummaryRow(
             scheduler=scheduler, controller=controller, loads=len(loads),
             stall_s=metrics.mean(r.stall_s for r in loads),
-            stall_share=metrics.share(r.stall_s > 0 for r in loads),
+            stall_share=metrics.share(metrics.stalled(r.stall_s) for r in loads),
             max_delay_ms=metrics.mean(r.max_delay_ms for r in loads),
             p99_delay_ms=metrics.nearest_rank([d for r in loads for d in r.delays_ms], 99),
             lost_share=metrics.mean(r.lost_share for r in loads),
             rt_mbps=metrics.mean(r.rt_bps for r in loads) / 1e6,
             plt_s=metrics.mean(r.plt_s for r in loads),
             degradation_s=degradation_s, degradation=degradation, paired=paired,
-            long_plt_share=metrics.share(r.plt_s is None or r.plt_s > metrics.LONG_PLT_S for r in loads),
+            long_plt_share=metrics.share(metrics.long_plt(r.plt_s) for r in loads),
             jfi=metrics.mean(r.jfi for r in loads),
             converged_share=metrics.share(bool(r.converged) for r in loads),
             rewarmed=sum((r.warmups or 1) > 1 for r in loads),
@@ -136,7 +136,7 @@ def target_checks(results: list[PageResult], baseline: str = BASELINE) -> list[T
             if not math.isnan(ratio):
                 checks.append(TargetCheck(controller, f"stall vs {other}", ratio,
                                           *intervals.ratio_interval(pairs), bound, "×"))
-        stalled = [r.stall_s > 0 for r in mine.values()]
+        stalled = [metrics.stalled(r.stall_s) for r in mine.values()]
         checks.append(TargetCheck(controller, "loads with a stall", metrics.share(stalled),
                                   *intervals.share_interval(stalled), STALL_SHARE_TARGET, "%"))
         pairs = _paired(mine, loads.get((baseline, controller), {}), "plt_s")

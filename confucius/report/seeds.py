@@ -1,0 +1,206 @@
+# SPDX-License-Identifier: MIT
+"""The seeds' evaluation (seed 000 §7.2, seed 002 §V-B) measured again: each figure the
+seeds give for 1000 websites beside ours, from the page loads of any database (lab or
+simulated), per scenario and RT controller.
+
+The seeds' figures are for the RT flow under Copa on the cellular traces C1 (their Fig. 10(a),
+broken down in Fig. 11 and 12 of seed 000, Fig. 12 and 13 of seed 002; "the results when
+using GCC and BBR are similar"), except the headline reductions against FQ-CoDel, which
+span their traces and CCAs (seed 000 §1). Every measured figure comes from
+confucius/metrics.py; ratios are over the pages both schedulers met, with a 95 % paired
+bootstrap interval over pages (intervals.py).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from typing import Callable, Sequence
+
+from confucius import metrics
+from confucius.lab.schedulers import SCHEDULERS
+
+from . import intervals
+from .data import PageResult
+from .summary import BASELINE
+
+CODEL = "fq_codel"
+
+
+@dataclass(frozen=True)
+class SeedRow:
+    """One of the seeds' figures for one scheduler, beside ours."""
+    scenario: str
+    controller: str
+    quantity: str
+    scheduler: str
+    measured: float
+    unit: str                  # "%" a share or a reduction, "±%" a change, "/1000" loads per 1000, "ms", "s"
+    low: float                 # 95 % interval over pages (NaN where none is computed)
+    high: float
+    loads: int                 # loads the figure is over (pairs for comparisons)
+    seed: str                  # the seed's figure, as the seed gives it ("" where it gives none)
+    source: str
+
+
+# The seeds' figures: quantity -> {scheduler: (figure, where)}. "*" is every scheduler the
+# seed's sentence covers that has no figure of its own.
+_UNLABELLED = "the unlabelled baselines (FIFO 288 ... SJF 537)"
+SEED_FIGURES: dict[str, dict[str, tuple[str, str]]] = {
+    "stall reduction vs fq_codel": {
+        "confucius": ("60-69 %", "000 §1, 002 §I (traces, CCAs)")},
+    "PLT reduction vs fq_codel": {
+        "confucius": ("39-48 %", "000 §1, 002 §I (traces, CCAs)")},
+    "PLT vs fq": {
+        "confucius": ("<= +8 % (<= 88 ms)", "000 §7.2 Fig. 10, 002 §V-B")},
+    "mean stall per load": {
+        "confucius": ("< 100 ms", "000 §7.2 Fig. 10(a) (Copa)"),
+        "fq_codel": ("200-300 ms", "000 §7.2 Fig. 10(a) (Copa)"),
+        "pfifo": ("200-300 ms", "000 §7.2 Fig. 10(a) (Copa)")},
+    "loads with a stall": {
+        "confucius": ("136 /1000", "000 Fig. 11(a), 002 Fig. 12(a)"),
+        "pfifo": ("288 /1000", "000 Fig. 11(a), 002 Fig. 12(a)"),
+        "*": ("288-537 /1000", "000 Fig. 11(a): " + _UNLABELLED)},
+    "loads with a stall > 190 ms": {
+        "confucius": ("136 /1000", "000 §7.2 text (\"not negligible or shorter than 190 ms\")"),
+        "pfifo": ("288 /1000", "000 §7.2 text"),
+        "*": ("288-537 /1000", "000 §7.2 text: " + _UNLABELLED)},
+    "loads with PLT > 2 s": {
+        "confucius": ("127 /1000", "000 Fig. 11(b), 002 Fig. 12(b)"),
+        "fq_codel": ("227 /1000", "000 Fig. 11(b), 002 Fig. 12(b)"),
+        "fq": ("about confucius's", "000 Fig. 11(b) (\"comparable\")")},
+    "loads with a stall > 500 ms": {
+        "confucius": ("1 %", "000 Fig. 12(a), 002 Fig. 13(a)"),
+        "fq_codel": ("18 %", "000 Fig. 12(a), 002 Fig. 13(a)"),
+        "pfifo": ("12 %", "000 Fig. 12(a), 002 Fig. 13(a)")},
+    "loads with max delay > 500 ms": {
+        "confucius": ("1 %", "000 Fig. 12(c), 002 Fig. 13(c)"),
+        "fq_codel": ("18 %", "000 Fig. 12(c), 002 Fig. 13(c)"),
+        "pfifo": ("5 %", "000 Fig. 12(c), 002 Fig. 13(c)")},
+    "loads with no PLT penalty vs fq": {
+        "confucius": ("60 %", "000 Fig. 12(b), 002 Fig. 13(b)")},
+}
+LONG_STALL_S = 0.5         # seed 000 Fig. 12(a) and (c) are read at 500 ms
+LONG_DELAY_MS = 500.0
+
+
+def _seed(quantity: str, base: str) -> tuple[str, str]:
+    """The seed's figure for a scheduler (by its lab name, `scheduler_base`): every
+    Confucius stands beside the seeds' Confucius; the unlabelled baselines without a figure
+    of their own beside the range the seed gives for all of them."""
+    figures = SEED_FIGURES[quantity]
+    known = SCHEDULERS.get(base)
+    confucius = known is not None and known.kind == "confucius"
+    found = figures.get("confucius" if confucius else base)
+    if found:
+        return found
+    if "*" in figures and known is not None and not confucius and known.rt_weight is None:
+        return figures["*"]
+    return "", ""
+
+
+def _paired(mine: Sequence[PageResult], theirs: Sequence[PageResult], value: Callable) -> list[tuple[float, float]]:
+    by_page = {r.pair_key: value(r) for r in theirs}
+    pairs = [(value(r), by_page[r.pair_key]) for r in mine if r.pair_key in by_page]
+    return [(a, b) for a, b in pairs if a is not None and b is not None
+            and not math.isnan(a) and not math.isnan(b)]
+
+
+def _reduction(pairs: list[tuple[float, float]]) -> tuple[float, float, float]:
+    """1 - Σmine/Σtheirs with its interval: seed 000's "reduces ... by 60%"."""
+    ratio = metrics.ratio_of_sums(pairs)
+    low, high = intervals.ratio_interval(pairs)
+    return 1 - ratio, 1 - high, 1 - low
+
+
+def _share_row(loads: list[PageResult], flag: Callable[[PageResult], bool], per_1000: bool):
+    flags = [flag(r) for r in loads]
+    low, high = intervals.share_interval(flags)
+    scale = 1000 if per_1000 else 1
+    value = metrics.per_thousand(flags) if per_1000 else metrics.share(flags)
+    return value, low * scale, high * scale, len(flags), "/1000" if per_1000 else "%"
+
+
+def _comparisons(loads: list[PageResult], codel: list[PageResult], fq: list[PageResult]) -> dict:
+    """Quantities that pair a scheduler's loads with another's: (value, low, high, pairs, unit)."""
+    found = {}
+    if codel:
+        for quantity, attribute in (("stall reduction vs fq_codel", "stall_s"), ("PLT reduction vs fq_codel", "plt_s")):
+            pairs = _paired(loads, codel, lambda r, a=attribute: getattr(r, a))
+            if pairs:
+                found[quantity] = (*_reduction(pairs), len(pairs), "%")
+    if fq:
+        baseline = {r.pair_key: r.plt_s for r in fq}
+        mean_s, relative, paired = metrics.degradation({r.pair_key: r.plt_s for r in loads}, baseline)
+        if paired:
+            pairs = _paired(loads, fq, lambda r: r.plt_s)
+            low, high = intervals.ratio_interval(pairs)
+            found["PLT vs fq"] = (relative, low - 1, high - 1, paired, "±%")
+            found["mean PLT difference vs fq"] = (mean_s * 1e3, math.nan, math.nan, paired, "ms")
+            penalties = [r.plt_s - baseline[r.pair_key] <= 0 for r in loads
+                         if r.plt_s is not None and baseline.get(r.pair_key) is not None]
+            low, high = intervals.share_interval(penalties)
+            found["loads with no PLT penalty vs fq"] = (metrics.share(penalties), low, high, len(penalties), "%")
+    return found
+
+
+def _quantities(loads: list[PageResult], codel: list[PageResult], fq: list[PageResult]) -> dict:
+    """Every quantity of one scheduler's loads: (value, low, high, loads, unit)."""
+    found = {"mean stall per load": (metrics.mean(r.stall_s for r in loads) * 1e3, math.nan, math.nan,
+                                     len(loads), "ms"),
+             "mean PLT": (metrics.mean(r.plt_s for r in loads), math.nan, math.nan, len(loads), "s"),
+             "loads with a stall": _share_row(loads, lambda r: metrics.stalled(r.stall_s), True),
+             "loads with a stall > 190 ms": _share_row(
+                 loads, lambda r: metrics.stalled(r.stall_s, metrics.STALL_THRESHOLD_S), True),
+             "loads with PLT > 2 s": _share_row(loads, lambda r: metrics.long_plt(r.plt_s), True),
+             "loads with a stall > 500 ms": _share_row(loads, lambda r: metrics.stalled(r.stall_s, LONG_STALL_S),
+                                                       False),
+             "loads with max delay > 500 ms": _share_row(loads, lambda r: r.max_delay_ms > LONG_DELAY_MS, False)}
+    found.update(_comparisons(loads, codel, fq))
+    return found
+
+
+ORDER = ("stall reduction vs fq_codel", "PLT reduction vs fq_codel", "PLT vs fq", "mean PLT difference vs fq",
+         "mean stall per load", "mean PLT", "loads with a stall", "loads with a stall > 190 ms",
+         "loads with PLT > 2 s", "loads with a stall > 500 ms", "loads with max delay > 500 ms",
+         "loads with no PLT penalty vs fq")
+
+
+def seed_rows(results: list[PageResult], schedulers: Sequence[str] | None = None) -> list[SeedRow]:
+    """The table: per scenario, controller and quantity (ORDER), a row per scheduler
+    (in `schedulers`' order, else by name) with the seed's figure where it gives one. A
+    scheduler is not compared with itself."""
+    groups: dict[tuple[str, str], dict[str, list[PageResult]]] = {}
+    for r in results:
+        groups.setdefault((r.scenario, r.controller), {}).setdefault(r.scheduler, []).append(r)
+    rank = {name: n for n, name in enumerate(schedulers or [])}
+    rows = []
+    for (scenario, controller), by_scheduler in sorted(groups.items()):
+        names = sorted(by_scheduler, key=lambda s: (rank.get(s, len(rank)), s))
+        found = {s: _quantities(by_scheduler[s], by_scheduler.get(CODEL, []) if s != CODEL else [],
+                                by_scheduler.get(BASELINE, []) if s != BASELINE else []) for s in names}
+        for quantity in ORDER:
+            for s in names:
+                if quantity not in found[s]:
+                    continue
+                value, low, high, loads, unit = found[s][quantity]
+                seed, source = _seed(quantity, by_scheduler[s][0].scheduler_base) if quantity in SEED_FIGURES \
+                    else ("", "")
+                rows.append(SeedRow(scenario, controller, quantity, s, value, unit, low, high, loads, seed, source))
+    return rows
+
+
+def rows_json(rows: list[SeedRow]) -> str:
+    """The rows as JSON (NaN as null)."""
+    def clean(row: SeedRow) -> dict:
+        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
+    return json.dumps([clean(r) for r in rows], indent=1)
+
+
+def formatted(value: float, unit: str) -> str:
+    """A measured figure in its unit ("–" for NaN)."""
+    if math.isnan(value):
+        return "–"
+    return {"%": f"{value:.1%}", "±%": f"{value:+.1%}", "/1000": f"{value:.0f} /1000",
+            "ms": f"{value:.0f} ms", "s": f"{value:.2f} s"}[unit]
