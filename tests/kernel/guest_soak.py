@@ -112,7 +112,9 @@ def random_options():
     for name in picked:
         words += [name, choices[name]()]
     if "mode" in picked and words[words.index("mode") + 1] == "external" and rng.random() < 0.5:
-        words += ["weights", ":".join(str(rng.randint(1, 9)) for _ in range(rng.randint(1, 8)))]
+        # No more weights than the classes the same change sets, which tc refuses.
+        most = int(words[words.index("classes") + 1]) if "classes" in picked else 8
+        words += ["weights", ":".join(str(rng.randint(1, 9)) for _ in range(rng.randint(1, most)))]
     return words
 
 
