@@ -317,13 +317,14 @@ _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress ba
 def soak_command(
     minutes: float = typer.Option(30.0, help="Minutes of mixed traffic with a `tc qdisc change` every second."),
     out: Path = typer.Option(Path("results") / "soak", help="Folder for summary.txt, summary.json and the run."),
+    kernel: str = typer.Option("debug", help="UML kernel: debug (the soak), or lab for a trial without the checkers."),
 ):
     """Soak sch_confucius in the UML debug kernel (make uml-debug kmod-uml-debug) and print
     what KASAN, lockdep, UBSAN, debug objects and kmemleak found; exit 1 on any finding."""
     from confucius.lab import soak
 
     try:
-        summary = soak.run(minutes, out)
+        summary = soak.run(minutes, out, kernel=kernel)
     except soak.LabError as err:
         _fail(str(err))
     typer.echo(soak.format_summary(summary))

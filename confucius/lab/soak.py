@@ -171,7 +171,12 @@ def summarise(results: Path, module: Path | None = None) -> dict:
         "traffic": soak.get("traffic", {}),
         "changes": soak.get("changes", 0),
         "changes_refused": soak.get("refused", []),
+        "seconds_with_change": soak.get("seconds_with_change"),
+        "change_window_s": soak.get("change_window_s"),
+        "change_reply_ms": soak.get("reply_ms"),
+        "changer_error": soak.get("changer_error"),
         "module_removed": soak.get("module_removed"),
+        "kmemleak_ran": soak.get("kmemleak", True),
         "kernel_reports": [asdict(r) for r in reports],
         "kmemleak": [asdict(r) for r in leaks],
         "kmemleak_at_boot": len(boot_leaks),
@@ -183,7 +188,7 @@ def summarise(results: Path, module: Path | None = None) -> dict:
     # unreferenced object, so each one is a finding, traced to our module or not: an skb
     # our qdisc leaked, say, was allocated by the stack, not by us.
     summary["blockers"] = (len(reports) + len(leaks) + len(boot_leaks)
-                           + (0 if summary["completed"] else 1))
+                           + (0 if summary["completed"] else 1) + (1 if summary["changer_error"] else 0))
     return summary
 
 
@@ -205,15 +210,24 @@ def format_summary(summary: dict) -> str:
         out.append(f"traffic {name}: {json.dumps(figures)}")
     out.append(f"tc qdisc change: {summary['changes']} applied, {len(summary['changes_refused'])} refused")
     out += [f"  refused: {r['options']}: {r['error']}" for r in summary["changes_refused"][:5]]
+    if summary["seconds_with_change"] is not None:
+        out.append(f"  a change applied in {summary['seconds_with_change']} of {summary['change_window_s']} seconds;"
+                   f" tc's reply in {summary['change_reply_ms']['median']} ms (median),"
+                   f" {summary['change_reply_ms']['max']} ms at most")
+    if summary["changer_error"]:
+        out.append(f"  the changer stopped: {summary['changer_error']}")
     out.append(f"module removed at the end: {summary['module_removed']}")
     slab = summary["slab"]
     if slab:
         out.append(f"slab: {slab['before_bytes'] / 1024:.0f} KiB before, {slab['after_bytes'] / 1024:.0f} KiB after")
         out += [f"  grew: {name} +{delta / 1024:.1f} KiB" for name, delta in slab["grew"].items()]
         out += [f"  our cache {name}: {delta:+d} B" for name, delta in slab["module_caches"].items()]
-    out.append(f"kmemleak after the soak: {len(summary['kmemleak'])} unreferenced objects"
-               f" ({sum(r['in_module'] for r in summary['kmemleak'])} from {MODULE});"
-               f" {summary['kmemleak_at_boot']} at boot (the module loaded, before the soak)")
+    if summary["kmemleak_ran"]:
+        out.append(f"kmemleak after the soak: {len(summary['kmemleak'])} unreferenced objects"
+                   f" ({sum(r['in_module'] for r in summary['kmemleak'])} from {MODULE});"
+                   f" {summary['kmemleak_at_boot']} at boot (the module loaded, before the soak)")
+    else:
+        out.append("kmemleak: not in this kernel (a trial of the soak, not the debug kernel's soak)")
     elsewhere = summary["kmemleak_elsewhere_by_comm"]
     if elsewhere:
         out.append("  not from our module, by program: "
@@ -229,16 +243,20 @@ def format_summary(summary: dict) -> str:
     return "\n".join(out)
 
 
-def run(minutes: float, out: Path, echo: bool = True) -> dict:
-    """Boot the debug kernel, soak for `minutes` and write summary.txt and summary.json
+def run(minutes: float, out: Path, echo: bool = True, kernel: str = "debug") -> dict:
+    """Boot the debug kernel (or, for a trial of the soak itself, the lab's kernel, which
+    has none of the checkers), soak for `minutes` and write summary.txt and summary.json
     into `out` (the run's own files in out/run)."""
     if not minutes > 0:
         raise LabError(f"the soak needs a positive number of minutes, got {minutes!r}")
+    if kernel not in uml.FLAVOURS:
+        raise LabError(f"unknown UML kernel {kernel!r}; known: {', '.join(uml.FLAVOURS)}")
     results = out / "run"
     results.mkdir(parents=True, exist_ok=True)
     result = uml.run(GUEST, results_dir=results, timeout=minutes * 60 + OVERHEAD_S, echo=echo,
-                     env={"SOAK_MINUTES": str(minutes)}, time_mode="real", flavour="debug")
-    summary = summarise(results, uml.FLAVOURS["debug"][1] / f"{MODULE}.ko")
+                     env={"SOAK_MINUTES": str(minutes)}, time_mode="real", flavour=kernel)
+    summary = summarise(results, uml.FLAVOURS[kernel][1] / f"{MODULE}.ko")
+    summary["kernel"] = kernel
     summary["guest"] = {"returncode": result.returncode, "wall_s": round(result.duration, 1),
                         "timed_out": result.timed_out, "output_tail": result.output[-2000:]}
     if result.returncode != 0:

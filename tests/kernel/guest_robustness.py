@@ -5,8 +5,9 @@
 1. 1000 random option sets (valid and invalid, what tc would never send too) through
    netlink: a rejected one must leave the dumped configuration unchanged and carry a
    message; an accepted one must show in the dump.
-2. A flood of 100 000+ distinct UDP flows (pktgen through the qdisc) into a shaped
-   qdisc: memory stays under memlimit; changes and replacements under load succeed.
+2. A flood of 100 000+ distinct UDP flows (pktgen through the qdisc, FLOOD_PACKETS
+   packets, each with a pair of ports of its own) into a shaped qdisc: memory stays
+   under memlimit; changes and replacements under load succeed.
 3. Module removal under load: delete the qdisc, rmmod, re-add (autoload), repeatedly.
 4. Creating and destroying large qdiscs leaves no memory behind.
 Results go to $RESULTS/robustness.json; the kernel log is checked by the test.
@@ -15,6 +16,7 @@ Results go to $RESULTS/robustness.json; the kernel log is checked by the test.
 import json
 import os
 import random
+import re
 import socket
 import struct
 import subprocess
@@ -34,6 +36,20 @@ U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 327
               PACE: (0, 1), TARGET: (1000, 60_000_000), MAXHOLD: (0, 60_000_000),
               MAXDELAY: (0, 60_000_000)}
 BANDWIDTH_BYTES = (1000, (1 << 47) // 8)
+# pktgen's UDP ports, each a [min, max) range it steps through by one per packet (no
+# *_RND flag): the (source, destination) pair repeats only after 64 511 x 2 packets, as
+# the two counts are coprime, so every packet up to then is a flow of its own. (Random
+# ports drew with repetition, and from one destination port, pktgen's maxima being
+# exclusive: ~54 000 distinct flows out of ~120 000 packets in the debug kernel.)
+FLOOD_SRC_PORTS = (1024, 65535)
+FLOOD_DST_PORTS = (1, 3)
+FLOOD_TUPLES = (FLOOD_SRC_PORTS[1] - FLOOD_SRC_PORTS[0]) * (FLOOD_DST_PORTS[1] - FLOOD_DST_PORTS[0])
+FLOOD_PACKETS = 110_000
+FLOOD_TIMEOUT_S = 240
+# The flood's shaped rates in bytes/s (1 and 2 Mbit/s): below what pktgen sends even in
+# the debug kernel on a busy host (3 100-3 300 packets/s of 200 bytes, ~5 Mbit/s), so
+# that the queue overflows and its memory limit is what holds it.
+FLOOD_RATES = (125_000, 250_000)
 rng = random.Random(20261122)
 
 
@@ -123,15 +139,16 @@ def random_option_sets(ifindex, count):
 
 
 def pktgen(dev, count=0):
-    """pktgen sending random-port UDP through the qdisc (queue_xmit) on dev."""
+    """pktgen sending UDP through the qdisc (queue_xmit) on dev, a new pair of ports each
+    packet (FLOOD_SRC_PORTS, FLOOD_DST_PORTS)."""
     sh("modprobe", "pktgen")
     thread = "/proc/net/pktgen/kpktgend_0"
     for line in ("rem_device_all", f"add_device {dev}"):
         open(thread, "w").write(line + "\n")
     config = [f"count {count}", "clone_skb 0", "pkt_size 200", "delay 0", "xmit_mode queue_xmit",
-              "dst 198.51.100.2", "dst_mac 02:00:00:00:00:02", "flag UDPSRC_RND",
-              "udp_src_min 1024", "udp_src_max 65535", "flag UDPDST_RND", "udp_dst_min 1",
-              "udp_dst_max 2"]
+              "dst 198.51.100.2", "dst_mac 02:00:00:00:00:02",
+              f"udp_src_min {FLOOD_SRC_PORTS[0]}", f"udp_src_max {FLOOD_SRC_PORTS[1]}",
+              f"udp_dst_min {FLOOD_DST_PORTS[0]}", f"udp_dst_max {FLOOD_DST_PORTS[1]}"]
     for line in config:
         open(f"/proc/net/pktgen/{dev}", "w").write(line + "\n")
     done = threading.Thread(target=lambda: open("/proc/net/pktgen/pgctrl", "w").write("start\n"))
@@ -144,10 +161,22 @@ def stop_pktgen(thread):
     thread.join(timeout=30)
 
 
-def sample_memory(ifindex, seconds, box):
+def pktgen_offered(dev):
+    """Packets pktgen has handed to the qdisc so far: those it took and those it refused."""
+    current = open(f"/proc/net/pktgen/{dev}").read()
+    sofar, errors = re.search(r"pkts-sofar: (\d+)\s+errors: (\d+)", current).groups()
+    return int(sofar) + int(errors)
+
+
+def wait_for_packets(dev, packets, timeout):
+    end = time.monotonic() + timeout
+    while pktgen_offered(dev) < packets and time.monotonic() < end:
+        time.sleep(0.2)
+
+
+def sample_memory(ifindex, stop, box):
     nl = rtnl.Rtnl()
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
+    while not stop.is_set():
         stats = rtnl.qdisc_stats(ifindex, KIND, nl)
         if stats:
             box.append(rtnl.confucius_xstats(stats["app"])["memory_used"])
@@ -160,19 +189,20 @@ def valid_change():
              (MODE, struct.pack("I", rng.randint(0, 2))),
              (CLASSES, struct.pack("I", rng.randint(1, 8))),
              (INTERVAL, struct.pack("I", rng.choice([10_000, 250_000]))),
-             (BANDWIDTH64, struct.pack("Q", rng.choice([1_250_000, 2_500_000])))]
+             (BANDWIDTH64, struct.pack("Q", rng.choice(FLOOD_RATES)))]
     return encode(rng.sample(attrs, rng.randint(1, len(attrs))))
 
 
 def flood(ifindex, memlimit, flows):
     nl = rtnl.Rtnl()
     nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
-    options = encode([(BANDWIDTH64, struct.pack("Q", 1_250_000)), (MEMLIMIT, struct.pack("I", memlimit)),
+    options = encode([(BANDWIDTH64, struct.pack("Q", FLOOD_RATES[0])), (MEMLIMIT, struct.pack("I", memlimit)),
                       (FLOWS, struct.pack("I", flows))])
     created = nl.qdisc(rtnl.ADD, ifindex, KIND, options)
     memory, changes = [], []
     gen = pktgen("d0")
-    sampler = threading.Thread(target=sample_memory, args=(ifindex, 8, memory))
+    sampling = threading.Event()
+    sampler = threading.Thread(target=sample_memory, args=(ifindex, sampling, memory))
     sampler.start()
     time.sleep(1)
     for _ in range(100):  # change and replace while the flood runs
@@ -180,15 +210,22 @@ def flood(ifindex, memlimit, flows):
         body = valid_change() + rtnl.attr(MEMLIMIT, struct.pack("I", memlimit))
         changes.append(nl.qdisc(flags, ifindex, KIND, body).error)
         time.sleep(0.03)
+    wait_for_packets("d0", FLOOD_PACKETS, FLOOD_TIMEOUT_S)
+    sampling.set()
     sampler.join()
     stop_pktgen(gen)
+    offered = pktgen_offered("d0")
     sent = open("/proc/net/pktgen/d0").read()
     # Counters are read at different instants of a dump: compare them once the queue is idle.
     while (stats := rtnl.qdisc_stats(ifindex, KIND, nl))["qlen"]:
         time.sleep(0.1)
     nl.close()
     xs = rtnl.confucius_xstats(stats["app"])
+    # Every packet pktgen offered went through the qdisc's enqueue, which counted it;
+    # the first FLOOD_TUPLES of them are distinct flows.
+    seen = min(offered, xs["enqueued_packets"])
     return {"created": created.error, "memlimit": memlimit, "flows": flows,
+            "pktgen_offered": offered, "distinct_flows": min(seen, FLOOD_TUPLES),
             "max_memory": max(memory, default=-1), "samples": len(memory),
             "change_errors": [e for e in changes if e], "changes": len(changes),
             "drops": stats["drops"], "sent": stats["packets"],

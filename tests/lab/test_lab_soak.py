@@ -136,6 +136,7 @@ def test_summary_of_a_run_counts_every_finding_as_a_blocker(tmp_path):
     (tmp_path / "slabinfo-after.txt").write_text(SLAB_AFTER)
     (tmp_path / "soak.json").write_text(json.dumps({
         "seconds": 1800.2, "changes": 1799, "refused": [], "module_removed": True,
+        "seconds_with_change": 1799, "change_window_s": 1800, "reply_ms": {"median": 9.5, "max": 1210.0},
         "traffic": {"tcp_up": {"bytes": 1, "mbit_s": 40.0}}}))
     summary = soak.summarise(tmp_path)
     # Two kernel reports and both leaks, ours and swapper's (listed by program).
@@ -144,6 +145,7 @@ def test_summary_of_a_run_counts_every_finding_as_a_blocker(tmp_path):
     text = soak.format_summary(summary)
     print(text)
     assert "after 1800 s of traffic" in text and "1799 applied" in text
+    assert "a change applied in 1799 of 1800 seconds" in text and "1210.0 ms at most" in text
     assert "[sch_confucius] BUG: KASAN" in text and "RELEASE BLOCKER" in text
     assert "[sch_confucius] unreferenced object 0x000000006c1f2200" in text
     assert "swapper 1" in text
@@ -157,6 +159,28 @@ def test_an_object_left_at_boot_is_a_blocker_too(tmp_path):
     (tmp_path / "kmemleak-boot.txt").write_text(KMEMLEAK.split("unreferenced object 0x000000006c1f3300")[0])
     summary = soak.summarise(tmp_path)
     assert summary["kmemleak_at_boot"] == 1 and summary["blockers"] == 1
+
+
+def test_a_changer_that_stopped_is_a_blocker(tmp_path):
+    (tmp_path / "soak.json").write_text(json.dumps({
+        "seconds": 60.0, "traffic": {}, "changes": 7, "seconds_with_change": 7, "change_window_s": 60,
+        "reply_ms": {"median": 8.0, "max": 20.0}, "changer_error": "tc -batch exited with -9 after: []"}))
+    summary = soak.summarise(tmp_path)
+    assert summary["blockers"] == 1
+    assert "the changer stopped: tc -batch exited" in soak.format_summary(summary)
+
+
+def test_a_trial_in_a_kernel_without_kmemleak_says_so(tmp_path):
+    (tmp_path / "soak.json").write_text(json.dumps({"seconds": 60.0, "traffic": {}, "changes": 60,
+                                                    "kmemleak": False}))
+    text = soak.format_summary(soak.summarise(tmp_path))
+    assert "kmemleak: not in this kernel" in text and "unreferenced objects" not in text
+
+
+def test_soak_refuses_an_unknown_kernel(tmp_path):
+    with pytest.raises(soak.LabError, match="unknown UML kernel"):
+        soak.run(1, tmp_path, kernel="qemu")
+    assert not any(tmp_path.iterdir())
 
 
 def test_a_run_that_never_finished_is_a_blocker(tmp_path):
