@@ -468,7 +468,6 @@ static void flow_arrive(struct cfc_sched *s, struct cfc_flow *f, u32 cls, u64 no
 	}
 	if (s->nnew == 0) {
 		s->new_sum = CFC_W_ONE;
-		s->new_owed = 0;
 		s->held_ns = 0;
 		s->old_sojourn_min = CFC_NO_SOJOURN;
 		s->next_tick_ns = now + s->cfg.interval_ns;

@@ -68,6 +68,13 @@ def _filtered(results: list[data.PageResult], max_held: Optional[float], min_sta
     return results
 
 
+def _chosen(results: list[data.PageResult], schedulers: Optional[List[str]]) -> tuple[list[data.PageResult], list[str]]:
+    """The loads of the schedulers `-s` names (repeatable or comma-separated), and their
+    order for the rows; every load and no order without it."""
+    order = [n for value in schedulers or [] for n in value.split(",")]
+    return ([r for r in results if r.scheduler in order] if order else results), order
+
+
 def _pages(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
     with _open(db) as database:
         results = data.page_results(database, scenario)
@@ -130,10 +137,7 @@ def summary_command(
 ):
     """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI
     (one table per scenario)."""
-    results = _pages(db, scenario)
-    order = [n for value in schedulers or [] for n in value.split(",")]
-    if order:
-        results = [r for r in results if r.scheduler in order]
+    results, order = _chosen(_pages(db, scenario), schedulers)
     results = _filtered(results, max_held, min_start, common)
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:
@@ -210,10 +214,7 @@ def seeds_command(
     over 2 s, tails of stall and delay) beside ours; with --out, their Fig. 10-12 redrawn."""
     from . import seeds
 
-    results = _pages(db, scenario)
-    order = [n for value in schedulers or [] for n in value.split(",")]
-    if order:
-        results = [r for r in results if r.scheduler in order]
+    results, order = _chosen(_pages(db, scenario), schedulers)
     if common:
         results = summary.common_loads(results)
     _show(seeds.seed_rows(results, order), f"no valid page loads{' of ' + ', '.join(order) if order else ''} in {db}", as_json,
