@@ -31,6 +31,11 @@ REPO = Path(__file__).resolve().parents[2]
 BOOT_SCRIPT = REPO / "vm" / "guest" / "boot.sh"
 PROJECT_MODULES = REPO / "build" / "kernel"
 TC_PLUGINS = REPO / "build" / "tc"
+# Where the guest sees the run's results folder ($RESULTS inside). A fixed path rather than
+# the host's: in virtual time every path level the guest walks costs clock reads, so a
+# results folder lying deeper on the host would move every later event (vm/README.md,
+# "Repeatable runs").
+GUEST_RESULTS = "/run/lab/results"
 # The engines, by the name scenarios and the command line use: `vm` and `uml`.
 ENGINES = ("qemu", "uml")
 # How often a run's supervisor looks at its deadline and watchdog.
@@ -200,6 +205,11 @@ def project_modules(modules: Sequence[os.PathLike] | None, built: Path) -> list[
     return paths
 
 
+def in_guest(results: Path, path: os.PathLike) -> str:
+    """The guest's path of `path`, a file in the run's results folder `results`."""
+    return str(Path(GUEST_RESULTS) / Path(path).relative_to(results))
+
+
 def env_lines(env: Mapping[str, str]) -> list[str]:
     bad = [name for name in env if not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name)]
     if bad:
@@ -224,6 +234,7 @@ def write_job(ctl: Path, kernel: Kernel, *, engine: str, nonce: str, results: Pa
         write_module_index(kernel, modules, ctl / "modules" / "index")
     settings = {
         "LAB_NONCE": nonce, "LAB_REPO": str(REPO), "LAB_RESULTS": str(results),
+        "LAB_RESULTS_GUEST": GUEST_RESULTS,
         "LAB_TC_SYSTEM": tc_system_dir(), "LAB_TC_PLUGINS": str(TC_PLUGINS),
         "LAB_INTERPRETER": interpreter, "LAB_INTERACTIVE": str(int(interactive)),
         "LAB_POWER_OFF": "b", **(settings or {}),
@@ -234,7 +245,7 @@ def write_job(ctl: Path, kernel: Kernel, *, engine: str, nonce: str, results: Pa
         "PATH": f"{REPO / '.venv' / 'bin'}:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
         "HOME": "/tmp", "LANG": "C.UTF-8", "TERM": os.environ.get("TERM", "linux"),
         "PYTHONDONTWRITEBYTECODE": "1",  # the root is read-only
-        "TC_LIB_DIR": "/run/lab/tc", "LAB_REPO": str(REPO), "RESULTS": str(results),
+        "TC_LIB_DIR": "/run/lab/tc", "LAB_REPO": str(REPO), "RESULTS": GUEST_RESULTS,
         "LAB_ENGINE": engine, **env,
     }
     (ctl / "env.sh").write_text("\n".join(env_lines(guest_env)) + "\n")

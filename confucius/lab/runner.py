@@ -35,6 +35,7 @@ from confucius import rtflow
 from . import schedulers as sched
 from . import flent, topology, uml, vm, workload
 from .db import DEFAULT_DB, Database
+from .engine import in_guest
 from . import contract as c
 from .contract import RunSpec
 from .guest.schedule import IDLE_S
@@ -472,7 +473,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     """Boot the VM for one task; store what came back. Returns (run id, data, error)."""
     directory = _run_dir(results_root, scenario, task)
     inputs = workload.write_inputs([workload.page(scenario, ref) for ref, _ in task.pages],
-                                   directory / "inputs") if task.pages else {}
+                                   directory / "inputs", lambda path: in_guest(directory, path)) if task.pages else {}
     spec = build_spec(scenario, task, inputs)
     spec.write(directory / "spec.json")
     seed = run_seed(scenario, task.cell)
@@ -484,7 +485,7 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
     data, error = None, None
     try:
         result = engine.run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
-                        args=[directory / "spec.json"], results_dir=directory,
+                        args=[in_guest(directory, directory / "spec.json")], results_dir=directory,
                         timeout=vm_timeout(scenario, task), echo=echo, **engine_options)
         row.update(boot_s=result.boot_time, guest_kernel=result.kernel)
         error = _failure(result, directory)

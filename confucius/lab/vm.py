@@ -5,7 +5,7 @@ The guest boots Debian's `linux-image-amd64` kernel with a small busybox initram
 (vm/initramfs/init, built once into build/lab/), mounts the host's root read-only over 9p,
 switches root into it and runs the script there (vm/guest/boot.sh): the repository and its
 virtualenv are at the same paths as on the host, /tmp and /run are tmpfs, the results
-folder is shared read-write at its host path (exported as $RESULTS), the project's kernel
+folder is shared read-write at /run/lab/results (exported as $RESULTS), the project's kernel
 modules from build/kernel/ are loadable by name and `tc` finds the plugins in build/tc/.
 
     result = run("tc qdisc add dev lo root cake && tc qdisc show dev lo",

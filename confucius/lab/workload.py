@@ -12,6 +12,7 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
+from typing import Callable
 
 from confucius.web import generate
 from confucius.web.page import Page, PageError, read_page, write_page
@@ -53,9 +54,9 @@ def page_digest(page_: Page) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def write_inputs(pages: list[Page], directory: Path) -> dict:
+def write_inputs(pages: list[Page], directory: Path, seen_as: Callable[[Path], str]) -> dict:
     """Page files and a hosts file (one server address per domain) for one run; returns
-    the paths and addresses for the run's spec."""
+    the paths, as the guest sees them (`seen_as`), and addresses for the run's spec."""
     directory.mkdir(parents=True, exist_ok=True)
     domains = sorted({d for p in pages for d in p.domains})
     addresses = topology.domain_addresses(len(domains))
@@ -65,5 +66,5 @@ def write_inputs(pages: list[Page], directory: Path) -> dict:
     for number, p in enumerate(pages):
         path = directory / f"page-{number}.json"
         write_page(p, path)
-        files.append({"id": p.id, "file": str(path)})
-    return {"pages": files, "hosts": str(hosts), "addresses": addresses}
+        files.append({"id": p.id, "file": seen_as(path)})
+    return {"pages": files, "hosts": seen_as(hosts), "addresses": addresses}

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confucius.lab.db import Database
-from confucius.lab.engine import LabError
+from confucius.lab.engine import LabError, in_guest
 from confucius.lab.runner import ENGINES, provenance
 
 from . import classifier as cls
@@ -169,7 +169,7 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
     started = time.time()
     fig, error = None, None
     try:
-        result = engine.run(GUEST.format(python=sys.executable), args=[directory / "spec.json"],
+        result = engine.run(GUEST.format(python=sys.executable), args=[in_guest(directory, directory / "spec.json")],
                             results_dir=directory, timeout=timeout, echo=echo, **options)
         row["guest_kernel"] = result.kernel
         result.check()

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from confucius.lab import fidelity, uml
+from confucius.lab.engine import GUEST_RESULTS, in_guest
 
 pytestmark = [
     pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`"),
@@ -38,7 +39,7 @@ def test_boots_the_lab_environment_and_pings_across_namespaces(tmp_path):
     """, results_dir=tmp_path, timeout=60)
     result.check()
     assert result.kernel.startswith("6.1.")
-    assert f"results={tmp_path} cwd={uml.REPO}" in result.output
+    assert f"results={GUEST_RESULTS} cwd={uml.REPO}" in result.output
     assert (tmp_path / "written-inside").is_file()
     # netem's 10 ms one way, exactly: the guest's clock is virtual.
     assert "3 received" in result.output and "rtt min/avg/max/mdev = 10.0" in result.output
@@ -247,7 +248,7 @@ def test_the_guest_installs_the_run_s_record_of_the_bottleneck_and_nothing_else(
     task = runner.plan(scenario, None)[0]
     spec = runner.build_spec(scenario, task, {})
     spec.write(tmp_path / "spec.json")
-    uml.run('exec python -c "$1" "$2"', args=[RECORD_SCRIPT, str(tmp_path / "spec.json")], results_dir=tmp_path,
+    uml.run('exec python -c "$1" "$2"', args=[RECORD_SCRIPT, in_guest(tmp_path, tmp_path / "spec.json")], results_dir=tmp_path,
             timeout=120).check()
     found = json.loads((tmp_path / "record.json").read_text())
     # What the guest ran is the record, which is what the runs row stores.

@@ -43,6 +43,6 @@ marker "ready kernel=$(</proc/sys/kernel/osrelease) uptime=$uptime"
 run_script
 status=$?
 # Written in one go: small writes each cost a round trip to the host over 9p.
-dmesg >/run/lab/dmesg && cp /run/lab/dmesg "$LAB_RESULTS/dmesg.txt"
+dmesg >/run/lab/dmesg && cp /run/lab/dmesg "$LAB_RESULTS_GUEST/dmesg.txt"
 marker "exit=$status"
 power_off
