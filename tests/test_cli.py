@@ -1,8 +1,17 @@
 # SPDX-License-Identifier: MIT
-"""The `confucius` command imports a group's module only when that group runs."""
+"""The `confucius` command imports a group's module only when that group runs, and its
+help texts read as written."""
 
+import importlib
+import re
 import subprocess
 import sys
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from confucius import cli
 
 PROBE = """
 import sys
@@ -33,3 +42,28 @@ def test_help_lists_every_group_without_importing_one():
 def test_a_group_imports_its_own_module_only():
     assert loaded("lab", "--help") == {"confucius.lab.cli"}
     assert "confucius.report.cli" in loaded("report", "--help")
+
+
+def commands(group, path=()):
+    """(path, click command) of every command under a click group, the group's own too."""
+    yield path, group
+    for name, command in getattr(group, "commands", {}).items():
+        yield from commands(command, (*path, name))
+
+
+def brackets(text: str | None) -> list[str]:
+    """The bracketed words of a help text as they must read (`\\[` is rich's escape)."""
+    return [found.replace("\\[", "[") for found in re.findall(r"\\?\[[^\]\n]*\]", text or "")]
+
+
+@pytest.mark.parametrize("group", sorted(cli._GROUPS))
+def test_help_texts_keep_their_brackets(group):
+    # The help is rich markup: an unescaped "[default: all]" or "[sim]" vanishes from it.
+    module, attr, _ = cli._GROUPS[group]
+    app = getattr(importlib.import_module(module), attr)
+    for path, command in commands(typer.main.get_command(app)):
+        shown = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "500"}).output
+        shown = " ".join(shown.replace("│", " ").split())
+        texts = [command.help, *(getattr(p, "help", None) for p in command.params)]
+        for word in (w for text in texts for w in brackets(text)):
+            assert " ".join(word.split()) in shown, f"{group} {' '.join(path)}: {word!r} not shown"

@@ -308,8 +308,8 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
 
 
 # The options of the commands that run a scenario.
-_RUN_DB = typer.Option(None, help="Results database [default: results/lab/lab.sqlite].")
-_RESULTS = typer.Option(None, help="Folder for the runs' raw logs [default: results/lab/runs].")
+_RUN_DB = typer.Option(None, help="Results database \\[default: results/lab/lab.sqlite].")
+_RESULTS = typer.Option(None, help="Folder for the runs' raw logs \\[default: results/lab/runs].")
 _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
 
 

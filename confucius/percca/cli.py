@@ -20,7 +20,7 @@ from . import scenario as percca_scenario
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Per-CCA queue isolation: bulk CCA mixes, classifiers, queues (seed 003).")
 
-_ENGINE = typer.Option(None, "--engine", help="qemu or uml [default: the scenario's, else uml].")
+_ENGINE = typer.Option(None, "--engine", help="qemu or uml \\[default: the scenario's, else uml].")
 
 
 def _load(path: Path, engine: Optional[str]) -> percca_scenario.Scenario:

@@ -25,7 +25,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 console = Console(width=None if Console().is_terminal else 170)
 
 _DB = typer.Option(DEFAULT_DB, "--db", help="Results database.")
-_SCENARIO = typer.Option(None, "--scenario", help="Only this scenario (by name) [default: all].")
+_SCENARIO = typer.Option(None, "--scenario", help="Only this scenario (by name) \\[default: all].")
 _MIN_START = typer.Option(None, "--min-start", min=0.0, max=1.0,
                           help="Leave out loads whose RT flow went into the page load below this "
                                "fraction of the link rate (its warm-up settled low).")
@@ -161,8 +161,8 @@ def summary_command(
 def timeline_command(
     out: Path = typer.Option(..., help="PNG file to write."),
     db: Path = _DB, scenario: Optional[str] = _SCENARIO,
-    page: Optional[str] = typer.Option(None, help="Page (e.g. amazon) [default: the first measured]."),
-    controller: Optional[str] = typer.Option(None, help="RT controller [default: the first measured]."),
+    page: Optional[str] = typer.Option(None, help="Page (e.g. amazon) \\[default: the first measured]."),
+    controller: Optional[str] = typer.Option(None, help="RT controller \\[default: the first measured]."),
     repetition: int = typer.Option(0, help="Which repetition."),
     before: float = typer.Option(3.0, help="Seconds shown before the load starts."),
 ):
@@ -372,7 +372,7 @@ def flent_command(
     db: Path = _DB, scenario: Optional[str] = _SCENARIO,
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
 ):
-    """Flent's tests (a scenario with [flent]): per scheduler and test, latency under load
+    """Flent's tests (a scenario with a flent table): per scheduler and test, latency under load
     (median and 99th percentile) and throughput per direction."""
     from . import flent
 

@@ -16,7 +16,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 BOTTLENECK = Path(__file__).resolve().parents[2] / "build" / "sim" / "bottleneck"
 DEFAULT_DB = Path("results") / "sim" / "sim.sqlite"
 
-_SCENARIO = typer.Argument(..., help="The lab's scenario file (TOML; a [sim] table for the simulator's own keys).")
+_SCENARIO = typer.Argument(..., help="The lab's scenario file (TOML; a \\[sim] table for the simulator's own keys).")
 _DB = typer.Option(DEFAULT_DB, "--db", help="Results database (the lab's schema).")
 _SCHEDULERS = typer.Option(None, "--schedulers", "-s", help="Only these schedulers (repeatable or comma-separated).")
 _CONTROLLERS = typer.Option(None, "--controllers", "-c", help="Only these RT controllers (repeatable or comma-separated).")
@@ -123,7 +123,7 @@ def sweep_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
                   controllers: Optional[List[str]] = _CONTROLLERS, binary: Path = _BINARY,
                   scheduler: Optional[str] = typer.Option(None, "--scheduler",
                                                           help="A Dask scheduler's address (tcp://host:8786) "
-                                                               "[default: a local cluster]."),
+                                                               "\\[default: a local cluster]."),
                   workers: int = typer.Option(2, min=1, help="Workers of the local cluster (one core each)."),
                   attempts: int = typer.Option(3, min=1, help="Tries per page (failed ones are redone).")):
     """Simulate SCENARIO's cells as tasks on Dask distributed, resuming: pages already in the
