@@ -52,6 +52,17 @@ class CsvTail:
         return [dict(zip(self.header, row)) for row in parsed if row]
 
 
+def fresh_logs(base: Path) -> tuple[Path, Path]:
+    """The frame and rate logs of one RT flow, at `base`-frames.csv and -rate.csv. A
+    warm-up that was replaced left its logs there: they are removed, so that the new
+    session's tails cannot read them before its programs create the logs again and
+    then resume in the middle of a row of the new ones."""
+    logs = Path(f"{base}-frames.csv"), Path(f"{base}-rate.csv")
+    for stale in logs:
+        stale.unlink(missing_ok=True)
+    return logs
+
+
 class RateWatch:
     """The target rate of one RT flow over time, from its sender's rate log."""
 
@@ -138,8 +149,7 @@ class RtSession:
         rt_dir.mkdir(exist_ok=True)
         cpu = RT_CPU_PREFIX[self.spec.cpu]
         for number, flow in enumerate(self.spec.flows):
-            base = rt_dir / f"s{self.index}-f{number}"
-            frame_log, rate_log = Path(f"{base}-frames.csv"), Path(f"{base}-rate.csv")
+            frame_log, rate_log = fresh_logs(rt_dir / f"s{self.index}-f{number}")
             self.procs.start(self._name("recv", number),
                              in_ns(topology.CLIENT, [*cpu, *rtflow.recv_command(f"0.0.0.0:{flow.port}",
                                                                                  frame_log=frame_log)]),
