@@ -153,3 +153,43 @@ def test_a_scenario_run_twice_with_one_seed_repeats_frame_for_frame_at_any_resul
           f"in both runs")
     assert len(frames) > 200 and plt > 0 and first["seed"] == [(7,)]
     assert first == again
+
+
+# Machine code for RDTSC and RDTSCP, returning EDX:EAX as one 64-bit value (shl rdx, 32;
+# or rax, rdx; ret), called through ctypes from an executable page.
+TSC_READS = r"""
+python3 - <<'PY'
+import ctypes, mmap, time
+RETURN_EDX_EAX = "48c1e220" "4809d0" "c3"
+def instruction(opcode):
+    page = mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+    page.write(bytes.fromhex(opcode + RETURN_EDX_EAX))
+    function = ctypes.CFUNCTYPE(ctypes.c_uint64)(ctypes.addressof(ctypes.c_char.from_buffer(page)))
+    return function, page
+rdtsc, _a = instruction("0f31")
+rdtscp, _b = instruction("0f01f9")
+before, t0 = rdtsc(), time.monotonic_ns()
+time.sleep(0.01)
+t1, after, later = time.monotonic_ns(), rdtscp(), rdtsc()
+print(before, t0, t1, after, later)
+PY
+"""
+
+
+def tsc_reads(results: Path, seed: int) -> list[int]:
+    result = uml.run(TSC_READS, results_dir=results, seed=seed, timeout=120)
+    result.check()
+    return [int(word) for word in result.output.split()[-5:]]
+
+
+@needs_uml
+def test_a_guest_program_s_time_stamp_counter_is_the_guest_s_clock(tmp_path):
+    # kernel/uml/patches/0002-tsc-in-virtual-time.patch: RDTSC and RDTSCP trap and read the
+    # guest's clock in ns (the host's counter made Go's scheduler, and so irtt, differ).
+    first = tsc_reads(tmp_path / "a", 5)
+    print("rdtsc, monotonic before and after a 10 ms sleep, rdtscp, rdtsc:", first)
+    before, t0, t1, after, later = first
+    assert before <= t0 and t1 <= after < later      # one clock, read in order
+    assert 10_000_000 <= after - before < 10_100_000  # the sleep, in the guest's ns
+    assert before < 60 * 10**9                        # the guest's uptime, not the host's
+    assert tsc_reads(tmp_path / "b", 5) == first      # and nothing from the host
