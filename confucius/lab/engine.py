@@ -20,6 +20,7 @@ import secrets
 import shlex
 import shutil
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -295,8 +296,15 @@ MACHINE_LOCK = Path(tempfile.gettempdir()) / "confucius-lab-vm.lock"
 
 @contextlib.contextmanager
 def machine_slot():
+    """The machine to this run alone. A run that must wait for another says so on stderr:
+    the wait is not part of its timeout, which counts from the VM's start."""
     with open(MACHINE_LOCK, "a") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            print(f"lab: another lab VM holds this machine ({MACHINE_LOCK}); waiting for it to end",
+                  file=sys.stderr, flush=True)
+            fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             yield
         finally:

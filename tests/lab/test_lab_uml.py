@@ -3,6 +3,7 @@
 engine, loads our module, shapes at its rate in virtual time, and a guest whose clock
 stands still is ended with nothing left running."""
 
+import fcntl
 import json
 import math
 import os
@@ -16,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from confucius.lab import fidelity, uml
-from confucius.lab.engine import GUEST_RESULTS, in_guest
+from confucius.lab.engine import GUEST_RESULTS, MACHINE_LOCK, in_guest
 
 pytestmark = [
     pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`"),
@@ -267,3 +268,23 @@ def test_the_guest_installs_the_run_s_record_of_the_bottleneck_and_nothing_else(
     assert "class drr 10:2 root leaf 102: quantum 7570b" in found["classes"]
     assert found["classes"].count("class ") == 3
     assert found["filters"].count("flowid 10:1") == 1 and found["filters"].count("flowid 10:2") == 1
+
+
+def test_a_run_that_waits_for_the_machine_says_so_and_then_runs(tmp_path):
+    # A real-time run takes the machine-wide slot; while another holds it, it says why it
+    # waits (and its timeout, which counts from the VM's start, is not spent waiting).
+    command = [sys.executable, "-m", "confucius", "lab", "vm", "run", "--engine", "uml", "--time-mode",
+               "real", "--quiet", "--timeout", "60", "--results", str(tmp_path), "--command", "true"]
+    with open(MACHINE_LOCK, "a") as lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            pytest.skip("another lab VM holds this machine: the test must hold its slot itself")
+        waiting = subprocess.Popen(command, stderr=subprocess.PIPE, text=True)
+        note = waiting.stderr.readline()
+        time.sleep(1)
+        assert waiting.poll() is None
+    _, rest = waiting.communicate(timeout=120)
+    print(note.strip())
+    assert "another lab VM holds this machine" in note and "waiting" in note
+    assert waiting.returncode == 0, rest

@@ -5,9 +5,9 @@ Each boot costs seconds under emulation, so one boot answers several questions: 
 module-scoped `guest` fixture runs one script whose findings the tests below read.
 """
 
+import re
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -98,13 +98,15 @@ def test_kernel_log_is_saved_and_clean(guest):
 def test_hung_guest_is_killed_at_the_timeout(tmp_path):
     """Through the CLI: `vm run` exits 124, like timeout(1), when it has to kill the VM."""
     timeout = 12.0
-    started = time.monotonic()
+    # The guard only stops a hang: the run may first wait for another lab VM on this
+    # machine (its slot is machine-wide), which its timeout does not count. A clean
+    # clone's CI failed once here, on a 120 s guard, while another job's VM held it.
     done = subprocess.run([sys.executable, "-m", "confucius", "lab", "vm", "run", "--quiet",
                            "--timeout", str(timeout), "--results", str(tmp_path),
                            "--command", "sleep 600"],
-                          capture_output=True, text=True, timeout=120)
-    elapsed = time.monotonic() - started
+                          capture_output=True, text=True, timeout=1800)
     assert done.returncode == 124, done.stderr
-    assert "timed out" in done.stderr
+    ran = re.search(r"timed out after ([0-9.]+) s", done.stderr)
+    assert ran, done.stderr
     assert (tmp_path / "console.log").is_file()  # saved even for a VM that was killed
-    assert timeout <= elapsed < timeout + 10
+    assert timeout <= float(ran.group(1)) < timeout + 10
