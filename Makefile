@@ -13,6 +13,7 @@ include mk/core.mk
 -include mk/kernel.mk
 # After kernel.mk and uml.mk: the module's sources and Debian's kernel source tarball.
 -include mk/cross.mk
+-include mk/debug-x86.mk
 -include mk/tc.mk
 -include mk/lab.mk
 -include mk/tools.mk
