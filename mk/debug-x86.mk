@@ -16,7 +16,7 @@ $(DEBUG_X86_KERNEL): $(CROSS_SRC_STAMP) kernel/cross/prepare.sh kernel/debug-x86
 	@mkdir -p $(DEBUG_X86_BUILD)
 	JOBS=2 nice -n 10 /usr/bin/time -v -o $(DEBUG_X86_BUILD)/build-time.txt \
 		kernel/cross/prepare.sh $(CROSS_SRC) $(DEBUG_X86_TREE) x86_64 "" allnoconfig \
-		kernel/debug-x86/debug.config vmlinux modules > $(DEBUG_X86_BUILD)/build.log 2>&1 \
+		kernel/debug-x86/debug.config bzImage modules > $(DEBUG_X86_BUILD)/build.log 2>&1 \
 		|| { tail -n 20 $(DEBUG_X86_BUILD)/build.log; exit 1; }
 	rm -rf $(@D)
 	$(MAKE) -s -C $(DEBUG_X86_TREE) INSTALL_MOD_PATH=$(abspath $(@D)) modules_install

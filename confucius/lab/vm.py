@@ -80,7 +80,8 @@ def kernel(flavour: str = "lab") -> Kernel:
         raise LabError(f"unknown qemu kernel {flavour!r}; known: {', '.join(FLAVOURS)}")
     if flavour == "lab":
         return detect_kernel()
-    return built_kernel(DEBUG_BUILD, DEBUG_BUILD / "linux" / "vmlinux", "debug-kernel-x86")
+    return built_kernel(DEBUG_BUILD, DEBUG_BUILD / "linux" / "arch" / "x86" / "boot" / "bzImage",
+                        "debug-kernel-x86")
 
 
 def builtin_modules(modules_dir: Path) -> set[str]:
@@ -135,8 +136,6 @@ def _build_once(path: Path, pattern: str, make) -> Path:
 def _decompressed_kernel(image: Path) -> bytes:
     """The ELF kernel inside a bzImage whose payload is xz-compressed (Debian's choice)."""
     data = image.read_bytes()
-    if data.startswith(b"\x7fELF"):  # a vmlinux of our own build
-        return data
     start = data.find(b"\xfd7zXZ\x00")
     if start < 0:
         raise LabError(f"{image}: no xz payload found (only xz-compressed bzImages are supported)")
@@ -247,7 +246,15 @@ def _check_request(script, timeout, cpus, memory, env, accel) -> None:
         raise LabError(f"accel must be kvm or tcg, got {accel!r}")
 
 
-def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
+def boot_image(kernel: Kernel, flavour: str) -> Path:
+    """What qemu boots: Debian's kernel uncompressed, through its PVH entry (vmlinux());
+    the debug kernel as its bzImage, through the kernel's own start, which sets KASAN's
+    shadow up before instrumented code runs (the PVH entry's xen_prepare_pvh is
+    instrumented and runs first: a triple fault)."""
+    return vmlinux(kernel) if flavour == "lab" else kernel.image
+
+
+def _qemu_command(kernel: Kernel, image: Path, accel: str, cpus: int, memory: str, ctl: Path,
                   results: Path, interactive: bool) -> list[str]:
     accel_opts = ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else \
         ["-accel", "tcg,thread=multi", "-cpu", "max"]
@@ -260,7 +267,7 @@ def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
     return [
         QEMU, "-nodefaults", "-no-user-config", "-no-reboot", "-machine", "q35", *accel_opts,
         "-smp", str(cpus), "-m", memory,
-        "-kernel", str(vmlinux(kernel)), "-initrd", str(initramfs(kernel)), "-append", append,
+        "-kernel", str(image), "-initrd", str(initramfs(kernel)), "-append", append,
         "-display", "none", "-serial", "mon:stdio" if interactive else "stdio",
         "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
         "-virtfs", f"local,path={_qemu_path(results)},mount_tag=results,security_model=none",
@@ -298,7 +305,8 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     accel = accel or accelerator()
     with job("qemu", script, args, booted, results_dir=results_dir, modules=modules, env=env,
              interactive=interactive, settings=_module_tree_settings(booted)) as run_job:
-        qemu = _qemu_command(booted, accel, cpus, memory, run_job.ctl, run_job.results, interactive)
+        qemu = _qemu_command(booted, boot_image(booted, flavour), accel, cpus, memory, run_job.ctl,
+                             run_job.results, interactive)
         with machine_slot():
             return supervise(qemu, run_job.nonce, run_job.results, timeout, echo, interactive)
 
