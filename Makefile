@@ -13,6 +13,7 @@ include mk/core.mk
 -include mk/kernel.mk
 # After kernel.mk and uml.mk: the module's sources and Debian's kernel source tarball.
 -include mk/cross.mk
+-include mk/debug-x86.mk
 -include mk/tc.mk
 -include mk/lab.mk
 -include mk/tools.mk
@@ -32,8 +33,12 @@ help:
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
 	@echo "make cross       the module for arm64, armhf, mips; the core tested on armhf and mips"
 	@echo "make boot-arm64  the arm64 module loaded and used in an arm64 kernel under qemu"
-	@echo "make debug-kernel the UML kernel with KASAN, lockdep, kmemleak, UBSAN (= make uml-debug)"
+	@echo "make debug-kernel the UML and the x86 debug kernels (make uml-debug debug-kernel-x86)"
+	@echo "make uml-debug   the UML kernel with KASAN, lockdep, kmemleak, UBSAN: fast, native, one CPU"
+	@echo "make debug-kernel-x86  x86_64 kernel for qemu (2 vCPUs) with the same checkers and"
+	@echo "                 DEBUG_ATOMIC_SLEEP, UBSAN everywhere, PREEMPT: slow, emulated"
 	@echo "make soak        tc cases, robustness suite and a 30-minute soak in the debug kernel"
+	@echo "                 (SOAK_KERNEL=uml-debug, the default, or x86-debug; SOAK_MINUTES=30)"
 	@echo "make clean       remove build products (keeps the virtualenv)"
 
 # C suites first (each prints its own summary), then pytest, which closes the run.

@@ -54,12 +54,21 @@ bench-kernel: $(KMOD) $(TC_PLUGIN) $(VENV_STAMP)
 # minutes of mixed traffic with a `tc qdisc change` every second, a kmemleak scan, slab
 # usage before and after and the kernel log, summarised in $(SOAK)/summary.txt. Any
 # kernel report fails it. SOAK_MINUTES shortens it for a trial. Not part of make test.
+# SOAK_KERNEL: uml-debug (the default: fast, native) or x86-debug (qemu, 2 vCPUs,
+# DEBUG_ATOMIC_SLEEP, mk/debug-x86.mk, which adds its prerequisites).
 SOAK := results/soak
 SOAK_MINUTES ?= 30
+SOAK_KERNEL ?= uml-debug
+SOAK_KERNELS := uml-debug x86-debug
 .PHONY: soak
-soak: $(KMOD_UML_DEBUG) $(TC_PLUGIN) $(VENV_STAMP)
+ifeq ($(SOAK_KERNEL),uml-debug)
+soak: $(KMOD_UML_DEBUG)
+endif
+soak: $(TC_PLUGIN) $(VENV_STAMP)
+	@$(if $(filter $(SOAK_KERNEL),$(SOAK_KERNELS)),:,echo "SOAK_KERNEL=$(SOAK_KERNEL): one of $(SOAK_KERNELS)"; exit 1)
 	status=0; \
-	CONFUCIUS_TEST_KERNEL=uml-debug $(PY) -m pytest -q -p no:cacheprovider -m vm \
+	CONFUCIUS_TEST_KERNEL=$(SOAK_KERNEL) $(PY) -m pytest -q -p no:cacheprovider -m vm \
 		tests/kernel/test_tc_cases.py tests/kernel/test_kernel_robustness_vm.py || status=1; \
-	$(VENV)/bin/confucius lab soak --minutes $(SOAK_MINUTES) --out $(SOAK) || status=1; \
+	$(VENV)/bin/confucius lab soak --kernel $(SOAK_KERNEL) --minutes $(SOAK_MINUTES) --out $(SOAK) \
+		|| status=1; \
 	exit $$status

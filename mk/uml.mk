@@ -32,5 +32,6 @@ $(UML_DEBUG_KERNEL): $(UML_INPUTS) kernel/uml/debug.config kernel/uml/debug.patc
 
 .PHONY: uml-debug debug-kernel
 uml-debug: $(UML_DEBUG_KERNEL)
-# Issue 15's debug kernel is this one: see vm/README.md for why not Debian's under qemu.
-debug-kernel: uml-debug
+# Issue 15's debug kernels: this one, fast and native, and the x86_64 one under qemu
+# with SMP and DEBUG_ATOMIC_SLEEP (mk/debug-x86.mk); vm/README.md has what each is for.
+debug-kernel: uml-debug debug-kernel-x86

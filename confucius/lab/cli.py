@@ -65,8 +65,10 @@ def run_command(
                                             "virtual time; modules default to build/kernel-uml/*.ko)."),
     time_mode: Optional[str] = typer.Option(None, help="uml only: inf-cpu (the default), basic or real "
                                                         "(the host's clock)."),
-    kernel: str = typer.Option("lab", help="uml only: lab (make uml) or debug (make uml-debug: KASAN, "
-                                           "lockdep, kmemleak, UBSAN; modules from build/kernel-uml-debug)."),
+    kernel: str = typer.Option("lab", help="lab (qemu: Debian's; uml: make uml) or debug, KASAN, lockdep, "
+                                           "kmemleak, UBSAN (qemu: make debug-kernel-x86, with "
+                                           "DEBUG_ATOMIC_SLEEP, modules from build/kernel-x86-debug; "
+                                           "uml: make uml-debug, modules from build/kernel-uml-debug)."),
     seed: Optional[int] = typer.Option(None, help="uml only: the seed of every random number in the guest "
                                                    "(the same seed repeats an inf-cpu run exactly)."),
 ):
@@ -85,12 +87,10 @@ def run_command(
             raise vm.LabError(f"unknown engine {engine!r}: qemu or uml")
         elif time_mode is not None:
             raise vm.LabError("--time-mode is for the uml engine (qemu's guest runs in real time)")
-        elif kernel != "lab":
-            raise vm.LabError("--kernel is for the uml engine (qemu boots Debian's kernel)")
         elif seed is not None:
             raise vm.LabError("--seed is for the uml engine (a qemu guest in real time cannot repeat a run)")
         else:
-            result = vm.run(command if command is not None else script, **request, cpus=cpus)
+            result = vm.run(command if command is not None else script, **request, cpus=cpus, flavour=kernel)
     except vm.LabError as err:
         _fail(str(err))
     if quiet:
@@ -317,10 +317,12 @@ _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress ba
 def soak_command(
     minutes: float = typer.Option(30.0, help="Minutes of mixed traffic with a `tc qdisc change` every second."),
     out: Path = typer.Option(Path("results") / "soak", help="Folder for summary.txt, summary.json and the run."),
-    kernel: str = typer.Option("debug", help="UML kernel: debug (the soak), or lab for a trial without the checkers."),
+    kernel: str = typer.Option("uml-debug", help="uml-debug (make uml-debug kmod-uml-debug), x86-debug "
+                                                 "(qemu, 2 vCPUs, DEBUG_ATOMIC_SLEEP: make debug-kernel-x86 "
+                                                 "kmod-x86-debug), or uml for a trial without the checkers."),
 ):
-    """Soak sch_confucius in the UML debug kernel (make uml-debug kmod-uml-debug) and print
-    what KASAN, lockdep, UBSAN, debug objects and kmemleak found; exit 1 on any finding."""
+    """Soak sch_confucius in a debug kernel and print what KASAN, lockdep, UBSAN, debug
+    objects and kmemleak found; exit 1 on any finding."""
     from confucius.lab import soak
 
     try:

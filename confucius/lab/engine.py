@@ -62,6 +62,17 @@ def module_name(path: str) -> str:
     return Path(path).name.split(".ko")[0].replace("-", "_")
 
 
+def built_kernel(build: Path, image: Path, make_target: str) -> Kernel:
+    """A kernel the project builds: `image` and the module tree `make modules_install`
+    left in build/modules/lib/modules/<version>/ (LabError naming `make_target` if not)."""
+    module_root = build / "modules" / "lib" / "modules"
+    trees = sorted(module_root.glob("*/modules.dep")) if module_root.is_dir() else []
+    if not image.is_file() or not trees:
+        raise LabError(f"no kernel built in {build}: run `make {make_target}`")
+    tree = trees[-1].parent
+    return Kernel(tree.name, image, tree)
+
+
 # --------------------------------------------------------------------------- module index
 
 def write_module_index(kernel: Kernel, modules: Sequence[Path], into: Path) -> None:

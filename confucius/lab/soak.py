@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """The debug kernel's soak (issue 15): sch_confucius under mixed traffic and a
-`tc qdisc change` every second, inside the UML debug kernel (`make uml-debug`: KASAN,
-lockdep, kmemleak, UBSAN, debug objects), then what the kernel's checkers found.
+`tc qdisc change` every second, inside a debug kernel (KASAN, lockdep, kmemleak, UBSAN,
+debug objects): the UML one (`make uml-debug`) or the x86_64 one under qemu with 2 vCPUs
+and DEBUG_ATOMIC_SLEEP (`make debug-kernel-x86`); then what the kernel's checkers found.
 
 The guest side is tests/kernel/guest_soak.py. This side boots it, then reads the run's
 results: the kernel log cut into reports (each with its kind, title and whether it
@@ -19,11 +20,23 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import uml
-from .engine import KERNEL_PROBLEM, REPO, LabError
+from . import uml, vm
+from .engine import KERNEL_PROBLEM, REPO, LabError, VMResult
 
 GUEST = REPO / "tests" / "kernel" / "guest_soak.py"
 MODULE = "sch_confucius"
+# The kernels the soak runs in, by the names CONFUCIUS_TEST_KERNEL gives them
+# (tests/kernel/guest_kernel.py): engine, flavour, and the source tree whose
+# scripts/faddr2line resolves our module's frames. `uml` is a trial of the soak itself,
+# without the checkers.
+KERNELS = {
+    "uml-debug": ("uml", "debug", uml.FLAVOURS["debug"][0] / "src"),
+    "uml": ("uml", "lab", uml.BUILD_DIR / "src"),
+    "x86-debug": ("qemu", "debug", vm.DEBUG_BUILD / "linux" / "source"),
+}
+# What the guest's traffic is scaled by in each engine (SOAK_SCALE, guest_soak.py): the
+# x86 kernel runs emulated (TCG) and carries far less than UML, which runs natively.
+TRAFFIC_SCALE = {"uml": 1.0, "qemu": 0.1}
 # Wall-clock seconds the run may take beyond the soak: boot, the suites' set-up, two
 # kmemleak scans of a debug kernel and the tear-down.
 OVERHEAD_S = 900.0
@@ -137,10 +150,10 @@ def slab_deltas(before: str, after: str, top: int = 8) -> dict:
             "module_caches": {name: delta for name, delta in growth.items() if "confucius" in name}}
 
 
-def resolve_frames(reports: list[Report], module: Path) -> None:
-    """Our module's frames in each report, as file:line (the kernel's faddr2line on the
-    module built with debug information)."""
-    script = uml.FLAVOURS["debug"][0] / "src" / "scripts" / "faddr2line"
+def resolve_frames(reports: list[Report], module: Path, source: Path) -> None:
+    """Our module's frames in each report, as file:line (the faddr2line of the kernel
+    `source` on the module built with debug information)."""
+    script = source / "scripts" / "faddr2line"
     for report in reports:
         frames = sorted({m.group(1) for line in report.lines for m in MODULE_FRAME.finditer(line)})
         for frame in frames:
@@ -156,14 +169,14 @@ def _read(path: Path) -> str:
     return path.read_text(errors="replace") if path.is_file() else ""
 
 
-def summarise(results: Path, module: Path | None = None) -> dict:
+def summarise(results: Path, module: Path | None = None, source: Path | None = None) -> dict:
     """What the soak in `results` (a run's results folder) carried and what the kernel's
-    checkers found there."""
+    checkers found there (frames in `module` resolved with the kernel `source`'s tools)."""
     soak = json.loads(_read(results / "soak.json") or "{}")
     reports = kernel_reports(_read(results / "dmesg.txt") or _read(results / "console.log"))
     leaks = kmemleak_objects(_read(results / "kmemleak.txt"))
-    if module is not None:
-        resolve_frames(reports + leaks, module)
+    if module is not None and source is not None:
+        resolve_frames(reports + leaks, module, source)
     boot_leaks = kmemleak_objects(_read(results / "kmemleak-boot.txt"))
     summary = {
         "completed": bool(soak),
@@ -243,19 +256,35 @@ def format_summary(summary: dict) -> str:
     return "\n".join(out)
 
 
-def run(minutes: float, out: Path, echo: bool = True, kernel: str = "debug") -> dict:
-    """Boot the debug kernel (or, for a trial of the soak itself, the lab's kernel, which
-    has none of the checkers), soak for `minutes` and write summary.txt and summary.json
-    into `out` (the run's own files in out/run)."""
+def _boot(kernel: str, results: Path, minutes: float, echo: bool) -> VMResult:
+    """The guest side run in the soak kernel named `kernel` (KERNELS)."""
+    engine, flavour, _ = KERNELS[kernel]
+    request = dict(results_dir=results, timeout=minutes * 60 + OVERHEAD_S, echo=echo,
+                   env={"SOAK_MINUTES": str(minutes), "SOAK_SCALE": str(TRAFFIC_SCALE[engine])},
+                   flavour=flavour)
+    if engine == "qemu":
+        return vm.run(GUEST, **request)
+    return uml.run(GUEST, **request, time_mode="real")
+
+
+def _module(kernel: str) -> Path:
+    engine, flavour, _ = KERNELS[kernel]
+    built = vm.FLAVOURS[flavour] if engine == "qemu" else uml.FLAVOURS[flavour][1]
+    return built / f"{MODULE}.ko"
+
+
+def run(minutes: float, out: Path, echo: bool = True, kernel: str = "uml-debug") -> dict:
+    """Boot a debug kernel (KERNELS; or, for a trial of the soak itself, the lab's UML
+    kernel, which has none of the checkers), soak for `minutes` and write summary.txt and
+    summary.json into `out` (the run's own files in out/run)."""
     if not minutes > 0:
         raise LabError(f"the soak needs a positive number of minutes, got {minutes!r}")
-    if kernel not in uml.FLAVOURS:
-        raise LabError(f"unknown UML kernel {kernel!r}; known: {', '.join(uml.FLAVOURS)}")
+    if kernel not in KERNELS:
+        raise LabError(f"unknown soak kernel {kernel!r}; known: {', '.join(KERNELS)}")
     results = out / "run"
     results.mkdir(parents=True, exist_ok=True)
-    result = uml.run(GUEST, results_dir=results, timeout=minutes * 60 + OVERHEAD_S, echo=echo,
-                     env={"SOAK_MINUTES": str(minutes)}, time_mode="real", flavour=kernel)
-    summary = summarise(results, uml.FLAVOURS[kernel][1] / f"{MODULE}.ko")
+    result = _boot(kernel, results, minutes, echo)
+    summary = summarise(results, _module(kernel), KERNELS[kernel][2])
     summary["kernel"] = kernel
     summary["guest"] = {"returncode": result.returncode, "wall_s": round(result.duration, 1),
                         "timed_out": result.timed_out, "output_tail": result.output[-2000:]}

@@ -32,7 +32,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
-from .engine import (REPO, Kernel, LabError, VMResult, check_request, job, machine_slot,
+from .engine import (REPO, Kernel, LabError, VMResult, built_kernel, check_request, job, machine_slot,
                      project_modules, supervise)
 
 BUILD_DIR = REPO / "build" / "uml"
@@ -70,13 +70,7 @@ def kernel(flavour: str = "lab") -> Kernel:
     if flavour not in FLAVOURS:
         raise LabError(f"unknown UML kernel {flavour!r}; known: {', '.join(FLAVOURS)}")
     build = FLAVOURS[flavour][0]
-    module_root = build / "modules" / "lib" / "modules"
-    trees = sorted(module_root.glob("*/modules.dep")) if module_root.is_dir() else []
-    if not (build / "linux").is_file() or not trees:
-        target = "uml" if flavour == "lab" else f"uml-{flavour}"
-        raise LabError(f"no UML kernel in {build}: run `make {target}`")
-    tree = trees[-1].parent
-    return Kernel(tree.name, build / "linux", tree)
+    return built_kernel(build, build / "linux", "uml" if flavour == "lab" else f"uml-{flavour}")
 
 
 def _check_time_mode(time_mode: str) -> None:

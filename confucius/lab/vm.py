@@ -31,7 +31,8 @@ from typing import Mapping, Sequence
 
 # TC_PLUGINS and VMResult are read through this module by the runner and tests.
 from .engine import (PROJECT_MODULES, REPO, TC_PLUGINS, Kernel, LabError, VMResult,  # noqa: F401
-                     check_request, job, machine_slot, module_name, project_modules, supervise)
+                     built_kernel, check_request, job, machine_slot, module_name, project_modules,
+                     supervise)
 
 BUILD_DIR = REPO / "build" / "lab"
 INIT_SCRIPT = REPO / "vm" / "initramfs" / "init"
@@ -45,6 +46,14 @@ BUSYBOX = Path("/bin/busybox")
 # What stage 1 needs for its mounts; everything else loads from the host root.
 INITRAMFS_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
 BOOT_TARGET_S = 15.0
+# The kernels the engine boots, by name: Debian's installed one (`lab`), or the x86_64
+# debug kernel `make debug-kernel-x86` builds (KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
+# kmemleak, UBSAN; vm/README.md); and the folder of the project's modules built against it.
+DEBUG_BUILD = REPO / "build" / "debug-x86"
+FLAVOURS = {
+    "lab": PROJECT_MODULES,
+    "debug": REPO / "build" / "kernel-x86-debug",
+}
 KVM_PROBE_TIMEOUT_S = 20.0
 # --------------------------------------------------------------------------- the kernel
 
@@ -63,6 +72,22 @@ def detect_kernel(boot: Path = Path("/boot"), lib_modules: Path = Path("/lib/mod
         raise LabError(f"no kernel with modules found ({boot}/vmlinuz-*, {lib_modules}/*/); "
                        "install linux-image-amd64 (make deps)")
     return max(found, key=lambda k: _version_key(k.version))
+
+
+def kernel(flavour: str = "lab") -> Kernel:
+    """The kernel a flavour names (FLAVOURS), with its module tree."""
+    if flavour not in FLAVOURS:
+        raise LabError(f"unknown qemu kernel {flavour!r}; known: {', '.join(FLAVOURS)}")
+    if flavour == "lab":
+        return detect_kernel()
+    return built_kernel(DEBUG_BUILD, DEBUG_BUILD / "linux" / "arch" / "x86" / "boot" / "bzImage",
+                        "debug-kernel-x86")
+
+
+def builtin_modules(modules_dir: Path) -> set[str]:
+    """The modules compiled into the kernel (modules.builtin), which need no loading."""
+    listing = modules_dir / "modules.builtin"
+    return {module_name(line) for line in listing.read_text().split()} if listing.is_file() else set()
 
 
 def module_load_order(modules_dir: Path, names: Sequence[str]) -> list[Path]:
@@ -127,7 +152,8 @@ def vmlinux(kernel: Kernel) -> Path:
     guest decompress 8 MB of xz under emulation: about 6 s of every boot, here.
     """
     name = f"vmlinux-{kernel.version}-{_file_digest(kernel.image)}"
-    return _build_once(BUILD_DIR / name, "vmlinux-*", lambda: _decompressed_kernel(kernel.image))
+    return _build_once(BUILD_DIR / name, f"vmlinux-{kernel.version}-*",
+                       lambda: _decompressed_kernel(kernel.image))
 
 
 # --------------------------------------------------------------------------- the initramfs
@@ -147,7 +173,8 @@ def _read_module(path: Path) -> bytes:
 
 
 def _initramfs_archive(kernel: Kernel) -> bytes:
-    modules = module_load_order(kernel.modules, INITRAMFS_MODULES)
+    builtin = builtin_modules(kernel.modules)
+    modules = module_load_order(kernel.modules, [m for m in INITRAMFS_MODULES if m not in builtin])
     module_files = {f"{module_name(str(m))}.ko": _read_module(m) for m in modules}
     entries = [_cpio_entry(d, 0o040755) for d in ("bin", "dev", "proc", "sys", "newroot", "modules")]
     # The kernel opens /dev/console for init before anything is mounted.
@@ -163,7 +190,8 @@ def _initramfs_archive(kernel: Kernel) -> bytes:
 def initramfs(kernel: Kernel) -> Path:
     """The stage-1 initramfs for `kernel`, built into build/lab/ when its inputs change."""
     name = f"initramfs-{kernel.version}-{_file_digest(INIT_SCRIPT, BUSYBOX)}.cpio"
-    return _build_once(BUILD_DIR / name, "initramfs-*.cpio", lambda: _initramfs_archive(kernel))
+    return _build_once(BUILD_DIR / name, f"initramfs-{kernel.version}-*.cpio",
+                       lambda: _initramfs_archive(kernel))
 
 
 # --------------------------------------------------------------------------- host checks
@@ -218,7 +246,15 @@ def _check_request(script, timeout, cpus, memory, env, accel) -> None:
         raise LabError(f"accel must be kvm or tcg, got {accel!r}")
 
 
-def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
+def boot_image(kernel: Kernel, flavour: str) -> Path:
+    """What qemu boots: Debian's kernel uncompressed, through its PVH entry (vmlinux());
+    the debug kernel as its bzImage, through the kernel's own start, which sets KASAN's
+    shadow up before instrumented code runs (the PVH entry's xen_prepare_pvh is
+    instrumented and runs first: a triple fault)."""
+    return vmlinux(kernel) if flavour == "lab" else kernel.image
+
+
+def _qemu_command(kernel: Kernel, image: Path, accel: str, cpus: int, memory: str, ctl: Path,
                   results: Path, interactive: bool) -> list[str]:
     accel_opts = ["-accel", "kvm", "-cpu", "host"] if accel == "kvm" else \
         ["-accel", "tcg,thread=multi", "-cpu", "max"]
@@ -231,7 +267,7 @@ def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
     return [
         QEMU, "-nodefaults", "-no-user-config", "-no-reboot", "-machine", "q35", *accel_opts,
         "-smp", str(cpus), "-m", memory,
-        "-kernel", str(vmlinux(kernel)), "-initrd", str(initramfs(kernel)), "-append", append,
+        "-kernel", str(image), "-initrd", str(initramfs(kernel)), "-append", append,
         "-display", "none", "-serial", "mon:stdio" if interactive else "stdio",
         "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
         "-virtfs", f"local,path={_qemu_path(results)},mount_tag=results,security_model=none",
@@ -239,27 +275,38 @@ def _qemu_command(kernel: Kernel, accel: str, cpus: int, memory: str, ctl: Path,
     ]
 
 
+def _module_tree_settings(kernel: Kernel) -> dict[str, str]:
+    """Stage 1's LAB_MODULE_TREE: a kernel of our build has its module tree in build/,
+    not at /lib/modules/<version> of the host root."""
+    if kernel.modules == Path("/lib/modules") / kernel.version:
+        return {}
+    return {"LAB_MODULE_TREE": str(kernel.modules)}
+
+
 def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float = 300.0,
         cpus: int = 2, memory: str = "2G", env: Mapping[str, str] | None = None,
         args: Sequence[str] = (), modules: Sequence[os.PathLike] | None = None,
-        accel: str | None = None, echo: bool = False, interactive: bool = False) -> VMResult:
+        accel: str | None = None, echo: bool = False, interactive: bool = False,
+        flavour: str = "lab") -> VMResult:
     """Boot the lab VM, run `script` as root inside it and return how it went.
 
     `script` is shell text (run with bash unless it starts with #!) or a path to a script
     file. `results_dir` is created if needed and is writable inside at the same path
-    ($RESULTS). `modules` are the project's .ko files to make loadable (default: all of
-    build/kernel/*.ko, if any). The VM is killed after `timeout` seconds in all (boot
-    included). `echo` prints the console live; `interactive` connects it to this terminal.
+    ($RESULTS). `modules` are the project's .ko files to make loadable (default: all .ko
+    files in the flavour's folder of FLAVOURS, if any). The VM is killed after `timeout`
+    seconds in all (boot included). `echo` prints the console live; `interactive` connects
+    it to this terminal. `flavour` names the kernel: `lab` (Debian's) or `debug`.
     """
     env = dict(env or {})
     _check_request(script, timeout, cpus, memory, env, accel)
-    modules = project_modules(modules, PROJECT_MODULES)
     ensure_packages()
-    kernel = detect_kernel()
+    booted = kernel(flavour)
+    modules = project_modules(modules, FLAVOURS[flavour])
     accel = accel or accelerator()
-    with job("qemu", script, args, kernel, results_dir=results_dir, modules=modules, env=env,
-             interactive=interactive) as run_job:
-        qemu = _qemu_command(kernel, accel, cpus, memory, run_job.ctl, run_job.results, interactive)
+    with job("qemu", script, args, booted, results_dir=results_dir, modules=modules, env=env,
+             interactive=interactive, settings=_module_tree_settings(booted)) as run_job:
+        qemu = _qemu_command(booted, boot_image(booted, flavour), accel, cpus, memory, run_job.ctl,
+                             run_job.results, interactive)
         with machine_slot():
             return supervise(qemu, run_job.nonce, run_job.results, timeout, echo, interactive)
 

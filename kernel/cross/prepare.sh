@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
-# Prepares a kernel tree for building sch_confucius.ko for one router architecture:
+# Prepares a kernel tree for building sch_confucius.ko for one router architecture (and,
+# with an empty CROSS_COMPILE, the x86 debug kernel of mk/debug-x86.mk):
 #   prepare.sh SRC OUT ARCH CROSS_COMPILE DEFCONFIG FRAGMENT [TARGET...]
 # SRC is a clean linux-source-6.1 tree (shared by every architecture); OUT receives the
 # configuration and what the targets build (`make O=OUT`): DEFCONFIG merged with the

@@ -49,6 +49,28 @@ def test_kernel_is_uncompressed_for_a_pvh_boot(kernel):
     assert "(0x00000012)" in notes  # XEN_ELFNOTE_PHYS32_ENTRY: the entry qemu's PVH boot uses
 
 
+def test_a_kernel_of_our_build_needs_its_image_and_module_tree(tmp_path):
+    with pytest.raises(vm.LabError, match="run `make debug-kernel-x86`"):
+        vm.built_kernel(tmp_path, tmp_path / "vmlinux", "debug-kernel-x86")
+    (tmp_path / "vmlinux").write_bytes(b"\x7fELF")
+    tree = tmp_path / "modules" / "lib" / "modules" / "6.1.99"
+    tree.mkdir(parents=True)
+    (tree / "modules.dep").write_text("")
+    assert vm.built_kernel(tmp_path, tmp_path / "vmlinux", "debug-kernel-x86") == \
+        vm.Kernel("6.1.99", tmp_path / "vmlinux", tree)
+
+
+def test_modules_built_into_the_kernel_stay_out_of_the_initramfs(tmp_path):
+    """The debug kernel has 9p, virtio and overlay built in: stage 1 loads nothing."""
+    (tmp_path / "modules.dep").write_text("overlay.ko:\n")
+    (tmp_path / "overlay.ko").write_bytes(b"\x7fELF")
+    (tmp_path / "modules.builtin").write_text(
+        "kernel/drivers/virtio/virtio_pci.ko\nkernel/net/9p/9pnet_virtio.ko\nkernel/fs/9p/9p.ko\n")
+    assert vm.builtin_modules(tmp_path) == {"virtio_pci", "9pnet_virtio", "9p"}
+    archive = vm._initramfs_archive(vm.Kernel("6.1.99", tmp_path / "vmlinux", tmp_path))
+    assert b"modules/overlay.ko" in archive and b"modules/9p.ko" not in archive
+
+
 @pytest.mark.parametrize("change, message", [
     ({"timeout": 0}, "timeout must be positive"),
     ({"cpus": 0}, "cpus must be a positive integer"),
@@ -57,6 +79,7 @@ def test_kernel_is_uncompressed_for_a_pvh_boot(kernel):
     ({"modules": ["/nonexistent/sch_x.ko"]}, "kernel module not found"),
     ({"script": Path("/nonexistent/script.sh")}, "no such script"),
     ({"accel": "hvf"}, "accel must be kvm or tcg"),
+    ({"flavour": "nope"}, "unknown qemu kernel 'nope'"),
 ])
 def test_bad_requests_are_refused_before_anything_happens(tmp_path, change, message):
     request = {"script": "true", "results_dir": tmp_path / "results", **change}

@@ -178,7 +178,7 @@ def test_a_trial_in_a_kernel_without_kmemleak_says_so(tmp_path):
 
 
 def test_soak_refuses_an_unknown_kernel(tmp_path):
-    with pytest.raises(soak.LabError, match="unknown UML kernel"):
+    with pytest.raises(soak.LabError, match="unknown soak kernel 'qemu'; known: uml-debug, uml, x86-debug"):
         soak.run(1, tmp_path, kernel="qemu")
     assert not any(tmp_path.iterdir())
 
@@ -194,16 +194,23 @@ def test_soak_refuses_a_duration_that_is_not_positive(tmp_path):
     assert not any(tmp_path.iterdir())
 
 
-TREE = REPO / "build" / "uml" / "src"
+# Each debug kernel's fragment and the unpacked linux-source-6.1 tree it is built from.
+FRAGMENTS = {
+    "uml": (REPO / "kernel" / "uml" / "debug.config", REPO / "build" / "uml" / "src", "make uml"),
+    "x86": (REPO / "kernel" / "debug-x86" / "debug.config", REPO / "build" / "cross" / "src",
+            "make debug-kernel-x86"),
+}
 
 
-@pytest.mark.skipif(not (TREE / "Kconfig").is_file(), reason="no UML kernel tree: run `make uml`")
-def test_debug_fragment_names_only_options_the_kernel_has():
-    """Every option of kernel/uml/debug.config is defined in the kernel's Kconfig (the build
-    also fails when Kconfig drops one for unmet dependencies)."""
-    fragment = (REPO / "kernel" / "uml" / "debug.config").read_text()
-    named = set(re.findall(r"^(?:# )?CONFIG_(\w+)[= ]", fragment, re.M))
+@pytest.mark.parametrize("name", sorted(FRAGMENTS))
+def test_debug_fragment_names_only_options_the_kernel_has(name):
+    """Every option of a debug kernel's fragment is defined in the kernel's Kconfig (the
+    build also fails when Kconfig drops one for unmet dependencies)."""
+    path, tree, make = FRAGMENTS[name]
+    if not (tree / "Kconfig").is_file():
+        pytest.skip(f"no kernel tree in {tree}: run `{make}`")
+    named = set(re.findall(r"^(?:# )?CONFIG_(\w+)[= ]", path.read_text(), re.M))
     defined = set()
-    for kconfig in TREE.rglob("Kconfig*"):
+    for kconfig in tree.rglob("Kconfig*"):
         defined |= set(re.findall(r"^\s*(?:menu)?config (\w+)", kconfig.read_text(errors="replace"), re.M))
     assert named and named <= defined, sorted(named - defined)
