@@ -291,7 +291,7 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     """Boot the lab VM, run `script` as root inside it and return how it went.
 
     `script` is shell text (run with bash unless it starts with #!) or a path to a script
-    file. `results_dir` is created if needed and is writable inside at the same path
+    file. `results_dir` is created if needed and is writable inside at /run/lab/results
     ($RESULTS). `modules` are the project's .ko files to make loadable (default: all .ko
     files in the flavour's folder of FLAVOURS, if any). The VM is killed after `timeout`
     seconds in all (boot included). `echo` prints the console live; `interactive` connects
