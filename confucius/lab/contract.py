@@ -182,7 +182,8 @@ class Warmup(Record):
     over the last `hold_s` is within ±`tolerance` of the mean over the `hold_s` before
     (guest/rt.py); at `max_s` the load starts anyway. A rate-adaptive flow that converged
     below `min_share` of its fair share of the link is warmed up afresh, at most `retries`
-    times (a warm-up that settles low is a lab defect, not data). The scenario's and the
+    times (a warm-up that settles low is a lab defect, not data). Each load then waits a
+    further `PageSpec.phase_s`, drawn for it from [0, `phase_s`). The scenario's and the
     spec's (scenario.py reads it)."""
     min_s: float
     max_s: float
@@ -190,6 +191,7 @@ class Warmup(Record):
     tolerance: float
     min_share: float
     retries: int
+    phase_s: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -207,6 +209,7 @@ class PageSpec(Record):
     file: str
     key: str                        # the scenario's name for it
     unit_key: str                   # this page under this run's conditions
+    phase_s: float = 0.0            # the wait between the RT flow's warm-up and this load
 
 
 @dataclass(frozen=True)

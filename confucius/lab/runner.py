@@ -21,6 +21,7 @@ import hashlib
 import json
 import os
 import platform
+import random
 import secrets
 import shutil
 import subprocess
@@ -152,7 +153,7 @@ def _conditions(scenario: Scenario, cell: Cell) -> dict:
         # units keep their keys.
         "tc": _commands(scenario, cell, htb_burst_s=None),
         "rt": [f.label for f in cell.rt], "rt_settings": scenario.rt.__dict__,
-        "warmup": scenario.warmup.__dict__,
+        "warmup": _warmup_conditions(scenario),
         "web": None if web is None else {k: getattr(web, k) for k in
                                          ("mode", "interval_s", "settle_s", "cca", "max_per_domain", "timeout_s")},
         "bulk": [b.__dict__ for b in scenario.bulk],
@@ -170,6 +171,26 @@ def _conditions(scenario: Scenario, cell: Cell) -> dict:
     if scenario.flent is not None:
         conditions["flent"] = scenario.flent.to_dict()
     return conditions
+
+
+def _warmup_conditions(scenario: Scenario) -> dict:
+    # The phase only when set, so that the keys of scenarios without it stay as they were.
+    conditions = dict(scenario.warmup.__dict__)
+    if not conditions["phase_s"]:
+        del conditions["phase_s"]
+    return conditions
+
+
+def load_phase_s(scenario: Scenario, cell: Cell, ref: PageRef) -> float:
+    """How long a load waits after its RT flow's warm-up: drawn from [0, [warmup] phase)
+    by the scenario's seed, the repetition and the page, so every scheduler meets the page
+    at the same moment of its RT flow's life, and the pages meet a controller's periodic
+    behaviour (TCP-BBR probes its minimum RTT 10 s into a connection, then every 10 s) at
+    phases spread over its period rather than at one."""
+    if not scenario.warmup.phase_s:
+        return 0.0
+    draw = random.Random(f"load-phase/{scenario.seed}/{cell.repetition}/{ref.key}")
+    return round(draw.uniform(0, scenario.warmup.phase_s), 3)
 
 
 def scenario_seed(scenario: Scenario, cell: Cell) -> int | None:
@@ -338,8 +359,8 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
         web=None if web is None else c.WebSpec(cca=web.cca, max_per_domain=web.max_per_domain,
                                                timeout_s=web.timeout_s, interval_s=web.interval_s,
                                                settle_s=web.settle_s),
-        pages=[c.PageSpec(**page, key=ref.key, unit_key=unit) for page, (ref, unit) in
-               zip(inputs.get("pages", []), task.pages)],
+        pages=[c.PageSpec(**page, key=ref.key, unit_key=unit, phase_s=load_phase_s(scenario, task.cell, ref))
+               for page, (ref, unit) in zip(inputs.get("pages", []), task.pages)],
         hosts=inputs.get("hosts"), addresses=inputs.get("addresses", []),
         bulk=list(scenario.bulk), probes=scenario.probes,
         duration_s=scenario.duration_s, stats_interval_s=scenario.stats_interval_s,

@@ -478,7 +478,8 @@ def _read_warmup(t: _Table | None) -> Warmup:
     data = t or _Table({}, "warmup", Path())
     warmup = Warmup(min_s=data.time("min", "5s"), max_s=data.time("max", "90s"),
                     hold_s=data.time("hold", "3s"), tolerance=data.number("tolerance", 0.1, 0.001, 1),
-                    min_share=data.number("min_share", 0.5, 0, 1), retries=data.integer("retries", 2, 0, 5))
+                    min_share=data.number("min_share", 0.5, 0, 1), retries=data.integer("retries", 2, 0, 5),
+                    phase_s=data.time("phase", 0, positive=False))
     if warmup.min_s > warmup.max_s or warmup.hold_s > warmup.max_s:
         raise data.error("max", "must be at least min and hold")
     data.done()

@@ -93,6 +93,9 @@ def differences(scenario: Scenario) -> list[str]:
     """What the simulator runs otherwise than the lab would, for the user to read."""
     notes = [f"the RT flow runs alone for [sim] warmup = {scenario.sim.warmup_s:g} s before each page "
              f"(the lab warms it up until it converges)"]
+    if scenario.warmup.phase_s:
+        notes.append(f"warmup.phase = {scenario.warmup.phase_s:g} s: every page starts right after "
+                     f"the warm-up (the lab waits a drawn part of it)")
     if scenario.rt.retransmit_s > 0:
         notes.append(f"rt.retransmit = {scenario.rt.retransmit_s * 1e3:g} ms: the simulated RT flow "
                      f"resends nothing (lost packets stay lost)")

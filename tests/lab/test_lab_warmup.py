@@ -1,12 +1,16 @@
 # SPDX-License-Identifier: MIT
 """Warm-ups that settle low are warmed up again, and the logs of a replaced one are not read
-as the new one's; runs in real time wait for a calm host."""
+as the new one's; each load's phase after its warm-up is drawn per page, the same under every
+scheduler; runs in real time wait for a calm host."""
 
+import json
+import os
+import sqlite3
 from pathlib import Path
 
 import pytest
 
-from confucius.lab import runner
+from confucius.lab import runner, uml
 from confucius.lab import scenario as sc
 from confucius.lab.contract import RtFlowSpec, RtSpec
 from confucius.lab.guest.rt import RtSession, Warm, fresh_logs
@@ -27,9 +31,9 @@ pages = ["amazon"]
 
 @pytest.fixture
 def scenario(tmp_path: Path):
-    def load(extra: str = "") -> sc.Scenario:
+    def load(extra: str = "", top: str = "") -> sc.Scenario:
         path = tmp_path / "warm.toml"
-        path.write_text(SCENARIO + extra)
+        path.write_text(top + SCENARIO + extra)
         return sc.load(path)
     return load
 
@@ -68,6 +72,38 @@ def test_min_share_zero_never_warms_up_again():
     assert not session([("copa", 8e6)]).settled_low(warm([1.0]), 0.0)
 
 
+def test_without_a_phase_every_load_follows_its_warm_up_and_the_keys_are_as_before(scenario):
+    s = scenario()
+    cell = runner.cells(s)[0]
+    assert s.warmup.phase_s == 0 and runner.load_phase_s(s, cell, sc.PageRef("amazon")) == 0
+    assert "phase_s" not in runner._conditions(s, cell)["warmup"]
+
+
+def test_a_load_s_phase_is_drawn_per_page_and_repetition_the_same_under_every_scheduler(scenario):
+    s = scenario('[warmup]\nphase = "10s"\n')
+    assert runner._conditions(s, runner.cells(s)[0])["warmup"]["phase_s"] == 10.0
+    pages = [sc.PageRef(f"p{n:04d}") for n in range(400)]
+    by_cell = [[runner.load_phase_s(s, cell, page) for page in pages] for cell in runner.cells(s)]
+    phases = by_cell[0]
+    assert all(drawn == phases for drawn in by_cell)      # two controllers, one draw
+    assert all(0 <= phase < 10 for phase in phases) and len(set(phases)) > 390
+    # Spread over the period: each second of it gets about a tenth of the pages.
+    per_second = [sum(int(phase) == second for phase in phases) for second in range(10)]
+    print("pages per second of the phase:", per_second)
+    assert min(per_second) >= 20
+    again = scenario('[warmup]\nphase = "10s"\n')
+    assert [runner.load_phase_s(again, runner.cells(again)[0], page) for page in pages] == phases
+    other_repetition = runner.Cell(runner.cells(s)[0].scheduler, runner.cells(s)[0].rt, 1)
+    assert [runner.load_phase_s(s, other_repetition, page) for page in pages] != phases
+    reseeded = scenario('[warmup]\nphase = "10s"\n', top="seed = 5\n")
+    assert [runner.load_phase_s(reseeded, runner.cells(reseeded)[0], page) for page in pages] != phases
+
+
+def test_a_negative_phase_is_refused(scenario):
+    with pytest.raises(sc.ScenarioError, match="phase"):
+        scenario('[warmup]\nphase = "-1s"\n')
+
+
 def test_a_real_time_run_waits_while_the_host_steals(monkeypatch):
     monkeypatch.setattr(runner, "STEAL_WINDOW_S", 0.5)
     windows = iter([0.30, 0.12, 0.01, 0.30])
@@ -91,3 +127,47 @@ def test_a_replaced_warm_up_s_logs_are_gone_before_the_next_one_starts(tmp_path)
         (tmp_path / name).write_text("time_ns,target_bps\n1000,5000000\n")
     assert fresh_logs(tmp_path / "s0-f0") == (tmp_path / "s0-f0-frames.csv", tmp_path / "s0-f0-rate.csv")
     assert list(tmp_path.iterdir()) == []
+
+
+PHASED = """
+name = "phased"
+engine = "uml"
+[uml]
+seed = 3
+[link]
+rate = "20mbit"
+rtt = "40ms"
+[schedulers]
+names = ["fq_codel"]
+[rt]
+controllers = ["fixed-2mbit"]
+[warmup]
+min = "2s"
+max = "4s"
+hold = "1s"
+phase = "3s"
+[web]
+pages = ["flows-5-size-102400"]
+settle = "1s"
+"""
+
+
+@pytest.mark.skipif(not uml.KERNEL_BINARY.is_file() or os.geteuid() != 0,
+                    reason="needs the UML kernel (`make uml`) and root")
+def test_a_load_starts_its_drawn_phase_after_the_warm_up(tmp_path):
+    path = tmp_path / "phased.toml"
+    path.write_text(PHASED)
+    scenario = sc.load(path)
+    db = tmp_path / "lab.sqlite"
+    report = runner.run_matrix(scenario, db_path=db, results_root=tmp_path / "runs",
+                               resume=False, attempts=1, max_failures=1, progress=False)
+    assert report.failed == 0
+    phase = runner.load_phase_s(scenario, runner.cells(scenario)[0], scenario.web.pages[0])
+    with sqlite3.connect(db) as conn:
+        [(spec,)] = conn.execute("SELECT spec FROM runs").fetchall()
+        [(load_start, warmup_s)] = conn.execute("SELECT load_start_ns, warmup_s FROM pages").fetchall()
+        [(rt_start,)] = conn.execute("SELECT started_ns FROM flows WHERE kind = 'rt' AND session = 0").fetchall()
+    waited = (load_start - rt_start) / 1e9 - warmup_s
+    print(f"phase drawn {phase:.3f} s, waited {waited:.3f} s after a warm-up of {warmup_s:.3f} s")
+    assert json.loads(spec)["pages"][0]["phase_s"] == phase > 0
+    assert phase <= waited < phase + 0.1

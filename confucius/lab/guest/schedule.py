@@ -33,22 +33,25 @@ def tail(session: RtSession, since_ns: int, settle_s: float) -> tuple[int, bool]
     return now_ns(), calm
 
 
-def earliest_load_ns(session: RtSession, warmup: Warmup) -> int:
+def earliest_load_ns(session: RtSession, warmup: Warmup, phase_s: float) -> int:
     """The earliest a load can follow the session's start: its warm-up's minimum, and two
-    `hold` windows of rate log (RtSession.converged)."""
-    return session.started_ns + int(max(warmup.min_s, 2 * warmup.hold_s) * 1e9)
+    `hold` windows of rate log (RtSession.converged), then the load's phase."""
+    return session.started_ns + int((max(warmup.min_s, 2 * warmup.hold_s) + phase_s) * 1e9)
 
 
 def warmed_session(number: int, ctx: Context, flows: FlowSampler) -> tuple[RtSession, Warm]:
-    """A fresh RT session, warmed up. One that settled below its share of the link is
-    stopped and replaced, at most `retries` times; the warm-up returned counts them all."""
+    """A fresh RT session, warmed up, for the load of page `number`. One that settled below
+    its share of the link is stopped and replaced, at most `retries` times; the warm-up
+    returned counts them all. Then the load's phase passes (PageSpec.phase_s)."""
     warmup, attempt = ctx.spec.warmup, 1
+    phase_s = ctx.spec.pages[number].phase_s if number < len(ctx.spec.pages) else 0.0
     while True:
         session = RtSession(number, ctx.spec.rt, ctx.procs, ctx.scratch)
         session.start()
-        flows.arm(earliest_load_ns(session, warmup))
+        flows.arm(earliest_load_ns(session, warmup, phase_s))
         warm = session.warm_up(warmup)
         if attempt > warmup.retries or not session.settled_low(warm, warmup.min_share):
+            time.sleep(phase_s)
             return session, dataclasses.replace(warm, warmups=attempt)
         session.stop()
         flows.relax()
