@@ -20,20 +20,14 @@ import subprocess
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from . import uml, vm
+from . import kernels
 from .engine import KERNEL_PROBLEM, REPO, LabError, VMResult
 
 GUEST = REPO / "tests" / "kernel" / "guest_soak.py"
 MODULE = "sch_confucius"
-# The kernels the soak runs in, by the names CONFUCIUS_TEST_KERNEL gives them
-# (tests/kernel/guest_kernel.py): engine, flavour, and the source tree whose
-# scripts/faddr2line resolves our module's frames. `uml` is a trial of the soak itself,
-# without the checkers.
-KERNELS = {
-    "uml-debug": ("uml", "debug", uml.FLAVOURS["debug"][0] / "src"),
-    "uml": ("uml", "lab", uml.BUILD_DIR / "src"),
-    "x86-debug": ("qemu", "debug", vm.DEBUG_BUILD / "linux" / "source"),
-}
+# The kernels the soak runs in (kernels.KERNELS): the debug kernels, and `uml` for a
+# trial of the soak itself, without the checkers.
+KERNELS = ("uml-debug", "uml", "x86-debug")
 # What the guest's traffic is scaled by in each engine (SOAK_SCALE, guest_soak.py): the
 # x86 kernel runs emulated (TCG) and carries far less than UML, which runs natively.
 TRAFFIC_SCALE = {"uml": 1.0, "qemu": 0.1}
@@ -256,21 +250,10 @@ def format_summary(summary: dict) -> str:
     return "\n".join(out)
 
 
-def _boot(kernel: str, results: Path, minutes: float, echo: bool) -> VMResult:
-    """The guest side run in the soak kernel named `kernel` (KERNELS)."""
-    engine, flavour, _ = KERNELS[kernel]
-    request = dict(results_dir=results, timeout=minutes * 60 + OVERHEAD_S, echo=echo,
-                   env={"SOAK_MINUTES": str(minutes), "SOAK_SCALE": str(TRAFFIC_SCALE[engine])},
-                   flavour=flavour)
-    if engine == "qemu":
-        return vm.run(GUEST, **request)
-    return uml.run(GUEST, **request, time_mode="real")
-
-
-def _module(kernel: str) -> Path:
-    engine, flavour, _ = KERNELS[kernel]
-    built = vm.FLAVOURS[flavour] if engine == "qemu" else uml.FLAVOURS[flavour][1]
-    return built / f"{MODULE}.ko"
+def _boot(kernel: kernels.GuestKernel, results: Path, minutes: float, echo: bool) -> VMResult:
+    """The guest side run in the soak kernel `kernel`."""
+    return kernel.run(GUEST, results_dir=results, timeout=minutes * 60 + OVERHEAD_S, echo=echo,
+                      env={"SOAK_MINUTES": str(minutes), "SOAK_SCALE": str(TRAFFIC_SCALE[kernel.engine])})
 
 
 def run(minutes: float, out: Path, echo: bool = True, kernel: str = "uml-debug") -> dict:
@@ -279,12 +262,11 @@ def run(minutes: float, out: Path, echo: bool = True, kernel: str = "uml-debug")
     summary.json into `out` (the run's own files in out/run)."""
     if not minutes > 0:
         raise LabError(f"the soak needs a positive number of minutes, got {minutes!r}")
-    if kernel not in KERNELS:
-        raise LabError(f"unknown soak kernel {kernel!r}; known: {', '.join(KERNELS)}")
+    guest = kernels.named(kernel, KERNELS, "soak kernel")
     results = out / "run"
     results.mkdir(parents=True, exist_ok=True)
-    result = _boot(kernel, results, minutes, echo)
-    summary = summarise(results, _module(kernel), KERNELS[kernel][2])
+    result = _boot(guest, results, minutes, echo)
+    summary = summarise(results, guest.modules / f"{MODULE}.ko", guest.source)
     summary["kernel"] = kernel
     summary["guest"] = {"returncode": result.returncode, "wall_s": round(result.duration, 1),
                         "timed_out": result.timed_out, "output_tail": result.output[-2000:]}
