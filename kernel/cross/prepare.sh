@@ -27,11 +27,15 @@ kmake "$defconfig" >/dev/null
 "$src"/scripts/kconfig/merge_config.sh -m -O "$out" "$out/.config" "$fragment" >/dev/null
 kmake olddefconfig >/dev/null
 
-# Kconfig silently drops an option whose dependencies are not met: name each one.
+# Kconfig silently drops an option whose dependencies are not met, and another option's
+# `select` can turn on one the fragment turns off: name each one.
 missing=0
 while read -r line; do
 	case $line in
 	CONFIG_*=*) grep -qx "$line" "$out/.config" || { echo "cross: Kconfig dropped $line" >&2; missing=1; } ;;
+	"# CONFIG_"*" is not set")
+		option=${line#\# }; option=${option%% *}
+		! grep -q "^$option=" "$out/.config" || { echo "cross: Kconfig set $option, which the fragment turns off" >&2; missing=1; } ;;
 	esac
 done < "$fragment"
 [ "$missing" = 0 ]
