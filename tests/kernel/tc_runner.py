@@ -27,6 +27,10 @@ import nlqdisc  # noqa: E402  (beside this file, not a package)
 
 CASES_DIR = HERE / "tc_cases"
 COMMAND_TIMEOUT_S = 30
+# Linux's SO_SNDBUFFORCE (the socket module names only SO_SNDBUF), and what a datagram
+# costs the send buffer beyond its payload (its sk_buff; generous).
+SO_SNDBUFFORCE = 32
+DATAGRAM_OVERHEAD = 4096
 # What makes a command need bash.
 SHELL_SYNTAX = re.compile(r"[|&;<>()`*?~]|\$\w")
 
@@ -108,8 +112,11 @@ def json_mismatches(actual, expected, where: str = "$") -> list[str]:
 
 
 def send_udp(peer: str, port: int, count: int, size: int) -> None:
-    """`count` datagrams of `size` bytes from one socket: one flow."""
+    """`count` datagrams of `size` bytes from one socket: one flow. The datagrams count
+    against the socket's send buffer until the shaper lets them out, so the buffer is made
+    to hold them all (as root, past wmem_max): the send must not wait for the qdisc."""
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, SO_SNDBUFFORCE, count * (size + DATAGRAM_OVERHEAD))
         sock.settimeout(COMMAND_TIMEOUT_S)
         sock.connect((peer, port))
         for _ in range(count):
