@@ -379,7 +379,7 @@ def vm_timeout(scenario: Scenario, task: Task) -> float:
         return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + writers
     web = scenario.web
     warmups = (w.retries + 1) * (w.max_s + IDLE_S + 10)
-    per_page = warmups + web.interval_s + web.timeout_s + web.settle_s + IDLE_S + 30
+    per_page = warmups + w.phase_s + web.interval_s + web.timeout_s + web.settle_s + IDLE_S + 30
     return BOOT_ALLOWANCE_S + per_page * len(task.pages) + writers
 
 

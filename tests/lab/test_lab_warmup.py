@@ -99,6 +99,13 @@ def test_a_load_s_phase_is_drawn_per_page_and_repetition_the_same_under_every_sc
     assert [runner.load_phase_s(reseeded, runner.cells(reseeded)[0], page) for page in pages] != phases
 
 
+def test_the_vm_s_time_allows_each_page_its_longest_phase(scenario):
+    [plain, phased] = [runner.plan(s, None)[0] for s in (scenario(), scenario('[warmup]\nphase = "10s"\n'))]
+    assert len(phased.pages) == 1
+    assert runner.vm_timeout(scenario('[warmup]\nphase = "10s"\n'), phased) == \
+        runner.vm_timeout(scenario(), plain) + 10
+
+
 def test_a_negative_phase_is_refused(scenario):
     with pytest.raises(sc.ScenarioError, match="phase"):
         scenario('[warmup]\nphase = "-1s"\n')
