@@ -4,8 +4,10 @@
 function of it, so in virtual time (inf-cpu) the same scenario and seed give the same
 run, frame for frame, wherever its results folder lies (the guest sees it at a fixed
 path); different seeds give independent runs. vm/README.md, "Repeatable
-runs", has the causes this removes and the measurements."""
+runs", has the causes this removes and the measurements. And a load's phase after its
+warm-up, drawn from the scenario's seed (test_lab_warmup.py), is what the guest waits."""
 
+import json
 import os
 import sqlite3
 from pathlib import Path
@@ -193,3 +195,23 @@ def test_a_guest_program_s_time_stamp_counter_is_the_guest_s_clock(tmp_path):
     assert 10_000_000 <= after - before < 10_100_000  # the sleep, in the guest's ns
     assert before < 60 * 10**9                        # the guest's uptime, not the host's
     assert tsc_reads(tmp_path / "b", 5) == first      # and nothing from the host
+
+
+@needs_uml
+def test_a_load_starts_its_drawn_phase_after_the_warm_up(tmp_path):
+    scenario = load(tmp_path, SCENARIO.replace("repetitions = 2\n", "")
+                    .replace('controllers = ["gcc"]', 'controllers = ["fixed-2mbit"]')
+                    .replace('hold = "1s"', 'hold = "1s"\nphase = "3s"'))
+    db = tmp_path / "lab.sqlite"
+    report = runner.run_matrix(scenario, db_path=db, results_root=tmp_path / "runs",
+                               resume=False, attempts=1, max_failures=1, progress=False)
+    assert report.failed == 0
+    phase = runner.load_phase_s(scenario, runner.cells(scenario)[0], scenario.web.pages[0])
+    with sqlite3.connect(db) as conn:
+        [(spec,)] = conn.execute("SELECT spec FROM runs").fetchall()
+        [(load_start, warmup_s)] = conn.execute("SELECT load_start_ns, warmup_s FROM pages").fetchall()
+        [(rt_start,)] = conn.execute("SELECT started_ns FROM flows WHERE kind = 'rt' AND session = 0").fetchall()
+    waited = (load_start - rt_start) / 1e9 - warmup_s
+    print(f"phase drawn {phase:.3f} s, waited {waited:.3f} s after a warm-up of {warmup_s:.3f} s")
+    assert json.loads(spec)["pages"][0]["phase_s"] == phase > 0
+    assert phase <= waited < phase + 0.1
