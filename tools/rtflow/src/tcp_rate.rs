@@ -11,11 +11,16 @@
 //!   `DELIVERY_WINDOW_NS`, from TCP_INFO), the target drops to `BACKOFF` x the delivered
 //!   rate, so the backlog drains; a wait while the connection keeps up with the target is
 //!   a passing hiccup (a key frame, a late wake-up) and holds the rate;
-//! - if no frame waited longer than two frame intervals (a key frame may take that
-//!   long), the target grows by `RAMP_UP` per interval until the first backoff and by
-//!   `STEADY_UP` afterwards;
+//! - if a frame waited longer than two frame intervals (a key frame may take that long)
+//!   and the connection delivered less than the target, the target comes down to `DRAIN` x
+//!   the delivered rate, so the backlog stops growing and drains;
+//! - if no frame waited longer than two frame intervals, the target grows by `RAMP_UP`
+//!   per interval until the first backoff and by `STEADY_UP` afterwards;
 //! - otherwise it holds.
 //!
+//! The second rule keeps the flow from stalling itself: without it a target grown past
+//! what the connection carries held there while the backlog grew, until a frame had waited
+//! `WAIT_LIMIT_NS` (a sawtooth; tools/rtflow/README.md has the measurements).
 //! `BACKOFF` is the multiplicative decrease of libwebrtc's AIMD rate control (0.85).
 
 use std::collections::VecDeque;
@@ -26,6 +31,7 @@ pub const CONTROL_INTERVAL_NS: u64 = 100_000_000;
 const DELIVERY_WINDOW_NS: u64 = 500_000_000;
 const WAIT_LIMIT_NS: u64 = 100_000_000;
 const BACKOFF: f64 = 0.85;
+const DRAIN: f64 = 0.95;
 const RAMP_UP: f64 = 1.10;
 const STEADY_UP: f64 = 1.02;
 
@@ -66,14 +72,13 @@ impl TcpRateAdapter {
             self.acked.pop_front();
         }
         let wait = std::mem::take(&mut self.longest_wait_ns);
-        if wait > WAIT_LIMIT_NS {
-            if let Some(delivered) = self.delivered_bps().filter(|d| *d < self.target_bps) {
-                self.target_bps = self.bounds.clamp(BACKOFF * delivered);
-                self.ramping = false;
-            }
-        } else if wait <= 2 * self.frame_interval_ns {
+        if wait <= 2 * self.frame_interval_ns {
             let growth = if self.ramping { RAMP_UP } else { STEADY_UP };
             self.target_bps = self.bounds.clamp(self.target_bps * growth);
+        } else if let Some(delivered) = self.delivered_bps().filter(|d| *d < self.target_bps) {
+            let factor = if wait > WAIT_LIMIT_NS { BACKOFF } else { DRAIN };
+            self.target_bps = self.bounds.clamp(factor * delivered);
+            self.ramping = false;
         }
     }
 }
@@ -107,12 +112,33 @@ mod tests {
         adapter.update(600 * MS, 6 * 125_000);
         assert!((adapter.target_bps() - 8.5e6).abs() < 1e3, "{}", adapter.target_bps());
         assert!(before > 20e6);
-        // Afterwards growth is gentle, and a wait between the limits holds the rate.
+        // Afterwards growth is gentle, and a wait between the limits while the connection
+        // keeps up holds the rate.
         adapter.update(700 * MS, 7 * 125_000);
         assert!((adapter.target_bps() - 8.5e6 * 1.02).abs() < 1e3);
         adapter.note_wait(50 * MS);
         adapter.update(800 * MS, 8 * 125_000);
         assert!((adapter.target_bps() - 8.5e6 * 1.02).abs() < 1e3);
+    }
+
+    #[test]
+    fn a_target_past_what_the_connection_delivers_comes_down_to_it_before_frames_wait_long() {
+        let mut adapter = TcpRateAdapter::new(RateBounds { start: 12e6, ..BOUNDS }, 16 * MS);
+        adapter.ramping = false;
+        // 1.25 MB acknowledged per 100 ms: the connection carries 10 Mbit/s.
+        for step in 0..=5 {
+            adapter.update(step * 100 * MS, step * 125_000);
+        }
+        let grown = adapter.target_bps();
+        assert!(grown > 12e6);
+        // A frame waited three frame intervals, under the back-off's limit.
+        adapter.note_wait(50 * MS);
+        adapter.update(600 * MS, 6 * 125_000);
+        assert!((adapter.target_bps() - 9.5e6).abs() < 1e3, "{}", adapter.target_bps());
+        // Below what the connection delivers, a wait that long holds the rate.
+        adapter.note_wait(50 * MS);
+        adapter.update(700 * MS, 7 * 125_000);
+        assert!((adapter.target_bps() - 9.5e6).abs() < 1e3, "{}", adapter.target_bps());
     }
 
     #[test]
