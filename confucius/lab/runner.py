@@ -185,8 +185,8 @@ def load_phase_s(scenario: Scenario, cell: Cell, ref: PageRef) -> float:
     """How long a load waits after its RT flow's warm-up: drawn from [0, [warmup] phase)
     by the scenario's seed, the repetition and the page, so every scheduler meets the page
     at the same moment of its RT flow's life, and the pages meet a controller's periodic
-    behaviour (TCP-BBR probes its minimum RTT 10 s into a connection, then every 10 s) at
-    phases spread over its period rather than at one."""
+    behaviour (TCP-BBR probes its minimum RTT once it has seen no lower one for 10 s: 10 s
+    into a fresh connection) at phases spread over its period rather than at one."""
     if not scenario.warmup.phase_s:
         return 0.0
     draw = random.Random(f"load-phase/{scenario.seed}/{cell.repetition}/{ref.key}")
