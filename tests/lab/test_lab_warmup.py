@@ -97,10 +97,10 @@ def test_a_load_s_phase_is_drawn_per_page_and_repetition_the_same_under_every_sc
 
 
 def test_the_vm_s_time_allows_each_page_its_longest_phase(scenario):
-    [plain, phased] = [runner.plan(s, None)[0] for s in (scenario(), scenario('[warmup]\nphase = "10s"\n'))]
-    assert len(phased.pages) == 1
-    assert runner.vm_timeout(scenario('[warmup]\nphase = "10s"\n'), phased) == \
-        runner.vm_timeout(scenario(), plain) + 10
+    plain, phased = scenario(), scenario('[warmup]\nphase = "10s"\n')
+    plain_task, phased_task = runner.plan(plain, None)[0], runner.plan(phased, None)[0]
+    assert len(phased_task.pages) == 1
+    assert runner.vm_timeout(phased, phased_task) == runner.vm_timeout(plain, plain_task) + 10
 
 
 def test_a_negative_phase_is_refused(scenario):
@@ -119,7 +119,6 @@ def test_a_real_time_run_waits_while_the_host_steals(monkeypatch):
 def test_steal_is_measured_from_the_host_s_cpu_time():
     share = runner.steal_over(0.2)
     assert 0.0 <= share <= 1.0
-
 
 
 def test_a_replaced_warm_up_s_logs_are_gone_before_the_next_one_starts(tmp_path):

@@ -44,7 +44,7 @@ def warmed_session(number: int, ctx: Context, flows: FlowSampler) -> tuple[RtSes
     its share of the link is stopped and replaced, at most `retries` times; the warm-up
     returned counts them all. Then the load's phase passes (PageSpec.phase_s)."""
     warmup, attempt = ctx.spec.warmup, 1
-    phase_s = ctx.spec.pages[number].phase_s if number < len(ctx.spec.pages) else 0.0
+    phase_s = ctx.spec.pages[number].phase_s
     while True:
         session = RtSession(number, ctx.spec.rt, ctx.procs, ctx.scratch)
         session.start()
