@@ -387,6 +387,28 @@ def plan_command(
     Console().print(table)
 
 
+@app.command("merge")
+def merge_command(
+    sources: List[Path] = typer.Argument(..., help="Results databases to copy from (read only)."),
+    db: Path = typer.Option(..., help="Results database to copy into (made if missing)."),
+):
+    """Copy into --db every run of SOURCES it lacks, with its pages, flows, frames and
+    samples: a matrix measured in several processes or on several machines reads as one
+    (each then resumes from the merged database). Runs already there are skipped."""
+    from confucius.lab.db import Database, DatabaseError, check_source
+
+    try:
+        for source in sources:
+            check_source(source)
+        with Database(db) as database:
+            for source in sources:
+                copied = database.merge(source)
+                typer.echo(f"{source}: {copied.get('runs', 0)} runs ({copied.get('pages', 0)} page loads) and "
+                           f"{copied.get('percca_runs', 0)} per-CCA runs copied into {db}")
+    except DatabaseError as err:
+        _fail(str(err))
+
+
 @app.command("schedulers")
 def schedulers_command():
     """The schedulers a scenario can name, and what stands for each in the kernel."""

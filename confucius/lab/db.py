@@ -14,6 +14,7 @@ wall clock. Rates in bit/s, delays in ms.
     db = Database("results/lab/lab.sqlite")
     run_id = db.store_run(scenario, run_info, run_data)
     db.valid_units(cell_key)       # what a resumed matrix can skip
+    db.merge("other.sqlite")       # a matrix measured in several processes, as one
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from __future__ import annotations
 import json
 import math
 import sqlite3
+from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Iterable
 
@@ -187,6 +189,13 @@ CREATE TABLE IF NOT EXISTS percca_occupancy (
 """
 
 
+# How merge() knows that a source's run is here already: a run copied twice is the same row.
+_RUN_IDENTITY = {"runs": ("cell_key", "started_unix", "results_dir"),
+                 "percca_runs": ("point_key", "started_unix", "results_dir")}
+# Rows that runs share rather than own: a source's row becomes the destination's equal one.
+_SHARED_IDENTITY = {"scenarios": ("name", "digest")}
+
+
 class DatabaseError(RuntimeError):
     """A database that is not this project's, or of another schema version."""
 
@@ -301,6 +310,70 @@ class Database:
                               ((run_id, *sample) for sample in occupancy))
         return run_id
 
+    # ------------------------------------------------------------------ merging
+
+    def merge(self, source) -> dict[str, int]:
+        """Copy in every run of the results database `source` that this one lacks, with all
+        that hangs on it (pages, flows, frames, samples ...), in one transaction: rows get
+        new ids, scenarios are shared, runs already here are skipped. The rows copied per table."""
+        source = Path(source)
+        check_source(source)
+        if source.resolve() == self.path.resolve():
+            raise DatabaseError(f"{source} is the database it would be merged into")
+        self.conn.execute("ATTACH DATABASE ? AS src", (str(source),))
+        try:
+            with self.conn:
+                return {table: self._copy_table(table) for table in self._tables_parents_first()}
+        finally:
+            for table in self._tables_parents_first():
+                self.conn.execute(f'DROP TABLE IF EXISTS temp."merged_{table}"')
+            self.conn.execute("DETACH DATABASE src")
+
+    def _tables_parents_first(self) -> list[str]:
+        def names(schema: str) -> set[str]:
+            return {r[0] for r in self.conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type='table'")}
+        tables = (names("main") & names("src")) - {"meta"}
+        graph = {t: {parent for parent in self._foreign_keys(t).values() if parent in tables} for t in tables}
+        return list(TopologicalSorter(graph).static_order())
+
+    def _foreign_keys(self, table: str) -> dict[str, str]:
+        return {r["from"]: r["table"] for r in self.conn.execute(f'PRAGMA main.foreign_key_list("{table}")')}
+
+    def _copy_table(self, table: str) -> int:
+        """Copy `table`'s rows whose parents were copied, their references renumbered;
+        a table with ids records old -> new in temp.merged_TABLE for its children."""
+        def columns(schema: str) -> list[str]:
+            return [r["name"] for r in self.conn.execute(f'PRAGMA {schema}.table_info("{table}")')]
+        mine = columns("main")
+        shared = [c for c in mine if c in set(columns("src")) and c != "id"]
+        parents = list(self._foreign_keys(table).items())
+        joins = " ".join(f'LEFT JOIN temp."merged_{parent}" p{i} ON p{i}.old = s."{column}"'
+                         for i, (column, parent) in enumerate(parents))
+        kept = [f'(s."{column}" IS NULL OR p{i}.old IS NOT NULL)' for i, (column, _) in enumerate(parents)]
+        if table in _RUN_IDENTITY:
+            same = " AND ".join(f'm."{c}" IS s."{c}"' for c in _RUN_IDENTITY[table])
+            kept.append(f'NOT EXISTS (SELECT 1 FROM main."{table}" m WHERE {same})')
+        where = " WHERE " + " AND ".join(kept) if kept else ""
+        renumbered = {column: f"p{i}.new" for i, (column, _) in enumerate(parents)}
+        values = ", ".join(renumbered.get(c, f's."{c}"') for c in shared)
+        names = ", ".join(f'"{c}"' for c in shared)
+        if "id" not in mine:
+            return self.conn.execute(f'INSERT INTO main."{table}" ({names}) SELECT {values} FROM src."{table}" s '
+                                     f"{joins}{where}").rowcount
+        self.conn.execute(f'CREATE TEMP TABLE "merged_{table}" (old INTEGER PRIMARY KEY, new INTEGER NOT NULL)')
+        if table in _SHARED_IDENTITY:
+            copied = self.conn.execute(f'INSERT OR IGNORE INTO main."{table}" ({names}) '
+                                       f'SELECT {values} FROM src."{table}" s {joins}{where}').rowcount
+            same = " AND ".join(f'm."{c}" = s."{c}"' for c in _SHARED_IDENTITY[table])
+            self.conn.execute(f'INSERT INTO temp."merged_{table}" SELECT s.id, m.id FROM src."{table}" s '
+                              f'JOIN main."{table}" m ON {same}')
+            return copied
+        offset = self.conn.execute(f'SELECT COALESCE(MAX(id), 0) FROM main."{table}"').fetchone()[0]
+        self.conn.execute(f'INSERT INTO temp."merged_{table}" SELECT s.id, s.id + ? FROM src."{table}" s '
+                          f"{joins}{where}", (offset,))
+        return self.conn.execute(f'INSERT INTO main."{table}" (id, {names}) SELECT n.new, {values} '
+                                 f'FROM src."{table}" s JOIN temp."merged_{table}" n ON n.old = s.id {joins}').rowcount
+
     def _insert(self, table: str, row: dict) -> int:
         names = ",".join(row)
         marks = ",".join("?" * len(row))
@@ -309,6 +382,23 @@ class Database:
     def _insert_many(self, table: str, columns: tuple[str, ...], rows: Iterable[tuple]) -> None:
         marks = ",".join("?" * len(columns))
         self.conn.executemany(f"INSERT INTO {table} ({','.join(columns)}) VALUES ({marks})", rows)
+
+
+def check_source(path: Path) -> None:
+    """Refuse, before anything changes, a source that is not a results database this code reads."""
+    if not path.is_file():
+        raise DatabaseError(f"{path}: no such database")
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+        finally:
+            conn.close()
+    except sqlite3.DatabaseError as err:
+        raise DatabaseError(f"{path} is not a results database: {err}") from None
+    if row is None or int(row[0]) not in {SCHEMA_VERSION, *UPGRADABLE_VERSIONS}:
+        raise DatabaseError(f"{path} has schema version {row[0] if row else '?'}, "
+                            f"this code reads version {SCHEMA_VERSION}")
 
 
 # What `tc -s -j qdisc show` prints for every qdisc; the rest is the qdisc's own statistics.

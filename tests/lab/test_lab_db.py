@@ -354,3 +354,61 @@ def test_the_runs_table_names_a_seeded_run_s_seed(tmp_path, scenario):
     result = CliRunner().invoke(report_app, ["runs", "--db", str(path)])
     assert result.exit_code == 0, result.output
     assert "uml (inf-cpu, seed 7)" in " ".join(result.output.split())
+
+
+def _counts(db: Database) -> dict[str, int]:
+    tables = [r[0] for r in db.query("SELECT name FROM sqlite_master WHERE type='table' AND name != 'meta'")]
+    return {t: db.query(f"SELECT COUNT(*) FROM {t}")[0][0] for t in tables}
+
+
+def _frames_of(db: Database, scheduler: str) -> list[tuple]:
+    return [tuple(r) for r in db.query(
+        "SELECT fr.frame_id, fr.capture_ns, fr.delay_ms FROM frames fr JOIN flows f ON f.id = fr.flow_id "
+        "JOIN runs r ON r.id = f.run_id WHERE r.scheduler = ? ORDER BY fr.frame_id", (scheduler,))]
+
+
+def test_a_matrix_measured_in_two_databases_merges_into_one_that_resumes(tmp_path, scenario):
+    """Two processes each measured part of one matrix; the merge holds both, renumbered,
+    every row of every table, and the matrix resumes from it as from one database."""
+    with Database(tmp_path / "a.sqlite") as a, Database(tmp_path / "b.sqlite") as b:
+        tasks = runner.plan(scenario, None)
+        _store(a, scenario, tasks[0], tmp_path / "ra")
+        _store(b, scenario, tasks[1], tmp_path / "rb0")
+        _store(b, scenario, tasks[2], tmp_path / "rb1")
+        before_a, from_b = _counts(a), _counts(b)
+        b_frames = _frames_of(b, tasks[1].cell.scheduler.name)
+        copied = a.merge(b.path)
+        assert copied["runs"] == 2 and copied["pages"] == 2 and copied["scenarios"] == 0
+        after = _counts(a)
+        assert {t: after[t] - before_a[t] for t in after} == {t: n for t, n in from_b.items() if t != "scenarios"} | \
+            {"scenarios": 0}
+        assert _frames_of(a, tasks[1].cell.scheduler.name) == b_frames
+        assert a.query("SELECT COUNT(*) FROM flows f LEFT JOIN pages p ON p.id = f.page_id "
+                       "WHERE f.page_id IS NOT NULL AND p.run_id IS NOT f.run_id")[0][0] == 0
+        assert [t.pages[0][1] for t in runner.plan(scenario, a)] == [tasks[3].pages[0][1]]
+        # Merging again copies nothing: the runs are recognised.
+        assert a.merge(b.path)["runs"] == 0 and _counts(a) == after
+        assert a.query("PRAGMA foreign_key_check") == []
+
+
+def test_a_bad_merge_source_is_refused_and_changes_nothing(tmp_path, scenario):
+    import sqlite3
+    from typer.testing import CliRunner
+
+    from confucius.lab.cli import app as lab_app
+    with Database(tmp_path / "a.sqlite") as a:
+        _store(a, scenario, runner.plan(scenario, None)[0], tmp_path / "ra")
+        before = _counts(a)
+        other = tmp_path / "other.sqlite"
+        sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
+        for source, message in ((other, "not a results database"), (tmp_path / "none.sqlite", "no such database"),
+                                (a.path, "the database it would be merged into")):
+            with pytest.raises(DatabaseError, match=message):
+                a.merge(source)
+        assert _counts(a) == before
+    good = tmp_path / "a.sqlite"
+    result = CliRunner().invoke(lab_app, ["merge", str(good), str(other), "--db", str(tmp_path / "new.sqlite")])
+    assert result.exit_code == 2 and "not a results database" in " ".join(result.output.split())
+    assert not (tmp_path / "new.sqlite").exists()
+    result = CliRunner().invoke(lab_app, ["merge", str(good), "--db", str(tmp_path / "new.sqlite")])
+    assert result.exit_code == 0 and "1 runs (1 page loads)" in result.output
