@@ -33,7 +33,7 @@ help:
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
 	@echo "make cross       the module for arm64, armhf, mips; the core tested on armhf and mips"
 	@echo "make boot-arm64  the arm64 module loaded and used in an arm64 kernel under qemu"
-	@echo "make debug-kernel the UML and the x86 debug kernels (make uml-debug debug-kernel-x86)"
+	@echo "make debug-kernel the UML and the x86 debug kernels and our module for each"
 	@echo "make uml-debug   the UML kernel with KASAN, lockdep, kmemleak, UBSAN: fast, native, one CPU"
 	@echo "make debug-kernel-x86  x86_64 kernel for qemu (2 vCPUs) with the same checkers and"
 	@echo "                 DEBUG_ATOMIC_SLEEP, UBSAN everywhere, PREEMPT: slow, emulated"

@@ -34,4 +34,6 @@ $(UML_DEBUG_KERNEL): $(UML_INPUTS) kernel/uml/debug.config kernel/uml/debug.patc
 uml-debug: $(UML_DEBUG_KERNEL)
 # Issue 15's debug kernels: this one, fast and native, and the x86_64 one under qemu
 # with SMP and DEBUG_ATOMIC_SLEEP (mk/debug-x86.mk); vm/README.md has what each is for.
-debug-kernel: uml-debug debug-kernel-x86
+# Our module is built against each, so a kernel rebuilt for a new config is never left
+# beside a module built for the old one.
+debug-kernel: uml-debug kmod-uml-debug debug-kernel-x86 kmod-x86-debug
