@@ -4,16 +4,13 @@
 #include "app-parts.h"
 
 #include "ns3/abort.h"
-#include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/udp-socket-factory.h"
-#include "ns3/uinteger.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
 
 namespace ns3
