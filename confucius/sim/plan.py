@@ -98,6 +98,10 @@ def differences(scenario: Scenario) -> list[str]:
     if scenario.warmup.phase_s:
         notes.append(f"warmup.phase = {scenario.warmup.phase_s:g} s: every page starts right after "
                      f"the warm-up (the lab waits a drawn part of it)")
+    tcp = sorted({f.label for flows in scenario.rt_sets for f in flows if f.mode == "tcp"})
+    if tcp:
+        notes.append(f"{', '.join(tcp)}: rtflow's TCP mode over ns-3's own congestion controls, not "
+                     f"Linux's (and ns-3's TCP: minimum RTO 1 s; sim/README.md)")
     if scenario.rt.retransmit_s > 0:
         notes.append(f"rt.retransmit = {scenario.rt.retransmit_s * 1e3:g} ms: the simulated RT flow "
                      f"resends nothing in its UDP modes (lost packets stay lost)")

@@ -44,7 +44,7 @@ namespace
 
 const uint16_t RT_PORT = 5000;
 const uint16_t WEB_PORT = 8000;
-const uint32_t MTU_BYTES = 1514;
+const uint32_t MTU_BYTES = 1514; // the lab's unit for byte limits (schedulers.py)
 const uint32_t IP_UDP_HEADERS = 28;
 const uint32_t TCP_SEGMENT = 1448; // a 1500-byte MTU less IPv4, TCP and timestamps
 const std::map<std::string, std::string> TCP_TYPES = {

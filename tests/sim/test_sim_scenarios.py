@@ -81,6 +81,7 @@ def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_p
     assert result.exit_code == 0, result.output
     assert "skipped confucius / pion-gcc: the RT flow pion-gcc is not simulated" in result.output
     assert "skipped confucius / tcp" not in result.output
+    assert "note: tcp-bbr, tcp-vegas: rtflow's TCP mode over ns-3's own congestion controls" in result.output
     runs = rows(db, "SELECT controller, status, tc_commands FROM runs ORDER BY controller")
     assert [(c, s) for c, s, _ in runs] == [("tcp-bbr", "ok"), ("tcp-vegas", "ok")]
     assert all(f"--rt={c}" in json.loads(args) for c, _, args in runs)
