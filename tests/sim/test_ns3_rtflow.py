@@ -119,7 +119,7 @@ def tcp_alone(request, tmp_path_factory):
 
 def test_the_tcp_mode_alone_fills_the_link_with_bounded_frame_delay(tcp_alone):
     # Measured over 5-20 s (after the ramp; share with IP and TCP headers): BBR 0.99 of the
-    # link, frame delay p50 56 / p99 117 ms; Cubic 0.94, p50 41 / p99 152 ms.
+    # link, frame delay p50 58 / p99 115 ms; Cubic 0.94, p50 44 / p99 140 ms.
     controller, run, frames = tcp_alone
     share = link_share(run, 5, TCP_SECONDS)
     settled = [f for f in frames if f.capture_ns >= 5e9]

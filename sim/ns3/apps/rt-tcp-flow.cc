@@ -72,6 +72,7 @@ RtTcpFlowSender::RtTcpFlowSender()
     : m_lowat(rtc_tcp_notsent_lowat()),
       m_adapter(nullptr),
       m_connected(false),
+      m_blocked(false),
       m_written(0),
       m_sentPackets(0)
 {
@@ -162,7 +163,10 @@ RtTcpFlowSender::OnFrame(const VideoFrame& frame)
     Pending pending{{}, MEDIA_HEADER_LEN + payload, 0, frame.captureNs};
     std::memcpy(pending.header.data(), &h, sizeof(h));
     m_queue.push_back(pending);
-    Write();
+    if (m_blocked)
+        NoteWait();
+    else
+        Write();
 }
 
 /*
@@ -189,7 +193,11 @@ RtTcpFlowSender::Acked() const
     return m_written - m_socket->GetTxBuffer()->Size();
 }
 
-/* Hands the socket the waiting frames' bytes while it holds fewer than the lowat unsent. */
+/*
+ * Hands the socket the waiting frames' bytes while it holds fewer than the lowat unsent
+ * (Linux's write path); once it refuses, the sender is blocked, as rtflow's after
+ * EWOULDBLOCK, until the socket wakes it (WakeWriter).
+ */
 void
 RtTcpFlowSender::Write()
 {
@@ -197,7 +205,8 @@ RtTcpFlowSender::Write()
     {
         const uint64_t unsent = Unsent();
         const uint64_t room = std::min<uint64_t>(m_lowat > unsent ? m_lowat - unsent : 0, m_socket->GetTxAvailable());
-        if (room == 0)
+        m_blocked = room == 0;
+        if (m_blocked)
             break;
         Pending& front = m_queue.front();
         const uint32_t n = static_cast<uint32_t>(std::min(room, front.size - front.written));
@@ -220,11 +229,16 @@ RtTcpFlowSender::Write()
     NoteWait();
 }
 
-/* The writer runs after the event that made room, as a woken writer would. */
+/*
+ * Linux wakes a blocked writer (EPOLLOUT) only once fewer than half the lowat wait unsent
+ * (tcp_stream_memory_free with wake = 1); the writer then runs after the event that made
+ * room, as a woken process would.
+ */
 void
 RtTcpFlowSender::WakeWriter()
 {
-    if (m_connected && !m_writeEvent.IsPending())
+    if (m_connected && m_blocked && 2 * Unsent() < m_lowat && m_socket->GetTxAvailable() > 0 &&
+        !m_writeEvent.IsPending())
         m_writeEvent = Simulator::ScheduleNow(&RtTcpFlowSender::Write, this);
 }
 

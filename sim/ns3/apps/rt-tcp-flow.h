@@ -64,6 +64,7 @@ class RtTcpFlowSender : public RtVideoSender
     struct rtc_tcp_adapter* m_adapter;
     Ptr<TcpSocketBase> m_socket;
     bool m_connected;
+    bool m_blocked; // the socket refused bytes: no writes until it wakes the writer
     SequenceNumber32 m_highTxMark;
     std::deque<Pending> m_queue;
     uint64_t m_written, m_sentPackets;
