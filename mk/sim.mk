@@ -41,7 +41,7 @@ $(SIM_BUILD)/%.o: sim/ns3/%.cc $(SIM_HDRS) $(NS3_STAMP)
 $(RTCONTROL_LIB): $(shell find tools/rtcontrol -name '*.rs' -o -name 'Cargo.toml') tools/Cargo.lock
 	nice -n 10 cargo build --release --quiet --manifest-path tools/Cargo.toml --target-dir $(CARGO_TARGET) -p rtcontrol
 
-$(SIM_BUILD)/apps/rt-flow.o: tools/rtcontrol/include/rtcontrol.h
+$(SIM_BUILD)/apps/rt-flow.o $(SIM_BUILD)/apps/rt-tcp-flow.o $(SIM_BUILD)/bottleneck.o: tools/rtcontrol/include/rtcontrol.h
 
 $(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUILD)/%.o) $(SIM_BUILD)/confucius.o \
 		$(RTCONTROL_LIB)

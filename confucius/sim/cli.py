@@ -35,7 +35,8 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
 @app.command("episode")
 def episode_command(
         schedulers: str = typer.Option("pfifo,fq_codel,confucius,confucius-fixed", help="Comma-separated."),
-        controller: str = typer.Option("gcc", help="The video's controller: gcc, copa or fixed."),
+        controller: str = typer.Option("gcc", help="The video's controller: gcc, copa, fixed, or rtflow's "
+                                                    "TCP mode: tcp-bbr, tcp-cubic, tcp-vegas."),
         rate: str = typer.Option("20mbit", help="Bottleneck rate."),
         trace: Path = typer.Option(None, help="A 'time_s Mbps' trace instead of a constant rate."),
         rtt: str = typer.Option("40ms", help="Round-trip propagation delay."),

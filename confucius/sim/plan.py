@@ -34,7 +34,9 @@ CONFUCIUS_ATTRIBUTES = {
     "interval": "Interval", "mode": "Mode", "pace": "Pace", "target": "Target", "maxhold": "MaxHold",
     "maxdelay": "MaxDelay", "classes": "Classes", "weights": "Weights", "reclassify": "Reclassify",
     "hysteresis": "Hysteresis", "limit": "Limit", "flows": "Flows", "quantum": "Quantum"}
-SIMULATED_CONTROLLERS = ("gcc", "copa", "fixed")
+# The RT flow's modes the simulator has: rtflow's UDP controllers, and its TCP mode over
+# ns-3's congestion controls (the scenario is read with bottleneck.NS3_CCAS).
+SIMULATED_MODES = ("gcc", "copa", "fixed", "tcp")
 
 
 @dataclass(frozen=True)
@@ -96,9 +98,13 @@ def differences(scenario: Scenario) -> list[str]:
     if scenario.warmup.phase_s:
         notes.append(f"warmup.phase = {scenario.warmup.phase_s:g} s: every page starts right after "
                      f"the warm-up (the lab waits a drawn part of it)")
+    tcp = sorted({f.label for flows in scenario.rt_sets for f in flows if f.mode == "tcp"})
+    if tcp:
+        notes.append(f"{', '.join(tcp)}: rtflow's TCP mode over ns-3's own congestion controls, not "
+                     f"Linux's (and ns-3's TCP: minimum RTO 1 s; sim/README.md)")
     if scenario.rt.retransmit_s > 0:
         notes.append(f"rt.retransmit = {scenario.rt.retransmit_s * 1e3:g} ms: the simulated RT flow "
-                     f"resends nothing (lost packets stay lost)")
+                     f"resends nothing in its UDP modes (lost packets stay lost)")
     return notes
 
 
@@ -132,12 +138,14 @@ def rt_args(scenario: Scenario, flows: tuple[RtFlow, ...]) -> list[str] | str:
     if len(flows) != 1:
         return "the simulator runs one RT flow per cell"
     flow, rt = flows[0], scenario.rt
-    if flow.mode not in SIMULATED_CONTROLLERS:
-        return f"the RT flow {flow.label} is not simulated (controllers: gcc, copa, fixed-<rate>)"
+    if flow.mode not in SIMULATED_MODES:
+        return (f"the RT flow {flow.label} is not simulated (controllers: gcc, copa, fixed-<rate>, "
+                f"tcp-<{'|'.join(bn.NS3_CCAS)}>)")
     start = flow.rate_bps if flow.mode == "fixed" else rt.start_rate_bps
-    return [f"--rt={flow.mode}", f"--rt-start-rate={start:.0f}bps", f"--ns3::RtFlowSender::Fps={rt.fps}",
-            f"--ns3::RtFlowSender::MinRate={min(rt.min_rate_bps, start):.0f}bps",
-            f"--ns3::RtFlowSender::MaxRate={max(rt.max_rate_bps, start):.0f}bps"]
+    return [f"--rt={flow.label if flow.mode == 'tcp' else flow.mode}", f"--rt-start-rate={start:.0f}bps",
+            f"--ns3::RtVideoSender::Fps={rt.fps}",
+            f"--ns3::RtVideoSender::MinRate={min(rt.min_rate_bps, start):.0f}bps",
+            f"--ns3::RtVideoSender::MaxRate={max(rt.max_rate_bps, start):.0f}bps"]
 
 
 def episode_args(scenario: Scenario) -> list[str]:

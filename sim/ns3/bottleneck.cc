@@ -16,6 +16,7 @@
  */
 #include "apps/page-load.h"
 #include "apps/rt-flow.h"
+#include "apps/rt-tcp-flow.h"
 #include "apps/udp-source.h"
 #include "model/confucius-queue-disc.h"
 #include "model/port-filter.h"
@@ -43,11 +44,13 @@ namespace
 
 const uint16_t RT_PORT = 5000;
 const uint16_t WEB_PORT = 8000;
-const uint32_t MTU_BYTES = 1514;
+const uint32_t MTU_BYTES = 1514; // the lab's unit for byte limits (schedulers.py)
 const uint32_t IP_UDP_HEADERS = 28;
 const uint32_t TCP_SEGMENT = 1448; // a 1500-byte MTU less IPv4, TCP and timestamps
 const std::map<std::string, std::string> TCP_TYPES = {
-    {"cubic", "ns3::TcpCubic"}, {"bbr", "ns3::TcpBbr"}, {"vegas", "ns3::TcpVegas"}}; // the lab's unit for byte limits (schedulers.py)
+    {"cubic", "ns3::TcpCubic"}, {"bbr", "ns3::TcpBbr"}, {"vegas", "ns3::TcpVegas"}};
+// --rt=tcp-CCA: rtflow's TCP mode over one of TCP_TYPES.
+const std::string TCP_RT_PREFIX = "tcp-";
 const char* FAST_LINK = "1Gbps";
 // The lab's least HTB bucket (topology._htb_class); ns-3's timers are never late.
 const uint32_t TBF_BURST_BYTES = 2 * MTU_BYTES;
@@ -349,6 +352,14 @@ CountRx(uint64_t* bytes, uint64_t* packets, Ptr<const Packet> p, const Address&)
     (*packets)++;
 }
 
+/* The video's packets, which its receiver counts with their headers (TCP: data segments). */
+void
+CountVideoRx(uint64_t* bytes, uint64_t* packets, uint32_t wireBytes)
+{
+    *bytes += wireBytes;
+    (*packets)++;
+}
+
 std::string
 DiscJson(Ptr<QueueDisc> disc)
 {
@@ -407,9 +418,9 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("drain", "simulated time after the sources stop", o.drain);
     cmd.AddValue("sample", "share sampling period", o.sample);
     cmd.AddValue("rt", "the RT flow: udp (constant rate), or rtflow's video with its "
-                       "controller: gcc, copa, fixed", o.rt);
+                       "controller: gcc, copa, fixed, or over TCP: tcp-bbr, tcp-cubic, tcp-vegas", o.rt);
     cmd.AddValue("rt-rate", "the RT flow's UDP rate (0 = no RT flow)", o.rtRate);
-    cmd.AddValue("rt-start-rate", "the video's first rate (gcc, copa; fixed sends at it)",
+    cmd.AddValue("rt-start-rate", "the video's first rate (gcc, copa, tcp-*; fixed sends at it)",
                  o.rtStartRate);
     cmd.AddValue("frame-log", "the video receiver's frame log (rtflow's CSV format)", o.frameLog);
     cmd.AddValue("web", "the web flows: udp (constant rate) or tcp (bulk transfers of web-bytes)",
@@ -435,15 +446,17 @@ ParseOptions(int argc, char** argv)
     cmd.Parse(argc, argv);
     if (o.shaper != "own" && o.shaper != "tbf")
         Fail("shaper must be own or tbf, got '" + o.shaper + "'");
-    if (o.rt != "udp" && o.rt != "gcc" && o.rt != "copa" && o.rt != "fixed")
-        Fail("rt must be udp, gcc, copa or fixed, got '" + o.rt + "'");
+    const bool tcpVideo = o.rt.rfind(TCP_RT_PREFIX, 0) == 0 && TCP_TYPES.count(o.rt.substr(TCP_RT_PREFIX.size()));
+    if (o.rt != "udp" && o.rt != "gcc" && o.rt != "copa" && o.rt != "fixed" && !tcpVideo)
+        Fail("rt must be udp, gcc, copa, fixed, tcp-bbr, tcp-cubic or tcp-vegas, got '" + o.rt + "'");
     if (o.web != "udp" && o.web != "tcp")
         Fail("web must be udp or tcp, got '" + o.web + "'");
     if (!TCP_TYPES.count(o.webCca))
         Fail("web-cca must be cubic, bbr or vegas, got '" + o.webCca + "'");
     if (o.buffer < 1)
         Fail("the buffer must be at least 1 packet");
-    // Every TCP connection (web flows, page loads) runs this CCA with full-sized segments.
+    // Every TCP connection (web flows, page loads; the TCP video sets its own) runs this CCA
+    // with full-sized segments.
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
@@ -601,7 +614,7 @@ PageJson(Ptr<PageLoader> page, const std::string& path)
 /* After the page: frames captured before `late` ago have arrived in time or are late. */
 struct CalmWatch
 {
-    Ptr<RtFlowReceiver> video;
+    Ptr<RtVideoReceiver> video;
     Time loaded, calm, late, drain;
 };
 
@@ -621,7 +634,7 @@ WatchCalm(CalmWatch w)
 
 /* The page's tail, as the lab's: at most page-tail, or until the video is calm again. */
 void
-PageLoaded(const Options* o, Ptr<RtFlowReceiver> video)
+PageLoaded(const Options* o, Ptr<RtVideoReceiver> video)
 {
     Simulator::Stop(o->pageTail);
     if (video && o->calm.IsStrictlyPositive())
@@ -632,14 +645,41 @@ PageLoaded(const Options* o, Ptr<RtFlowReceiver> video)
 struct RtFlow
 {
     Ptr<ConfuciusUdpSource> udp;
-    Ptr<RtFlowSender> video;
-    Ptr<RtFlowReceiver> videoReceiver;
+    Ptr<RtVideoSender> video;
+    Ptr<RtVideoReceiver> videoReceiver;
 
     uint64_t Sent() const
     {
         return udp ? udp->SentPackets() : video ? video->SentPackets() : 0;
     }
+
+    /* The video's frames: captured, still waiting in the sender at the end, its last target. */
+    std::string VideoJson() const
+    {
+        if (!video)
+            return "null";
+        std::ostringstream out;
+        out << "{\"frames\":" << video->FramesCaptured() << ",\"frames_waiting\":" << video->FramesWaiting()
+            << ",\"target_bps\":" << video->TargetBps() << "}";
+        return out.str();
+    }
 };
+
+/* rtflow's video: over UDP with one of its controllers, or over TCP (tcp-CCA). */
+std::pair<Ptr<RtVideoSender>, Ptr<RtVideoReceiver>>
+VideoApps(const std::string& rt)
+{
+    if (rt.rfind(TCP_RT_PREFIX, 0) == 0)
+    {
+        auto sender = CreateObject<RtTcpFlowSender>();
+        sender->SetAttribute("CongestionControl",
+                             TypeIdValue(TypeId::LookupByName(TCP_TYPES.at(rt.substr(TCP_RT_PREFIX.size())))));
+        return {sender, CreateObject<RtTcpFlowReceiver>()};
+    }
+    auto sender = CreateObject<RtFlowSender>();
+    sender->SetAttribute("Controller", StringValue(rt));
+    return {sender, CreateObject<RtFlowReceiver>()};
+}
 
 RtFlow
 AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, Groups* groups)
@@ -658,20 +698,20 @@ AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, 
     }
     else
     {
-        flow.video = CreateObject<RtFlowSender>();
+        std::tie(flow.video, flow.videoReceiver) = VideoApps(o.rt);
         flow.video->SetAttribute("Remote", AddressValue(InetSocketAddress(to, RT_PORT)));
-        flow.video->SetAttribute("Controller", StringValue(o.rt));
         flow.video->SetAttribute("StartRate", DataRateValue(DataRate(o.rtStartRate)));
         server->AddApplication(flow.video);
         flow.video->SetStartTime(Seconds(0));
         flow.video->SetStopTime(o.duration);
-        auto video = CreateObject<RtFlowReceiver>();
+        auto video = flow.videoReceiver;
         video->SetAttribute("Port", UintegerValue(RT_PORT));
         video->SetAttribute("FrameLog", StringValue(o.frameLog));
         client->AddApplication(video);
         video->SetStopTime(o.duration + o.drain - NanoSeconds(1)); // before the simulation's end
-        flow.videoReceiver = video;
-        receiver = video;
+        video->TraceConnectWithoutContext(
+            "Rx", MakeBoundCallback(&CountVideoRx, &groups->rtBytes, &groups->rtPackets));
+        return flow;
     }
     receiver->TraceConnectWithoutContext(
         "Rx", MakeBoundCallback(&CountRx, &groups->rtBytes, &groups->rtPackets));
@@ -796,7 +836,7 @@ main(int argc, char** argv)
               << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
               << "},\"web_flows\":" << (o.page.empty() ? o.webFlows : 0)
-              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"page\":" << PageJson(page, o.page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"video\":" << rt.VideoJson() << ",\"page\":" << PageJson(page, o.page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";
     Simulator::Destroy();
     return 0;

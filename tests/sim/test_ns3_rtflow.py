@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""rtflow's video flow in ns-3 (sim/ns3/apps/rt-flow.cc), driven by the same Rust rate
-controllers as tools/rtflow through tools/rtcontrol's C ABI; figures in simulated time."""
+"""rtflow's video flow in ns-3 (sim/ns3/apps/rt-flow.cc, and its TCP mode in rt-tcp-flow.cc),
+driven by the same Rust rate controllers (and the TCP mode's rate adapter) as tools/rtflow
+through tools/rtcontrol's C ABI; figures in simulated time."""
 
 import json
 import statistics
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from confucius import metrics, rtflow
+from confucius.web.results import parse_report
 
 REPO = Path(__file__).resolve().parents[2]
 BOTTLENECK = REPO / "build" / "sim" / "bottleneck"
@@ -72,8 +74,12 @@ def test_bad_video_options_are_refused():
     result = subprocess.run([str(BOTTLENECK), "--rt=gcc", "--rt-start-rate=10kbps"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "0 < MinRate <= StartRate <= MaxRate" in result.stderr
-    result = subprocess.run([str(BOTTLENECK), "--rt=bbr"], capture_output=True, text=True, timeout=60)
-    assert result.returncode == 2 and "rt must be udp, gcc, copa or fixed" in result.stderr
+    for bad in ("bbr", "tcp-reno"):
+        result = subprocess.run([str(BOTTLENECK), f"--rt={bad}"], capture_output=True, text=True, timeout=60)
+        assert result.returncode == 2 and "rt must be udp, gcc, copa, fixed, tcp-bbr" in result.stderr
+    result = subprocess.run([str(BOTTLENECK), "--rt=tcp-bbr", "--rt-start-rate=10kbps"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and "0 < MinRate <= StartRate <= MaxRate" in result.stderr
 
 
 def page_load_beside_gcc(scheduler: str, tmp_path: Path) -> tuple[dict, list]:
@@ -95,3 +101,60 @@ def test_a_page_load_stalls_gcc_under_fq_codel_and_not_under_confucius(tmp_path)
     assert results["fq_codel"][0] > 0.5 and results["confucius"][0] < results["fq_codel"][0] / 2
     assert results["confucius"][1] < metrics.STALL_THRESHOLD_S * 1000 < results["fq_codel"][1]
     assert results["confucius"][2] < 1.2 * results["fq_codel"][2]    # the page is not held back
+
+
+# ----------------------------------------------------------------------------- TCP mode
+
+TCP_SECONDS = 20
+
+
+@pytest.fixture(scope="module", params=["tcp-bbr", "tcp-cubic"])
+def tcp_alone(request, tmp_path_factory):
+    """rtflow's TCP mode alone on 20 Mbit/s, 40 ms under fq_codel (1000 packets): in the
+    demo's 1000-packet FIFO Cubic fills the buffer instead (sim/README.md, "TCP mode")."""
+    run, frames = video(request.param, tmp_path_factory.mktemp(request.param), "--scheduler=fq_codel",
+                        seconds=TCP_SECONDS)
+    return request.param, run, frames
+
+
+def test_the_tcp_mode_alone_fills_the_link_with_bounded_frame_delay(tcp_alone):
+    # Measured over 5-20 s (after the ramp; share with IP and TCP headers): BBR 0.99 of the
+    # link, frame delay p50 58 / p99 115 ms; Cubic 0.94, p50 44 / p99 140 ms.
+    controller, run, frames = tcp_alone
+    share = link_share(run, 5, TCP_SECONDS)
+    settled = [f for f in frames if f.capture_ns >= 5e9]
+    p50, p99 = metrics.delay_percentile(settled, 50), metrics.delay_percentile(settled, 99)
+    print(f"{controller}: link share {share:.3f}, frame delay p50 {p50:.1f} ms, p99 {p99:.1f} ms")
+    assert 0.85 <= share <= 1.01
+    assert 20 < p50 < 90 and p99 < 250
+
+
+def test_the_tcp_modes_frames_are_all_accounted(tcp_alone):
+    # Every frame captured is in the receiver's log (read back from the byte stream, whole,
+    # in order) or still waited in the sender when it stopped.
+    _, run, frames = tcp_alone
+    assert [f.frame_id for f in frames] == list(range(len(frames)))
+    assert all(f.complete and f.packets is None for f in frames)   # rtflow's TCP rows
+    assert len(frames) + run["video"]["frames_waiting"] == run["video"]["frames"]
+    assert run["video"]["frames"] == 60 * TCP_SECONDS - 2           # from connect (one RTT) to stop
+    assert sum(f.key for f in frames) == TCP_SECONDS // 2
+    assert run["received"]["rt"] <= run["sent"]["rt"]
+
+
+def test_the_tcp_mode_beside_a_page_load_lets_it_finish(tmp_path):
+    page = tmp_path / "small.page"
+    page.write_text("root a.com 20000 -\n" + "".join(f"x{i} a.com 200000 root\n" for i in range(4)) +
+                    "y0 b.com 500000 root\n")
+    run, frames = video("tcp-cubic", tmp_path, "--scheduler=confucius", f"--page={page}", "--web-start=5s",
+                        "--page-tail=3s", "--calm=2s", "--late=0.19s", "--drain=0.5s", seconds=20)
+    load = parse_report(json.dumps(run["page"]["report"]))
+    assert load.ok and run["page"]["objects_done"] == 6 and 0.3 < run["page"]["plt_s"] < 5
+    assert len(load.objects) == 6 and all(o.last_byte is not None for o in load.objects)
+    assert run["simulated_s"] < 20                  # stopped by the page's tail, once the video was calm
+    load_end_ns = 5e9 + run["page"]["plt_s"] * 1e9
+    during = [f for f in frames if 5e9 <= f.capture_ns < load_end_ns]
+    print(f"tcp-cubic under confucius beside the page: PLT {run['page']['plt_s']:.2f} s, stall "
+          f"{metrics.stall_duration(during):.2f} s, max frame delay {metrics.max_delay_ms(during):.0f} ms")
+    # The video went on through the load: every frame of it arrived, and later ones too.
+    assert [f.frame_id for f in frames] == list(range(len(frames)))
+    assert frames[-1].capture_ns > load_end_ns and len(during) >= 60 * run["page"]["plt_s"] - 1

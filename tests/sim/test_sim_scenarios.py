@@ -72,6 +72,27 @@ def test_a_simulated_demo_cell_is_read_by_confucius_report(tmp_path):
     assert runner.invoke(report_app, ["runs", "--db", str(db)]).exit_code == 0
 
 
+def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_path):
+    db = tmp_path / "tcp.sqlite"
+    scenario = small(tmp_path)
+    scenario.write_text(scenario.read_text().replace('controllers = ["gcc"]',
+                                                     'controllers = ["tcp-bbr", "tcp-vegas", "pion-gcc"]'))
+    result = runner.invoke(app, ["run", str(scenario), "--db", str(db), "-s", "confucius"])
+    assert result.exit_code == 0, result.output
+    assert "skipped confucius / pion-gcc: the RT flow pion-gcc is not simulated" in result.output
+    assert "skipped confucius / tcp" not in result.output
+    assert "note: tcp-bbr, tcp-vegas: rtflow's TCP mode over ns-3's own congestion controls" in result.output
+    runs = rows(db, "SELECT controller, status, tc_commands FROM runs ORDER BY controller")
+    assert [(c, s) for c, s, _ in runs] == [("tcp-bbr", "ok"), ("tcp-vegas", "ok")]
+    assert all(f"--rt={c}" in json.loads(args) for c, _, args in runs)
+    pages = rows(db, "SELECT r.controller, p.plt_s, p.stall_s FROM pages p JOIN runs r ON p.run_id = r.id "
+                     "WHERE p.valid=1 AND p.ok=1 ORDER BY r.controller")
+    assert [c for c, _, _ in pages] == ["tcp-bbr", "tcp-vegas"]
+    assert all(0 < plt < 10 and stall is not None for _, plt, stall in pages)
+    frames = rows(db, "SELECT COUNT(*), SUM(packets IS NULL) FROM frames")
+    assert frames[0][0] > 0 and frames[0][0] == frames[0][1]    # rtflow's TCP rows: no packet counts
+
+
 def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path):
     result = runner.invoke(app, ["run", str(REPO / "scenarios" / "four-cca.toml"), "--db",
                                  str(tmp_path / "x.sqlite")])

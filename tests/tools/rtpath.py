@@ -20,9 +20,10 @@ GO_FALLBACK = "/usr/local/go/bin/go"   # as tools/rtflow/build.rs
 PORT = 5000
 
 
-def cargo(*args: str) -> subprocess.CompletedProcess:
+def cargo(*args: str, packages: tuple[str, ...] = ("rtflow",)) -> subprocess.CompletedProcess:
+    selected = [word for package in packages for word in ("-p", package)]
     return subprocess.run([CARGO, *args, "--release", "--manifest-path", str(REPO / "tools" / "Cargo.toml"),
-                           "--target-dir", str(REPO / "build" / "cargo"), "-p", "rtflow"],
+                           "--target-dir", str(REPO / "build" / "cargo"), *selected],
                           capture_output=True, text=True, timeout=900)
 
 

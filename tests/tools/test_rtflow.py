@@ -56,7 +56,8 @@ def test_help_names_every_mode(rtflow_binary):
 
 
 def test_rust_unit_tests_pass():
-    done = cargo("test")
+    # rtflow's own, and its controllers' (tools/rtcontrol, shared with the simulator).
+    done = cargo("test", packages=("rtflow", "rtcontrol"))
     assert done.returncode == 0, done.stdout + done.stderr
     assert "test result: ok" in done.stdout
 

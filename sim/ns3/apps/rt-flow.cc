@@ -4,19 +4,14 @@
 #include "app-parts.h"
 
 #include "ns3/abort.h"
-#include "ns3/double.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/packet.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
 #include "ns3/udp-socket-factory.h"
-#include "ns3/uinteger.h"
 
 #include <algorithm>
-#include <cmath>
 #include <cstring>
-#include <fstream>
-#include <iomanip>
 
 namespace ns3
 {
@@ -27,34 +22,12 @@ namespace
 /* rtflow's datagram sizes (tools/rtcontrol/src/packet.rs, tools/rtflow/src/wire.rs). */
 const uint32_t MAX_DATAGRAM = 1200;
 const uint32_t IP_UDP_OVERHEAD = 28;
-const uint32_t MEDIA_HEADER_LEN = 40;
 /* A packet with no feedback for this long counts as lost (rtflow's history). */
 const uint64_t FORGET_AFTER_NS = 2000000000ull;
 const size_t MAX_PROBES = 4;
 /* rtflow's pacer (tools/rtflow/src/pacer.rs): tokens saved while idle, shortest sleep. */
 const double MAX_BURST_NS = 5e6;
 const uint64_t MIN_WAKE_NS = 1000000;
-
-enum Kind : uint8_t
-{
-    MEDIA = 1,
-    PADDING = 2,
-    FEEDBACK = 3,
-};
-
-/* The fields of a media datagram's header, in its first bytes (the rest is payload). */
-struct MediaHeader
-{
-    uint8_t kind;
-    uint8_t key;
-    uint8_t everyPackets;
-    uint16_t intervalMs;
-    uint16_t index, count;
-    uint32_t frameBytes;
-    uint64_t seq, frame, captureNs;
-};
-
-static_assert(sizeof(MediaHeader) <= MEDIA_HEADER_LEN, "the header fits rtflow's");
 
 struct FeedbackEntry
 {
@@ -65,12 +38,6 @@ struct FeedbackEntry
 
 const uint32_t FEEDBACK_HEADER = 1 + 8 + 2;
 const size_t ENTRIES_PER_REPORT = (MAX_DATAGRAM - FEEDBACK_HEADER) / sizeof(FeedbackEntry);
-
-uint64_t
-NowNs()
-{
-    return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
-}
 
 int
 ControllerKind(const std::string& mode)
@@ -115,21 +82,12 @@ RtFlowSender::GetTypeId()
 {
     static TypeId tid = [] {
         TypeId t =
-            WithRemote(ApplicationTypeId<RtFlowSender>("ns3::RtFlowSender"), "The receiver",
-                       &RtFlowSender::m_peer)
+            TypeId("ns3::RtFlowSender")
+                .SetParent<RtVideoSender>()
+                .SetGroupName("Applications")
+                .AddConstructor<RtFlowSender>()
                 .AddAttribute("Controller", "gcc, copa or fixed (at StartRate)", StringValue("gcc"),
-                              MakeStringAccessor(&RtFlowSender::m_mode), MakeStringChecker())
-                .AddAttribute("Fps", "Frames per second", UintegerValue(60),
-                              MakeUintegerAccessor(&RtFlowSender::m_fps),
-                              MakeUintegerChecker<uint32_t>(1, 1000))
-                .AddAttribute("KeyInterval", "Time between key frames (0: only the first)",
-                              TimeValue(Seconds(2)), MakeTimeAccessor(&RtFlowSender::m_keyInterval),
-                              MakeTimeChecker());
-        AddRate(t, "StartRate", "The controller's first rate", "1Mbps", &RtFlowSender::m_startRate);
-        AddRate(t, "MinRate", "The controller's least rate", "100kbps", &RtFlowSender::m_minRate);
-        AddRate(t, "MaxRate", "The controller's greatest rate", "100Mbps", &RtFlowSender::m_maxRate);
-        AddNumber(t, "KeyRatio", "A key frame's size relative to a delta frame", 4.0,
-                  &RtFlowSender::m_keyRatio, 1.0);
+                              MakeStringAccessor(&RtFlowSender::m_mode), MakeStringChecker());
         AddNumber(t, "PacingFactor", "Pacing rate over target (GCC, fixed)", 2.5,
                   &RtFlowSender::m_pacingFactor, 1.0, 100.0);
         AddNumber(t, "CopaDelta", "Copa's delta", 0.5, &RtFlowSender::m_copaDelta, 0.0, 10.0);
@@ -139,16 +97,12 @@ RtFlowSender::GetTypeId()
 }
 
 RtFlowSender::RtFlowSender()
-    : m_fps(60),
-      m_keyRatio(4.0),
-      m_pacingFactor(2.5),
+    : m_pacingFactor(2.5),
       m_copaDelta(0.5),
       m_ctl(nullptr),
-      m_frameId(0),
       m_seq(0),
       m_inFlight(0),
       m_sentPackets(0),
-      m_startNs(0),
       m_tokens(0),
       m_refilledNs(0)
 {
@@ -166,24 +120,38 @@ RtFlowSender::TargetBps() const
     return m_ctl ? rtc_target_bps(m_ctl) : 0;
 }
 
+/* Media frames with a datagram still in the pacer's queue (a frame's datagrams are adjacent). */
+uint64_t
+RtFlowSender::FramesWaiting() const
+{
+    uint64_t frames = 0;
+    std::optional<uint64_t> last;
+    for (const auto& p : m_queue)
+    {
+        if (p.header.frame != last)
+            frames++;
+        last = p.header.frame;
+    }
+    return frames;
+}
+
 void
 RtFlowSender::StartApplication()
 {
-    m_startNs = NowNs();
-    m_refilledNs = m_startNs;
-    m_ctl = rtc_new(ControllerKind(m_mode), m_startNs, m_startRate.GetBitRate(),
+    m_refilledNs = NowNs();
+    m_ctl = rtc_new(ControllerKind(m_mode), m_refilledNs, m_startRate.GetBitRate(),
                     m_minRate.GetBitRate(), m_maxRate.GetBitRate(), m_pacingFactor, m_copaDelta);
     NS_ABORT_MSG_UNLESS(m_ctl, "RtFlowSender: rates must be 0 < MinRate <= StartRate <= MaxRate");
     m_socket = UdpSocketTo(GetNode(), m_peer);
     m_socket->SetRecvCallback(MakeCallback(&RtFlowSender::OnFeedback, this));
-    Capture();
+    StartCapture();
     Tick();
 }
 
 void
 RtFlowSender::StopApplication()
 {
-    m_captureEvent.Cancel();
+    StopCapture();
     m_tickEvent.Cancel();
     m_paceEvent.Cancel();
     if (m_socket)
@@ -195,37 +163,28 @@ RtFlowSender::DoDispose()
 {
     rtc_free(m_ctl);
     m_ctl = nullptr;
-    Application::DoDispose();
+    RtVideoSender::DoDispose();
 }
 
-/* rtflow's encoder: a group of pictures averages the target; key frames are KeyRatio deltas. */
+/* The frame's budget in datagrams of at most MAX_DATAGRAM, to the pacer. */
 void
-RtFlowSender::Capture()
+RtFlowSender::OnFrame(const VideoFrame& frame)
 {
-    const uint64_t gop = static_cast<uint64_t>(std::llround(m_keyInterval.GetSeconds() * m_fps));
-    const bool key = gop ? m_frameId % gop == 0 : m_frameId == 0;
-    const double average = rtc_target_bps(m_ctl) / 8.0 / m_fps;
-    const double delta = gop > 1 ? average * gop / (gop - 1.0 + m_keyRatio) : average;
-    const uint64_t budget = std::max<uint64_t>(1, std::llround(key ? delta * m_keyRatio : delta));
+    const uint64_t budget = frame.bytes;
     const uint64_t count = (budget + MAX_DATAGRAM + IP_UDP_OVERHEAD - 1) / (MAX_DATAGRAM + IP_UDP_OVERHEAD);
     const struct rtc_feedback_request req = rtc_feedback_request(m_ctl);
-    const uint64_t captureNs = NowNs();
     for (uint64_t i = 0; i < count; i++)
     {
         const uint64_t share = budget / count + (i < budget % count ? 1 : 0);
         Piece piece{};
-        piece.header = MediaHeader{MEDIA, key, req.every_packets, req.interval_ms, uint16_t(i),
-                                   uint16_t(count), uint32_t(budget), 0, m_frameId, captureNs};
+        piece.header = MediaHeader{MEDIA, frame.key, req.every_packets, req.interval_ms, uint16_t(i),
+                                   uint16_t(count), uint32_t(budget), 0, frame.id, frame.captureNs};
         piece.datagram = static_cast<uint32_t>(std::clamp<uint64_t>(
             share > IP_UDP_OVERHEAD ? share - IP_UDP_OVERHEAD : 0, MEDIA_HEADER_LEN + 1, MAX_DATAGRAM));
         m_queue.push_back(piece);
     }
-    m_frameId++;
     if (!m_paceEvent.IsPending())
         Pace();
-    // Capture instants fixed in advance (start + id / fps), as rtflow's.
-    const uint64_t next = m_startNs + m_frameId * 1000000000ull / m_fps;
-    m_captureEvent = Simulator::Schedule(NanoSeconds(next - NowNs()), &RtFlowSender::Capture, this);
 }
 
 uint64_t
@@ -406,35 +365,20 @@ RtFlowSender::ForgetStale(uint64_t now)
 
 /* ---------------------------------------------------------------- receiver */
 
-struct RtFlowReceiver::FrameRecord
-{
-    uint64_t captureNs;
-    bool key;
-    uint32_t bytes;
-    uint16_t packets, received;
-    uint64_t firstNs, lastNs;
-};
-
 NS_OBJECT_ENSURE_REGISTERED(RtFlowReceiver);
 
 TypeId
 RtFlowReceiver::GetTypeId()
 {
-    static TypeId tid =
-        WithPort(ApplicationTypeId<RtFlowReceiver>("ns3::RtFlowReceiver"), "UDP port", 5000,
-                 &RtFlowReceiver::m_port)
-            .AddAttribute("FrameLog", "rtflow's frame log (CSV) written here at the end; empty: none",
-                          StringValue(""), MakeStringAccessor(&RtFlowReceiver::m_frameLog),
-                          MakeStringChecker())
-            .AddTraceSource("Rx", "A datagram of the flow arrived",
-                            MakeTraceSourceAccessor(&RtFlowReceiver::m_rx),
-                            "ns3::Packet::AddressTracedCallback");
+    static TypeId tid = TypeId("ns3::RtFlowReceiver")
+                            .SetParent<RtVideoReceiver>()
+                            .SetGroupName("Applications")
+                            .AddConstructor<RtFlowReceiver>();
     return tid;
 }
 
 RtFlowReceiver::RtFlowReceiver()
-    : m_port(5000),
-      m_nextSeq(0),
+    : m_nextSeq(0),
       m_request{0, 50}
 {
 }
@@ -455,31 +399,6 @@ RtFlowReceiver::StopApplication()
         m_socket->Close();
 }
 
-bool
-RtFlowReceiver::OnTimeBetween(uint64_t fromNs, uint64_t toNs, uint64_t lateNs) const
-{
-    bool any = false;
-    for (auto it = m_frames.rbegin(); it != m_frames.rend() && it->second.captureNs >= fromNs; ++it)
-    {
-        const FrameRecord& f = it->second;
-        if (f.captureNs > toNs)
-            continue;
-        if (f.received < f.packets || f.lastNs - f.captureNs > lateNs)
-            return false;
-        any = true;
-    }
-    return any;
-}
-
-/* The log is written when the simulation is torn down, so that a run stopped early (after
- * a page's tail) logs its frames as one that ran to the receiver's stop time. */
-void
-RtFlowReceiver::DoDispose()
-{
-    WriteFrameLog();
-    Application::DoDispose();
-}
-
 void
 RtFlowReceiver::OnMedia(Ptr<Socket> socket)
 {
@@ -487,7 +406,7 @@ RtFlowReceiver::OnMedia(Ptr<Socket> socket)
     Address from;
     while ((packet = socket->RecvFrom(from)))
     {
-        m_rx(packet, from);
+        m_rx(packet->GetSize() + IP_UDP_OVERHEAD);
         MediaHeader h;
         if (packet->GetSize() < sizeof(h))
             continue;
@@ -506,8 +425,9 @@ RtFlowReceiver::OnMedia(Ptr<Socket> socket)
         if (h.kind == MEDIA)
         {
             auto [it, fresh] = m_frames.try_emplace(
-                h.frame, FrameRecord{h.captureNs, h.key != 0, h.frameBytes, h.count, 0, now, now});
-            it->second.received++;
+                h.frame, FrameRecord{h.captureNs, h.key != 0, h.frameBytes, std::pair<uint16_t, uint16_t>{h.count, 0},
+                                     now, now});
+            it->second.packets->second++;
             it->second.lastNs = now;
         }
         if (m_request.every_packets && m_unreported.size() >= m_request.every_packets)
@@ -539,28 +459,6 @@ RtFlowReceiver::Report()
         m_socket->SendTo(Create<Packet>(bytes.data(), bytes.size()), 0, m_sender);
     }
     m_unreported.clear();
-}
-
-/* rtflow's frame log (tools/rtflow/src/logs.rs FRAME_LOG_HEADER): frames seen, in order. */
-void
-RtFlowReceiver::WriteFrameLog()
-{
-    if (m_frameLog.empty())
-        return;
-    std::ofstream out(m_frameLog);
-    NS_ABORT_MSG_UNLESS(out, "RtFlowReceiver: cannot write " << m_frameLog);
-    out << "frame_id,capture_ns,key,size_bytes,packets,packets_received,first_arrival_ns,"
-           "last_arrival_ns,delay_ms,complete\n";
-    for (const auto& [id, f] : m_frames)
-    {
-        const bool complete = f.received >= f.packets;
-        out << id << "," << f.captureNs << "," << (f.key ? 1 : 0) << "," << f.bytes << ","
-            << f.packets << "," << f.received << "," << f.firstNs << "," << f.lastNs << ",";
-        if (complete)
-            out << std::fixed << std::setprecision(3) << (f.lastNs - f.captureNs) / 1e6
-                << std::defaultfloat;
-        out << "," << (complete ? 1 : 0) << "\n";
-    }
 }
 
 } // namespace ns3

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The real-time flow's rate controllers (tools/rtcontrol, the same Rust code rtflow
- * runs) behind a C ABI, for the ns-3 simulator. Times are nanoseconds on the caller's
+ * runs: GCC, Copa, fixed, and the TCP mode's rate adapter) behind a C ABI, for the
+ * ns-3 simulator. Times are nanoseconds on the caller's
  * clock; rates are bit/s. src/capi.rs documents each call.
  */
 #ifndef RTCONTROL_H
@@ -56,6 +57,21 @@ int rtc_can_send(const struct rtc_controller *c, uint64_t in_flight);
 size_t rtc_take_probes(struct rtc_controller *c, struct rtc_probe *out, size_t max);
 struct rtc_feedback_request rtc_feedback_request(const struct rtc_controller *c);
 uint64_t rtc_tick_ns(void);
+
+/* rtflow's TCP mode: the rate adapter that follows what the socket delivers (src/tcp_rate.rs). */
+struct rtc_tcp_adapter;
+
+/* NULL for bounds that are not 0 < min <= start <= max, or a zero frame interval. */
+struct rtc_tcp_adapter *rtc_tcp_new(double start_bps, double min_bps, double max_bps,
+				    uint64_t frame_interval_ns);
+void rtc_tcp_free(struct rtc_tcp_adapter *a);
+/* How long the oldest frame not yet handed to the socket has waited so far. */
+void rtc_tcp_note_wait(struct rtc_tcp_adapter *a, uint64_t wait_ns);
+/* Every rtc_tcp_interval_ns(); bytes_acked: the running total the peer acknowledged. */
+void rtc_tcp_update(struct rtc_tcp_adapter *a, uint64_t now_ns, uint64_t bytes_acked);
+double rtc_tcp_target_bps(const struct rtc_tcp_adapter *a);
+uint64_t rtc_tcp_interval_ns(void);
+uint64_t rtc_tcp_notsent_lowat(void);	/* rtflow's default TCP_NOTSENT_LOWAT, bytes */
 
 #ifdef __cplusplus
 }

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: MIT
-//! The controllers behind a C ABI, for the ns-3 simulator (sim/ns3/apps/rt-flow.cc);
-//! `include/rtcontrol.h` declares it. Times are nanoseconds on the simulator's clock.
+//! The controllers behind a C ABI, for the ns-3 simulator (sim/ns3/apps/rt-flow.cc, and
+//! rt-tcp-flow.cc for the TCP mode's rate adapter); `include/rtcontrol.h` declares it.
+//! Times are nanoseconds on the simulator's clock.
 
 use std::ffi::c_int;
 
 use crate::control::{Controller, CopaController, FixedController, GccController, RateBounds};
 use crate::packet::{Outcome, Probe, Sent};
+use crate::tcp_rate::{TcpRateAdapter, CONTROL_INTERVAL_NS, DEFAULT_NOTSENT_LOWAT};
 
 pub const RTC_GCC: c_int = 0;
 pub const RTC_COPA: c_int = 1;
@@ -56,6 +58,10 @@ fn sent(seq: u64, send_ns: u64, wire_bytes: u32, in_flight: u64, probe: Option<P
 /// A controller of `kind` (RTC_GCC, RTC_COPA, RTC_FIXED at `start_bps`), as rtflow makes
 /// it from its options (`--pacing-factor`, `--copa-delta`), or NULL for an unknown kind or
 /// bounds that are not 0 < min <= start <= max.
+fn valid_bounds(start_bps: f64, min_bps: f64, max_bps: f64) -> bool {
+    min_bps > 0.0 && min_bps <= start_bps && start_bps <= max_bps
+}
+
 #[no_mangle]
 pub extern "C" fn rtc_new(
     kind: c_int,
@@ -66,7 +72,7 @@ pub extern "C" fn rtc_new(
     pacing_factor: f64,
     copa_delta: f64,
 ) -> *mut RtcController {
-    if !(min_bps > 0.0 && min_bps <= start_bps && start_bps <= max_bps && pacing_factor >= 1.0 && copa_delta > 0.0) {
+    if !(valid_bounds(start_bps, min_bps, max_bps) && pacing_factor >= 1.0 && copa_delta > 0.0) {
         return std::ptr::null_mut();
     }
     let bounds = RateBounds { start: start_bps, min: min_bps, max: max_bps };
@@ -179,4 +185,98 @@ pub unsafe extern "C" fn rtc_feedback_request(c: *const RtcController) -> RtcFee
 #[no_mangle]
 pub extern "C" fn rtc_tick_ns() -> u64 {
     crate::control::TICK_NS
+}
+
+pub struct RtcTcpAdapter(TcpRateAdapter);
+
+/// The TCP mode's rate adapter (`tcp_rate`) for frames `frame_interval_ns` apart, or NULL
+/// for bounds that are not 0 < min <= start <= max or a zero interval.
+#[no_mangle]
+pub extern "C" fn rtc_tcp_new(start_bps: f64, min_bps: f64, max_bps: f64, frame_interval_ns: u64) -> *mut RtcTcpAdapter {
+    if !valid_bounds(start_bps, min_bps, max_bps) || frame_interval_ns == 0 {
+        return std::ptr::null_mut();
+    }
+    let bounds = RateBounds { start: start_bps, min: min_bps, max: max_bps };
+    Box::into_raw(Box::new(RtcTcpAdapter(TcpRateAdapter::new(bounds, frame_interval_ns))))
+}
+
+/// # Safety
+/// `a` comes from `rtc_tcp_new` and is not used afterwards.
+#[no_mangle]
+pub unsafe extern "C" fn rtc_tcp_free(a: *mut RtcTcpAdapter) {
+    if !a.is_null() {
+        drop(Box::from_raw(a));
+    }
+}
+
+/// How long the oldest frame not yet handed to the socket has waited so far.
+///
+/// # Safety
+/// `a` comes from `rtc_tcp_new`.
+#[no_mangle]
+pub unsafe extern "C" fn rtc_tcp_note_wait(a: *mut RtcTcpAdapter, wait_ns: u64) {
+    (*a).0.note_wait(wait_ns);
+}
+
+/// One control step, every `rtc_tcp_interval_ns`; `bytes_acked` is the running total the
+/// peer acknowledged (TCP_INFO's tcpi_bytes_acked).
+///
+/// # Safety
+/// `a` comes from `rtc_tcp_new`.
+#[no_mangle]
+pub unsafe extern "C" fn rtc_tcp_update(a: *mut RtcTcpAdapter, now_ns: u64, bytes_acked: u64) {
+    (*a).0.update(now_ns, bytes_acked);
+}
+
+/// # Safety
+/// `a` comes from `rtc_tcp_new`.
+#[no_mangle]
+pub unsafe extern "C" fn rtc_tcp_target_bps(a: *const RtcTcpAdapter) -> f64 {
+    (*a).0.target_bps()
+}
+
+/// How often the adapter wants `rtc_tcp_update`, ns.
+#[no_mangle]
+pub extern "C" fn rtc_tcp_interval_ns() -> u64 {
+    CONTROL_INTERVAL_NS
+}
+
+/// rtflow's default TCP_NOTSENT_LOWAT, bytes.
+#[no_mangle]
+pub extern "C" fn rtc_tcp_notsent_lowat() -> u64 {
+    DEFAULT_NOTSENT_LOWAT
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    #[test]
+    fn the_tcp_adapter_behind_the_abi_is_the_rust_one() {
+        let bounds = RateBounds { start: 2e6, min: 0.1e6, max: 50e6 };
+        let mut direct = TcpRateAdapter::new(bounds, 16 * MS);
+        let through = rtc_tcp_new(2e6, 0.1e6, 50e6, 16 * MS);
+        assert!(!through.is_null());
+        for step in 1..=20u64 {
+            let (wait, acked) = (if step % 7 == 0 { 150 * MS } else { 5 * MS }, step * 100_000);
+            direct.note_wait(wait);
+            direct.update(step * CONTROL_INTERVAL_NS, acked);
+            unsafe {
+                rtc_tcp_note_wait(through, wait);
+                rtc_tcp_update(through, step * CONTROL_INTERVAL_NS, acked);
+                assert_eq!(rtc_tcp_target_bps(through), direct.target_bps());
+            }
+        }
+        unsafe { rtc_tcp_free(through) };
+    }
+
+    #[test]
+    fn the_tcp_adapter_refuses_bad_bounds_and_intervals() {
+        assert!(rtc_tcp_new(1e6, 2e6, 50e6, 16 * MS).is_null());
+        assert!(rtc_tcp_new(1e6, 0.0, 50e6, 16 * MS).is_null());
+        assert!(rtc_tcp_new(60e6, 0.1e6, 50e6, 16 * MS).is_null());
+        assert!(rtc_tcp_new(1e6, 0.1e6, 50e6, 0).is_null());
+    }
 }

@@ -12,7 +12,6 @@ mod pacer;
 mod pion_gcc;
 mod recv;
 mod sys;
-mod tcp_rate;
 mod tcp_send;
 mod timetable;
 mod udp_send;
@@ -28,6 +27,7 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 
 use rtcontrol::control;
 use control::{Controller, CopaController, FixedController, GccController, RateBounds};
+use rtcontrol::tcp_rate::DEFAULT_NOTSENT_LOWAT;
 use pion_gcc::PionGccController;
 use encoder::EncoderConfig;
 
@@ -116,7 +116,7 @@ struct SendArgs {
     #[arg(long, default_value_t = 0.5)]
     copa_delta: f64,
     /// Bytes TCP may hold unsent in the kernel (TCP_NOTSENT_LOWAT) in --mode tcp.
-    #[arg(long, default_value = "16kb", value_name = "SIZE", value_parser = units::parse_size)]
+    #[arg(long, default_value_t = DEFAULT_NOTSENT_LOWAT, value_name = "SIZE", value_parser = units::parse_size)]
     notsent_lowat: u64,
     /// Lost packets of frames younger than this are sent once more (UDP modes; 0: never).
     #[arg(long, default_value = "0", value_name = "TIME", value_parser = units::parse_time)]

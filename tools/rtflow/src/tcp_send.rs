@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 //! The TCP sender: the same frames, written to one TCP connection that uses the kernel
 //! congestion control the user names. Each frame is a media header (which carries the
-//! payload length) followed by its payload. The bitrate follows `tcp_rate`.
+//! payload length) followed by its payload. The bitrate follows rtcontrol's `tcp_rate`.
 
 use std::collections::VecDeque;
 use std::io::{ErrorKind, IoSlice, Write};
@@ -9,11 +9,12 @@ use std::net::{SocketAddr, TcpStream};
 use std::os::fd::AsRawFd;
 use std::time::Duration;
 
+use rtcontrol::tcp_rate::{TcpRateAdapter, CONTROL_INTERVAL_NS};
+
 use crate::control::RateBounds;
 use crate::encoder::{Encoder, EncoderConfig, Frame};
 use crate::logs::{float, CsvLog, Field};
 use crate::sys::{self, Interest, TcpInfo};
-use crate::tcp_rate::{TcpRateAdapter, CONTROL_INTERVAL_NS};
 use crate::timetable::Timetable;
 use crate::units::format_rate;
 use crate::wire::{FeedbackRequest, FramePacket, Kind, MediaHeader, MEDIA_HEADER_LEN};

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-//! How the TCP mode picks its bitrate, as applications that stream over TCP do: the
-//! kernel's congestion control decides how fast bytes leave, and the application watches
-//! whether its frames get out in time and follows what the socket delivers.
+//! How rtflow's TCP mode (and the simulator's, through `capi`) picks its bitrate, as
+//! applications that stream over TCP do: the kernel's congestion control decides how fast
+//! bytes leave, and the application watches whether its frames get out in time and follows
+//! what the socket delivers.
 //!
 //! The socket keeps at most `--notsent-lowat` bytes unsent in the kernel (TCP_NOTSENT_LOWAT),
 //! so when the connection cannot keep up, frames wait in the application, where their
@@ -28,6 +29,8 @@ use std::collections::VecDeque;
 use crate::control::RateBounds;
 
 pub const CONTROL_INTERVAL_NS: u64 = 100_000_000;
+/// rtflow's `--notsent-lowat` unless told otherwise.
+pub const DEFAULT_NOTSENT_LOWAT: u64 = 16 << 10;
 const DELIVERY_WINDOW_NS: u64 = 500_000_000;
 const WAIT_LIMIT_NS: u64 = 100_000_000;
 const BACKOFF: f64 = 0.85;
