@@ -33,6 +33,8 @@ _MAX_HELD = typer.Option(None, "--max-held", help="Leave out loads whose paced R
                                                   "than this many ms of media: it lacked the CPU.")
 _COMMON = typer.Option(False, "--common", help="Only pages measured under every scheduler shown (the same "
                                                "pages for each controller).")
+_PAGES_OF = typer.Option(None, "--pages-of", help="Only pages this other database measured too (same scenario, "
+                                                  "controller, repetition and page): the lab beside the simulator.")
 
 
 def _fail(message: str) -> None:
@@ -54,9 +56,12 @@ def _left_out(results: list[data.PageResult], kept: list[data.PageResult], why: 
 
 
 def _filtered(results: list[data.PageResult], max_held: Optional[float], min_start: Optional[float],
-              common: bool) -> list[data.PageResult]:
+              common: bool, pages_of: Optional[Path]) -> list[data.PageResult]:
     """The loads the options keep, saying what each filter left out; `common` last, so that
     every scheduler keeps the same pages."""
+    if pages_of is not None:
+        other = {r.pair_key for r in _pages(pages_of, None)}
+        results = _left_out(results, [r for r in results if r.pair_key in other], f"of pages {pages_of} lacks")
     if max_held is not None:
         results = _left_out(results, [r for r in results if not summary.starved(r, max_held)],
                             f"whose paced RT sender held more than {max_held:g} ms of media")
@@ -134,11 +139,12 @@ def summary_command(
     targets: bool = typer.Option(False, help="Also check the issue's targets for confucius."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
     max_held: Optional[float] = _MAX_HELD, min_start: Optional[float] = _MIN_START, common: bool = _COMMON,
+    pages_of: Optional[Path] = _PAGES_OF,
 ):
     """Per scheduler and RT controller: stall, frame delay, RT throughput, PLT, degradation, JFI
     (one table per scenario)."""
     results, order = _chosen(_pages(db, scenario), schedulers)
-    results = _filtered(results, max_held, min_start, common)
+    results = _filtered(results, max_held, min_start, common, pages_of)
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:
         by_scenario.setdefault(r.scenario, []).append(r)
@@ -188,11 +194,12 @@ def plots_command(
     out: Path = typer.Option(..., help="Folder for the PNG files."),
     db: Path = _DB, scenario: Optional[str] = _SCENARIO,
     max_held: Optional[float] = _MAX_HELD, min_start: Optional[float] = _MIN_START, common: bool = _COMMON,
+    pages_of: Optional[Path] = _PAGES_OF,
 ):
     """Trade-off (Fig. 10), CDFs (Fig. 12) and, for sweep pages, the sweeps (Fig. 14/15)."""
     from . import plots
 
-    results = _filtered(_pages(db, scenario), max_held, min_start, common)
+    results = _filtered(_pages(db, scenario), max_held, min_start, common, pages_of)
     made = [plots.tradeoff(results, out / "tradeoff.png")]
     made += [plots.cdfs(results, c, out / f"cdfs-{c}.png") for c in sorted({r.controller for r in results})]
     made += plots.sweeps(results, out)

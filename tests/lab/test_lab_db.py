@@ -322,6 +322,25 @@ def test_report_summary_common_compares_the_pages_every_scheduler_met(tmp_path, 
     assert bad.exit_code != 0 and "min-start" in bad.output
 
 
+def test_report_pages_of_keeps_the_pages_another_database_measured(tmp_path, scenario):
+    """The lab beside the simulator: only the pages both measured (same scenario, controller,
+    repetition and page) count, whatever the scheduler."""
+    from typer.testing import CliRunner
+    from confucius.report.cli import app as report_app
+
+    tasks = runner.plan(scenario, None)  # pfifo and fq on page 2, then on page 3
+    with Database(tmp_path / "lab.sqlite") as lab, Database(tmp_path / "other.sqlite") as other:
+        for n, task in enumerate(tasks):
+            _store(lab, scenario, task, tmp_path / f"r{n}")
+        _store(other, scenario, tasks[2], tmp_path / "o")  # pfifo on page 3 only
+    out = tmp_path / "rows.json"
+    result = CliRunner().invoke(report_app, ["summary", "--db", str(tmp_path / "lab.sqlite"), "--json", str(out),
+                                             "--pages-of", str(tmp_path / "other.sqlite")])
+    assert result.exit_code == 0, result.output
+    assert {row["scheduler"]: row["loads"] for row in json.loads(out.read_text())} == {"pfifo": 1, "fq": 1}
+    assert "left out 2 of 4 loads of pages" in " ".join(result.output.split())
+
+
 def test_a_run_records_the_cpu_time_the_host_lost_to_its_own_hypervisor(tmp_path, scenario):
     from typer.testing import CliRunner
     from confucius.report.cli import app as report_app
