@@ -78,7 +78,7 @@ struct Options
     uint32_t firstPort = 6000;
     uint32_t seed = 1;
     bool describe = false;
-    uint32_t queues = 1;
+    uint32_t queues = 0;
 };
 
 [[noreturn]] void
@@ -141,6 +141,7 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("policy", "shared (one FIFO) or external (one Confucius class per queue)",
                  o.policy);
     cmd.AddValue("qdisc", "the per-queue disc: confucius (drr is the lab's, not ns-3's)", o.qdisc);
+    cmd.AddValue("queues", "external: classes (0 = the highest queue a flow names)", o.queues);
     cmd.AddValue("weights", "external: class weights as tc writes them (empty = the core's count "
                             "of backlogged flows)", o.weights);
     cmd.AddValue("rate", "bottleneck rate", o.rate);
@@ -163,8 +164,14 @@ ParseOptions(int argc, char** argv)
         Fail("qdisc " + o.qdisc + " cannot be simulated: " + MISSING_QDISCS.at(o.qdisc));
     if (o.qdisc != "confucius")
         Fail("qdisc must be confucius, got '" + o.qdisc + "'");
+    uint32_t highest = 1;
     for (const Flow& f : o.flows)
-        o.queues = std::max(o.queues, f.queue);
+        highest = std::max(highest, f.queue);
+    if (o.queues == 0)
+        o.queues = highest;
+    if (highest > o.queues || o.queues > CFC_MAX_CLASSES)
+        Fail("queues must be at least the highest queue a flow names (" + std::to_string(highest) +
+             ") and at most " + std::to_string(CFC_MAX_CLASSES));
     if (o.policy == "shared" && (o.queues != 1 || !o.weights.empty()))
         Fail("policy shared has one queue: every flow in queue 1, no weights");
     if (o.buffer < 1)
@@ -436,6 +443,8 @@ main(int argc, char** argv)
     const double wall =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
     PrintJson(o, sinks, atWarmup, queues, wall, cpu);
+    // Disposing the disc drops what it still holds: not drops of the window, and `queues` goes first.
+    queues.disc->TraceDisconnectWithoutContext("Drop", MakeCallback(&Queues::Dropped, &queues));
     Simulator::Destroy();
     return 0;
 }
