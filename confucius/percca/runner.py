@@ -19,8 +19,6 @@ from pathlib import Path
 from confucius.lab.db import Database
 from confucius.lab.engine import LabError, in_guest
 from confucius.lab.runner import ENGINES, provenance
-from confucius.sim import store
-from confucius.sim.bottleneck import SimError
 
 from . import classifier as cls
 from . import models, ns3, tc
@@ -162,7 +160,7 @@ def time_mode(engine: str) -> str:
 def versions_of(engine: str) -> dict:
     """What produced the runs: the lab's provenance, or ns-3's and the simulator program's."""
     if engine == "ns3":
-        return store.versions(ns3.describe()["ns3"], ns3.PERCCA)
+        return ns3.versions()
     return provenance(engine)
 
 
@@ -195,7 +193,7 @@ def _simulate(scenario: Scenario, point: Point, flows: list[Flow], directory: Pa
         print(" ".join([str(ns3.PERCCA), *args]), file=sys.stderr)
     try:
         raw = ns3.run(args, directory)
-    except SimError as err:
+    except ns3.SimError as err:
         return None, str(err)
     return ns3.figures(raw, scenario.ccas, queue_count(scenario, point)), None
 

@@ -142,11 +142,10 @@ class Scenario:
 
 
 def _simulator() -> dict:
-    from confucius.sim.bottleneck import SimError
     from . import ns3
     try:
         return ns3.describe()
-    except SimError as err:
+    except ns3.SimError as err:
         raise ScenarioError(f"engine ns3: {err}") from None
 
 
