@@ -6,8 +6,8 @@
  * it (confucius/percca/tc.py):
  *
  *   shared     a tail-drop FIFO of the whole buffer, drained by the bottleneck's
- *              device at the link rate (the lab: pfifo under HTB; a TBF here cost
- *              ten times the CPU at 1.5 Gbit/s)
+ *              device at the link rate (the lab: pfifo under HTB; the device is an
+ *              exact shaper without TBF's timer events)
  *   external   Confucius, mode external, one class per queue, shaping itself at
  *              the link rate, one buffer of `buffer` packets; flow f's packets go
  *              to the class the classifier drew for it by their destination port
