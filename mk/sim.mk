@@ -20,6 +20,7 @@ NS3_LDFLAGS  = -L$(NS3_LIBDIR) -Wl,-rpath,$(NS3_LIBDIR) \
 SIM_MODEL := $(wildcard sim/ns3/model/*.cc sim/ns3/apps/*.cc)
 SIM_HDRS  := $(wildcard sim/ns3/model/*.h sim/ns3/apps/*.h) $(CORE_HDR)
 SIM_BOTTLENECK := $(SIM_BUILD)/bottleneck
+SIM_PERCCA     := $(SIM_BUILD)/percca
 # The RT flow's controllers: the same Rust code as rtflow's (tools/rtcontrol), as a static library.
 RTCONTROL_LIB  := $(CARGO_TARGET)/release/librtcontrol.a
 
@@ -47,10 +48,15 @@ $(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUIL
 		$(RTCONTROL_LIB)
 	$(CXX) -o $@ $^ $(NS3_LDFLAGS)
 
-.PHONY: sim
-sim: $(SIM_BOTTLENECK)
+# Seed 003's per-CCA queueing (sim/ns3/percca.cc): the queue disc and its port filter only.
+$(SIM_PERCCA): $(SIM_BUILD)/percca.o $(SIM_BUILD)/model/confucius-queue-disc.o \
+		$(SIM_BUILD)/model/port-filter.o $(SIM_BUILD)/confucius.o
+	$(CXX) -o $@ $^ $(NS3_LDFLAGS)
 
-PYTEST_NEEDS += $(SIM_BOTTLENECK)
+.PHONY: sim
+sim: $(SIM_BOTTLENECK) $(SIM_PERCCA)
+
+PYTEST_NEEDS += $(SIM_BOTTLENECK) $(SIM_PERCCA)
 
 # The simulator's speed on the lab's page-load episodes (a benchmark: printed, asserted
 # nowhere): the demo's episode, and a matrix task timed part by part with the 1000-page

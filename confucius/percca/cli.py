@@ -20,7 +20,8 @@ from . import scenario as percca_scenario
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Per-CCA queue isolation: bulk CCA mixes, classifiers, queues (seed 003).")
 
-_ENGINE = typer.Option(None, "--engine", help="qemu or uml \\[default: the scenario's, else uml].")
+_ENGINE = typer.Option(None, "--engine", help="qemu, uml or ns3 (the simulator, `make sim`) "
+                       "\\[default: the scenario's, else uml].")
 
 
 def _load(path: Path, engine: Optional[str]) -> percca_scenario.Scenario:
@@ -66,7 +67,7 @@ def run_command(scenario: Path, engine: Optional[str] = _ENGINE,
                 seeds: Optional[str] = typer.Option(None, "--seeds", help="Only these of the scenario's seeds (1,2)."),
                 policy: Optional[str] = typer.Option(None, "--policy", help="Only this policy's points."),
                 echo: bool = typer.Option(False, help="Print the guest's console.")):
-    """Run every point of a scenario not yet in the database (one boot each)."""
+    """Run every point of a scenario not yet in the database (one boot or simulation each)."""
     sc = _load(scenario, engine)
     chosen = _seeds(seeds, sc) if seeds else None
     if policy is not None and policy not in sc.policies:

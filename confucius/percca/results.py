@@ -52,14 +52,22 @@ def _drops(qdiscs: list[dict]) -> dict[int, int]:
 
 
 def figures(raw: dict, ccas: list[str], flow_ccas: list[str], queues: int, warmup_s: float) -> Figures:
+    """The guest's raw results over the window from the warm-up's end to the last receiver sample."""
     start_ns = raw["sender_started_ns"] + round(warmup_s * 1e9)
     first, last = _window(raw["receiver"]["samples"], start_ns)
     seconds = (last[0] - first[0]) / 1e9
     flow_bps = [(b - a) * 8 / seconds for a, b in zip(first[1], last[1])]
-    cca_bps = metrics.throughput_by_cca(flow_bps, flow_ccas, ccas)
-    counts = [flow_ccas.count(c) for c in ccas]
     occupancy = [(t, int(q), n) for t, found in raw["occupancy"] if first[0] <= t <= last[0]
                  for q, n in found.items()]
+    return summarise(flow_bps, seconds, ccas, flow_ccas, queues, occupancy, _drops(raw["qdiscs"]))
+
+
+def summarise(flow_bps: list[float], seconds: float, ccas: list[str], flow_ccas: list[str], queues: int,
+              occupancy: list[tuple[int, int, int]], drops: dict[int, int]) -> Figures:
+    """The figures of one run from each flow's throughput over the window, the queues'
+    occupancy samples (time_ns, queue, packets) in it and their drops: every engine's."""
+    cca_bps = metrics.throughput_by_cca(flow_bps, flow_ccas, ccas)
+    counts = [flow_ccas.count(c) for c in ccas]
     per_queue = {q: [n for t, qq, n in occupancy if qq == q] for q in range(queues)}
     samples = sorted({t for t, _, _ in occupancy})
     mean = {q: (sum(v) / len(samples) if samples else 0.0) for q, v in per_queue.items()}
@@ -69,7 +77,7 @@ def figures(raw: dict, ccas: list[str], flow_ccas: list[str], queues: int, warmu
         min_thr=metrics.min_thr(cca_bps, counts), jfi=metrics.jfi(flow_bps),
         total_bps=sum(flow_bps), window_s=seconds, queue_mean=mean,
         queue_max={q: max(v, default=0) for q, v in per_queue.items()},
-        queue_drops=_drops(raw["qdiscs"]), occupancy=occupancy)
+        queue_drops=drops, occupancy=occupancy)
 
 
 def read(results_dir: Path) -> dict:

@@ -21,7 +21,7 @@ from confucius.lab.engine import LabError, in_guest
 from confucius.lab.runner import ENGINES, provenance
 
 from . import classifier as cls
-from . import models, tc
+from . import models, ns3, tc
 from .results import Figures, ResultsError, figures, read
 from .scenario import FIRST_PORT, Point, Scenario
 
@@ -132,7 +132,7 @@ def _run_row(scenario: Scenario, point: Point, flows: list[Flow], spec: dict, di
         "duration_s": scenario.duration_s, "warmup_s": scenario.warmup_s,
         "tc_commands": json.dumps(spec["tc"]), "results_dir": str(directory),
         "engine": scenario.engine,
-        "time_mode": ENGINES[scenario.engine].TIME_MODE,
+        "time_mode": time_mode(scenario.engine),
         "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
         "model_simple": _model(scenario, point, "simple"),
         "model_advanced": _model(scenario, point, "advanced"),
@@ -153,31 +153,63 @@ def _measured_rows(scenario: Scenario, point: Point, flows: list[Flow], fig: Fig
     return ccas, flow_rows, queues
 
 
+def time_mode(engine: str) -> str:
+    return ns3.TIME_MODE if engine == "ns3" else ENGINES[engine].TIME_MODE
+
+
+def versions_of(engine: str) -> dict:
+    """What produced the runs: the lab's provenance, or ns-3's and the simulator program's."""
+    if engine == "ns3":
+        return ns3.versions()
+    return provenance(engine)
+
+
+def _boot(scenario: Scenario, point: Point, flows: list[Flow], directory: Path, row: dict,
+          echo: bool) -> tuple[Figures | None, str | None]:
+    """One VM boot running the guest: its figures, or why there are none."""
+    engine = ENGINES[scenario.engine]
+    timeout = WALL_FIXED_S + WALL_PER_GUEST_S * (scenario.warmup_s + scenario.duration_s)
+    # Under uml the point's seed also seeds the guest, so that a point repeats exactly.
+    options = {"seed": point.seed} if scenario.engine == "uml" else {}
+    try:
+        result = engine.run(GUEST.format(python=sys.executable), args=[in_guest(directory, directory / "spec.json")],
+                            results_dir=directory, timeout=timeout, echo=echo, **options)
+        row["guest_kernel"] = result.kernel
+        result.check()
+        return figures(read(directory), scenario.ccas, [f.cca for f in flows], queue_count(scenario, point),
+                       scenario.warmup_s), None
+    except (LabError, ResultsError) as err:
+        log = directory / "guest.log"
+        return None, f"{err}\nguest.log:\n{log.read_text(errors='replace')[-3000:] if log.is_file() else ''}"
+
+
+def _simulate(scenario: Scenario, point: Point, flows: list[Flow], directory: Path, row: dict,
+              echo: bool) -> tuple[Figures | None, str | None]:
+    """One ns-3 run of the point; what ns-3 installed stands where the lab's tc lines do."""
+    args = ns3.arguments(scenario, point, flows, queue_count(scenario, point), point_weights(scenario, point))
+    row["tc_commands"] = json.dumps([ns3.PERCCA.name, *args])
+    row["guest_kernel"] = f"ns-3 {ns3.describe()['ns3']}"
+    if echo:
+        print(" ".join([str(ns3.PERCCA), *args]), file=sys.stderr)
+    try:
+        raw = ns3.run(args, directory)
+    except ns3.SimError as err:
+        return None, str(err)
+    return ns3.figures(raw, scenario.ccas, queue_count(scenario, point)), None
+
+
 def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, root: Path,
             versions: dict, echo: bool = False) -> tuple[int, Figures | None, str | None]:
-    """Boot the engine for one point and store what came back: (run id, figures, error)."""
+    """Run one point on the scenario's engine and store what came back: (run id, figures, error)."""
     directory = run_dir(root, scenario, point)
     directory.mkdir(parents=True, exist_ok=True)
     flows = flows_of(scenario, point)
     spec = guest_spec(scenario, point, flows)
     (directory / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
     row = _run_row(scenario, point, flows, spec, directory, versions)
-    engine = ENGINES[scenario.engine]
-    timeout = WALL_FIXED_S + WALL_PER_GUEST_S * (scenario.warmup_s + scenario.duration_s)
-    # Under uml the point's seed also seeds the guest, so that a point repeats exactly.
-    options = {"seed": point.seed} if scenario.engine == "uml" else {}
+    measure = _simulate if scenario.engine == "ns3" else _boot
     started = time.time()
-    fig, error = None, None
-    try:
-        result = engine.run(GUEST.format(python=sys.executable), args=[in_guest(directory, directory / "spec.json")],
-                            results_dir=directory, timeout=timeout, echo=echo, **options)
-        row["guest_kernel"] = result.kernel
-        result.check()
-        fig = figures(read(directory), scenario.ccas, [f.cca for f in flows], queue_count(scenario, point),
-                      scenario.warmup_s)
-    except (LabError, ResultsError) as err:
-        log = directory / "guest.log"
-        error = f"{err}\nguest.log:\n{log.read_text(errors='replace')[-3000:] if log.is_file() else ''}"
+    fig, error = measure(scenario, point, flows, directory, row, echo)
     row.update(started_unix=started, wall_s=time.time() - started,
                status="ok" if error is None else "failed", error=error)
     measured = ([], [], [])
@@ -201,7 +233,7 @@ def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DE
     with Database(db_path) as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
         skip = done_points(db, scenario_id) if resume else set()
-        versions = provenance(scenario.engine)
+        versions = versions_of(scenario.engine)
         outcomes = []
         todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)
                 and (policy is None or p.policy == policy)]

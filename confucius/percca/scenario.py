@@ -3,7 +3,7 @@
 classifier (TOML, checked like the lab's: errors name the file, the key and the fix).
 
     name = "percca-equal"
-    engine = "uml"                    # or "qemu"
+    engine = "uml"                    # or "qemu", or "ns3" (the simulator: build/sim/percca)
     seeds = [1, 2, 3]                 # one run per seed and point (the classifier's draw; uml: the guest's too)
     duration = "30s"                  # measured, after the warm-up
     warmup = "5s"
@@ -65,11 +65,15 @@ SERVICES = ("flows", "weights", "optimised", "active")
 QDISCS = ("confucius", "drr")
 UML_CONFIG = REPO / "kernel" / "uml" / "uml.config"
 FIRST_PORT = 6000
+# The lab's engines and the simulator (confucius.percca.ns3).
+PERCCA_ENGINES = (*ENGINES, "ns3")
 
 
 def kernel_ccas(engine: str) -> tuple[str, ...]:
     """TCP CCAs the engine's kernel has: UML's built in by its config fragment, qemu's the
-    Debian kernel's modules (as the lab's scenarios check them)."""
+    Debian kernel's modules (as the lab's scenarios check them), ns-3's as the simulator lists them."""
+    if engine == "ns3":
+        return tuple(sorted(_simulator()["ccas"]))
     if engine == "qemu":
         from confucius.lab.scenario import available_ccas
         return available_ccas()
@@ -135,6 +139,22 @@ class Scenario:
             classifiers = [None] if policy == "shared" else self.classifiers
             points += [Point(policy, c, s) for c, s in product(classifiers, self.seeds)]
         return points
+
+
+def _simulator() -> dict:
+    from . import ns3
+    try:
+        return ns3.describe()
+    except ns3.SimError as err:
+        raise ScenarioError(f"engine ns3: {err}") from None
+
+
+def _check_simulated(top: _Table, qdisc: str, policies: tuple[str, ...]) -> None:
+    """The lab's queue discs that ns-3 lacks, refused with the simulator's reason."""
+    missing = _simulator()["missing"]
+    if qdisc in missing and any(p != "shared" for p in policies):
+        raise ScenarioError(f"{top.path}: queues.qdisc: {qdisc!r} cannot be simulated: {missing[qdisc]} "
+                            "(use qdisc = \"confucius\" or a lab engine)")
 
 
 def default_buffer(rate_bps: float, rtt_s: float, flows: int) -> int:
@@ -309,11 +329,13 @@ def _check_optimisable(scenario: Scenario) -> None:
 def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
     path = Path(path)
     top, name = read_top(text, path, engine)
-    engine_name = top.choice("engine", "uml", ENGINES)
+    engine_name = top.choice("engine", "uml", PERCCA_ENGINES)
     flows = _read_flows(top.table("flows"), path, kernel_ccas(engine_name))
     ccas = [c for c, _ in flows]
     rate, rtt, buffer = _read_link(top.table("link"), path, sum(n for _, n in flows))
     policies, classes, service, weights, qdisc, optimise = _read_queues(top.table("queues"), path, ccas)
+    if engine_name == "ns3":
+        _check_simulated(top, qdisc, policies)
     classifiers, params, spec = _read_classifier(top.table("classifier"), path, ccas,
                                                  any(p != "shared" for p in policies))
     seeds = top.get("seeds", [1])

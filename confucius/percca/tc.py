@@ -45,13 +45,22 @@ def mapped_flows(queues: int, flow_ports: list[tuple[int, int]]) -> list[int]:
     return [max(1, sum(1 for _, q in flow_ports if q == queue)) for queue in range(queues)]
 
 
+def class_weights(queues: int, weights: list[int] | None, flow_ports: list[tuple[int, int]],
+                  active: bool = False) -> list[int] | None:
+    """The confucius classes' weights: given, else the flows mapped to each queue; None
+    with `active` (the qdisc's own count of backlogged flows). ns-3's queue disc takes the same."""
+    if active:
+        return None
+    return list(weights or mapped_flows(queues, flow_ports))
+
+
 def confucius_external(rate_bps: float, buffer: int, queues: int, weights: list[int] | None,
                        flow_ports: list[tuple[int, int]], active: bool = False) -> list[str]:
     """`flow_ports`: (destination port, queue 0..Q-1) of every flow; `weights` None: the
     flows mapped to each queue, or with `active` the qdisc's own count of backlogged flows."""
     options = f"mode external classes {queues} bandwidth {rate_bps:.0f}bit limit {buffer}"
-    if not active:
-        chosen = weights or mapped_flows(queues, flow_ports)
+    chosen = class_weights(queues, weights, flow_ports, active)
+    if chosen is not None:
         options += " weights " + ":".join(str(w) for w in chosen)
     return [f"qdisc add dev {BOTTLENECK_DEVICE} root handle 1: confucius {options}",
             *(_u32("1:", port, f"1:{queue + 1:x}") for port, queue in flow_ports)]

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: MIT
+"""The ns-3 engine of per-CCA runs: build/sim/percca (sim/ns3/percca.cc) for one point,
+with the same flows, classifier draw, queues and weights as the lab's tc lines, and its
+output turned into the lab's figures (results.summarise).
+
+What it mirrors of the lab (tc.py): the shared FIFO (pfifo of the buffer under HTB ->
+FIFO under TBF), `confucius mode external` with one class per queue, the weights tc would
+write (tc.class_weights) and a filter per queue on the flows' destination ports. DRR has no
+ns-3 counterpart: the program says so, and scenarios with it are refused (scenario.py)."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import subprocess
+from pathlib import Path
+
+from . import tc
+from .results import Figures, summarise
+from .scenario import FIRST_PORT
+
+REPO = Path(__file__).resolve().parents[2]
+PERCCA = REPO / "build" / "sim" / "percca"
+TIME_MODE = "simulated"
+RAW = "ns3.json"
+
+
+class SimError(RuntimeError):
+    """The simulator is missing, refused its options or failed."""
+
+
+def run_program(args: list[str], binary: Path = PERCCA) -> dict:
+    """One run of build/sim/percca; its JSON output (its own message on stderr if refused)."""
+    if not Path(binary).is_file():
+        raise SimError(f"{binary} is not built: run `make sim`")
+    done = subprocess.run([str(binary), *args], capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = done.stderr.strip().splitlines()
+        raise SimError(lines[-1] if lines else f"{Path(binary).name} exited with {done.returncode}")
+    return json.loads(done.stdout)
+
+
+def versions(binary: Path = PERCCA) -> dict:
+    """What produced the runs: ns-3, the program, the tree's commit."""
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True).stdout.strip()
+    return {"ns3": describe(binary)["ns3"], "percca_sha256": hashlib.sha256(Path(binary).read_bytes()).hexdigest()[:16],
+            "git_commit": git("rev-parse", "HEAD") or None,
+            "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+@functools.cache
+def describe(binary: Path = PERCCA) -> dict:
+    """{"ns3": version, "ccas": {name: ns-3 type}, "qdiscs": [...], "missing": {qdisc: why}}:
+    the program's own table, so that no second list can disagree."""
+    return run_program(["--describe"], binary)
+
+
+def arguments(scenario, point, flows, queues: int, weights: tuple[int, ...]) -> list[str]:
+    """The program's options for one point: `flows` as runner.flows_of draws them, `queues`
+    and `weights` as the lab's runner gives them to tc."""
+    shared = point.policy == "shared"
+    args = [f"--flows={','.join(f'{f.cca}:{f.queue + 1}' for f in flows)}",
+            f"--policy={'shared' if shared else 'external'}",
+            f"--rate={scenario.rate_bps:.0f}bps", f"--rtt={round(scenario.rtt_s * 1e9)}ns",
+            f"--buffer={scenario.buffer}", f"--warmup={round(scenario.warmup_s * 1e9)}ns",
+            f"--duration={round(scenario.duration_s * 1e9)}ns",
+            f"--sample={round(scenario.sample_s * 1e9)}ns",
+            f"--first-port={FIRST_PORT}", f"--seed={point.seed}"]
+    if not shared:
+        chosen = tc.class_weights(queues, list(weights) or None, [(f.port, f.queue) for f in flows],
+                                  active=scenario.service == "active")
+        args += [f"--qdisc={scenario.qdisc}", f"--queues={queues}", f"--weights={':'.join(map(str, chosen or []))}"]
+    return args
+
+
+def figures(raw: dict, ccas: list[str], queues: int) -> Figures:
+    """The program's JSON as the lab's figures: throughput over the measured window,
+    occupancy samples and drops per queue."""
+    seconds = raw["window_s"]
+    flow_bps = [f["bytes"] * 8 / seconds for f in raw["flows"]]
+    occupancy = [(t, q["queue"], n) for q in raw["queues"] for t, n in q["samples"]]
+    drops = {q["queue"]: q["drops"] for q in raw["queues"]}
+    return summarise(flow_bps, seconds, ccas, [f["cca"] for f in raw["flows"]], queues, occupancy, drops)
+
+
+def run(args: list[str], directory: Path, binary: Path = PERCCA) -> dict:
+    """One simulation; its JSON, also kept in the run's folder."""
+    raw = run_program(args, binary)
+    (directory / RAW).write_text(json.dumps(raw) + "\n")
+    return raw
