@@ -18,7 +18,7 @@ NS3_LDFLAGS  = -L$(NS3_LIBDIR) -Wl,-rpath,$(NS3_LIBDIR) \
 	$(foreach m,$(NS3_MODULES),-lns$(NS3_VERSION)-$(m)) -lpthread -ldl -lm
 
 SIM_MODEL := $(wildcard sim/ns3/model/*.cc sim/ns3/apps/*.cc)
-SIM_HDRS  := $(wildcard sim/ns3/model/*.h sim/ns3/apps/*.h) $(CORE_HDR)
+SIM_HDRS  := $(wildcard sim/ns3/*.h sim/ns3/model/*.h sim/ns3/apps/*.h) $(CORE_HDR)
 SIM_BOTTLENECK := $(SIM_BUILD)/bottleneck
 SIM_PERCCA     := $(SIM_BUILD)/percca
 # The RT flow's controllers: the same Rust code as rtflow's (tools/rtcontrol), as a static library.

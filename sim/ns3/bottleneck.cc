@@ -20,6 +20,7 @@
 #include "apps/udp-source.h"
 #include "model/confucius-queue-disc.h"
 #include "model/port-filter.h"
+#include "program-parts.h"
 
 #include "ns3/core-module.h"
 #include "ns3/internet-module.h"
@@ -28,8 +29,6 @@
 #include "ns3/traffic-control-module.h"
 #include "ns3/applications-module.h"
 
-#include <chrono>
-#include <ctime>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -209,21 +208,11 @@ const std::map<std::string, std::string> NO_COUNTERPART = {
 void
 PrintSchedulers()
 {
-    std::cout << "{\"ns3\":\"" << CONFUCIUS_NS3_VERSION << "\",\"simulated\":{";
-    const char* sep = "";
-    for (const auto& [name, s] : Schedulers())
-    {
-        std::cout << sep << "\"" << name << "\":\"" << s.summary << "\"";
-        sep = ",";
-    }
-    std::cout << "},\"missing\":{";
-    sep = "";
-    for (const auto& [name, why] : NO_COUNTERPART)
-    {
-        std::cout << sep << "\"" << name << "\":\"" << why << "\"";
-        sep = ",";
-    }
-    std::cout << "}}\n";
+    std::cout << "{\"ns3\":\"" << CONFUCIUS_NS3_VERSION << "\",\"simulated\":";
+    PrintJsonTable(std::cout, Schedulers(), [](const LabScheduler& s) { return s.summary; });
+    std::cout << ",\"missing\":";
+    PrintJsonTable(std::cout, NO_COUNTERPART, [](const std::string& why) { return why; });
+    std::cout << "}\n";
 }
 
 [[noreturn]] void
@@ -242,10 +231,7 @@ FindScheduler(const std::string& name)
     auto missing = NO_COUNTERPART.find(name);
     if (missing != NO_COUNTERPART.end())
         Fail("scheduler " + name + " cannot be simulated: " + missing->second);
-    std::string names;
-    for (const auto& [n, s] : Schedulers())
-        names += (names.empty() ? "" : ", ") + n;
-    Fail("unknown scheduler '" + name + "': expected one of " + names);
+    Fail("unknown scheduler '" + name + "': expected one of " + JoinNames(Schedulers()));
 }
 
 /* ------------------------------------------------------------------- links */
@@ -744,20 +730,12 @@ main(int argc, char** argv)
     InternetStackHelper stack;
     stack.Install(nodes);
 
-    // The RTT is on the bottleneck link; its device is fast and holds one packet, so the
-    // queue forms in the scheduler (ns-3's flow control stops the disc when it is full)
-    // and the shaper above it sets the rate, as in the lab.
-    PointToPointHelper access;
-    access.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
-    access.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
-    PointToPointHelper narrow;
-    narrow.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
-    narrow.SetChannelAttribute("Delay", TimeValue(o.rtt / 2));
-    narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    // The queue forms in the scheduler and the shaper above it sets the rate, as in the lab.
+    PointToPointHelper access = AccessLinks(FAST_LINK);
 
     NetDeviceContainer rtLink = access.Install(rtServer, router);
     NetDeviceContainer webLink = access.Install(webServer, router);
-    NetDeviceContainer bottleneck = narrow.Install(router, client);
+    NetDeviceContainer bottleneck = BottleneckLink(FAST_LINK, o.rtt).Install(router, client);
     Ptr<PageLoader> page = o.page.empty() ? nullptr : AddPage(o, router, client, access);
 
     TrafficControlHelper tch;
@@ -820,12 +798,7 @@ main(int argc, char** argv)
     Simulator::Stop(o.duration + o.drain);
     if (page && o.pageTail.IsStrictlyPositive())
         page->SetLoadedCallback(MakeBoundCallback(&PageLoaded, &o, rt.videoReceiver));
-    const auto wallStart = std::chrono::steady_clock::now();
-    const std::clock_t cpuStart = std::clock();
-    Simulator::Run();
-    const double cpu = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
+    const auto [wall, cpu] = RunTimed();
     const Time end = Simulator::Now();
 
     std::cout << "{\"scheduler\":\"" << o.scheduler << "\",\"summary\":\"" << sched.summary

@@ -25,6 +25,7 @@
  */
 #include "model/confucius-queue-disc.h"
 #include "model/port-filter.h"
+#include "program-parts.h"
 
 #include "ns3/applications-module.h"
 #include "ns3/core-module.h"
@@ -33,8 +34,6 @@
 #include "ns3/point-to-point-module.h"
 #include "ns3/traffic-control-module.h"
 
-#include <chrono>
-#include <ctime>
 #include <iostream>
 #include <map>
 #include <sstream>
@@ -88,16 +87,6 @@ Fail(const std::string& why)
     std::exit(2);
 }
 
-template <typename Table>
-std::string
-Names(const Table& table)
-{
-    std::string names;
-    for (const auto& entry : table)
-        names += (names.empty() ? "" : ", ") + entry.first;
-    return names;
-}
-
 /* "reno:1,bbr:2": each flow's CCA and queue (1-based, as tc's class minor). */
 std::vector<Flow>
 ParseFlows(const std::string& text)
@@ -110,7 +99,7 @@ ParseFlows(const std::string& text)
         const auto colon = word.find(':');
         const std::string cca = word.substr(0, colon);
         if (!CCAS.count(cca))
-            Fail("flows: unknown CCA '" + cca + "' in '" + word + "': expected one of " + Names(CCAS));
+            Fail("flows: unknown CCA '" + cca + "' in '" + word + "': expected one of " + JoinNames(CCAS));
         uint32_t queue = 1;
         if (colon != std::string::npos)
         {
@@ -187,21 +176,12 @@ ParseOptions(int argc, char** argv)
 void
 Describe()
 {
-    std::cout << "{\"ns3\":\"" << CONFUCIUS_NS3_VERSION << "\",\"ccas\":{";
-    const char* sep = "";
-    for (const auto& [name, type] : CCAS)
-    {
-        std::cout << sep << "\"" << name << "\":\"" << type << "\"";
-        sep = ",";
-    }
-    std::cout << "},\"qdiscs\":[\"confucius\"],\"missing\":{";
-    sep = "";
-    for (const auto& [name, why] : MISSING_QDISCS)
-    {
-        std::cout << sep << "\"" << name << "\":\"" << why << "\"";
-        sep = ",";
-    }
-    std::cout << "}}\n";
+    const auto same = [](const std::string& text) { return text; };
+    std::cout << "{\"ns3\":\"" << CONFUCIUS_NS3_VERSION << "\",\"ccas\":";
+    PrintJsonTable(std::cout, CCAS, same);
+    std::cout << ",\"qdiscs\":[\"confucius\"],\"missing\":";
+    PrintJsonTable(std::cout, MISSING_QDISCS, same);
+    std::cout << "}\n";
 }
 
 /* Linux's TCP where ns-3's defaults differ: full-size segments, IW 10, 200 ms least RTO. */
@@ -331,7 +311,7 @@ InstallBottleneck(const Options& o, Ptr<NetDevice> device, Queues& queues)
 
 void
 PrintJson(const Options& o, const std::vector<Ptr<PacketSink>>& sinks,
-          const std::vector<uint64_t>& atWarmup, const Queues& queues, double wall, double cpu)
+          const std::vector<uint64_t>& atWarmup, const Queues& queues, RunTime took)
 {
     const double simulated = Simulator::Now().GetSeconds();
     std::ostringstream out;
@@ -359,8 +339,8 @@ PrintJson(const Options& o, const std::vector<Ptr<PacketSink>>& sinks,
         out << "],\"mean_packets\":" << (n ? double(sum) / n : 0.0) << ",\"max_packets\":" << most
             << "}";
     }
-    out << "],\"simulated_s\":" << simulated << ",\"wall_s\":" << wall << ",\"cpu_s\":" << cpu
-        << ",\"speed\":" << simulated / wall << "}\n";
+    out << "],\"simulated_s\":" << simulated << ",\"wall_s\":" << took.wall << ",\"cpu_s\":" << took.cpu
+        << ",\"speed\":" << simulated / took.wall << "}\n";
     std::cout << out.str();
 }
 
@@ -392,15 +372,8 @@ main(int argc, char** argv)
     nodes.Create(3);
     Ptr<Node> server = nodes.Get(0), router = nodes.Get(1), client = nodes.Get(2);
     InternetStackHelper().Install(nodes);
-    PointToPointHelper access;
-    access.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
-    access.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
-    PointToPointHelper narrow;
-    narrow.SetDeviceAttribute("DataRate", StringValue(FAST_LINK));
-    narrow.SetChannelAttribute("Delay", TimeValue(o.rtt / 2));
-    narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
-    NetDeviceContainer serverLink = access.Install(server, router);
-    NetDeviceContainer bottleneck = narrow.Install(router, client);
+    NetDeviceContainer serverLink = AccessLinks(FAST_LINK).Install(server, router);
+    NetDeviceContainer bottleneck = BottleneckLink(FAST_LINK, o.rtt).Install(router, client);
 
     Queues queues;
     queues.samples.resize(o.queues);
@@ -435,13 +408,7 @@ main(int argc, char** argv)
     Simulator::Schedule(o.warmup, &SampleEvery, &queues, o.sample, end);
     Simulator::Stop(end);
 
-    const auto wallStart = std::chrono::steady_clock::now();
-    const std::clock_t cpuStart = std::clock();
-    Simulator::Run();
-    const double cpu = double(std::clock() - cpuStart) / CLOCKS_PER_SEC;
-    const double wall =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - wallStart).count();
-    PrintJson(o, sinks, atWarmup, queues, wall, cpu);
+    PrintJson(o, sinks, atWarmup, queues, RunTimed());
     // Disposing the disc drops what it still holds: not drops of the window, and `queues` goes first.
     queues.disc->TraceDisconnectWithoutContext("Drop", MakeCallback(&Queues::Dropped, &queues));
     Simulator::Destroy();
