@@ -11,50 +11,30 @@ ns-3 counterpart: the program says so, and scenarios with it are refused (scenar
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
-import subprocess
 from pathlib import Path
+
+from confucius.ns3 import BUILD, SimError, provenance, run_program
 
 from . import tc
 from .results import Figures, summarise
 from .scenario import FIRST_PORT
 
-REPO = Path(__file__).resolve().parents[2]
-PERCCA = REPO / "build" / "sim" / "percca"
+PERCCA = BUILD / "percca"
 TIME_MODE = "simulated"
 RAW = "ns3.json"
 
 
-class SimError(RuntimeError):
-    """The simulator is missing, refused its options or failed."""
-
-
-def run_program(args: list[str], binary: Path = PERCCA) -> dict:
-    """One run of build/sim/percca; its JSON output (its own message on stderr if refused)."""
-    if not Path(binary).is_file():
-        raise SimError(f"{binary} is not built: run `make sim`")
-    done = subprocess.run([str(binary), *args], capture_output=True, text=True)
-    if done.returncode != 0:
-        lines = done.stderr.strip().splitlines()
-        raise SimError(lines[-1] if lines else f"{Path(binary).name} exited with {done.returncode}")
-    return json.loads(done.stdout)
-
-
 def versions(binary: Path = PERCCA) -> dict:
     """What produced the runs: ns-3, the program, the tree's commit."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True).stdout.strip()
-    return {"ns3": describe(binary)["ns3"], "percca_sha256": hashlib.sha256(Path(binary).read_bytes()).hexdigest()[:16],
-            "git_commit": git("rev-parse", "HEAD") or None,
-            "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+    return provenance("percca", binary, describe(binary)["ns3"])
 
 
 @functools.cache
 def describe(binary: Path = PERCCA) -> dict:
     """{"ns3": version, "ccas": {name: ns-3 type}, "qdiscs": [...], "missing": {qdisc: why}}:
     the program's own table, so that no second list can disagree."""
-    return run_program(["--describe"], binary)
+    return run_program(binary, ["--describe"])
 
 
 def arguments(scenario, point, flows, queues: int, weights: tuple[int, ...]) -> list[str]:
@@ -87,6 +67,6 @@ def figures(raw: dict, ccas: list[str], queues: int) -> Figures:
 
 def run(args: list[str], directory: Path, binary: Path = PERCCA) -> dict:
     """One simulation; its JSON, also kept in the run's folder."""
-    raw = run_program(args, binary)
+    raw = run_program(binary, args)
     (directory / RAW).write_text(json.dumps(raw) + "\n")
     return raw

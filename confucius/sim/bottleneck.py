@@ -4,39 +4,20 @@
 from __future__ import annotations
 
 import functools
-import json
-import re
-import subprocess
 from pathlib import Path
 
+from confucius.ns3 import BUILD, SimError, run_program
 from confucius.web import generate
 from confucius.web.page import Page, PageError, read_page
 
-REPO = Path(__file__).resolve().parents[2]
-BOTTLENECK = REPO / "build" / "sim" / "bottleneck"
+BOTTLENECK = BUILD / "bottleneck"
 # The TCP congestion controls the simulator's connections can run (bottleneck's --web-cca).
 NS3_CCAS = ("bbr", "cubic", "vegas")
 
 
-class SimError(RuntimeError):
-    """The simulator is missing or refused its options."""
-
-
 def run_bottleneck(args: list[str], binary: Path = BOTTLENECK) -> dict:
     """One run of build/sim/bottleneck; its JSON output."""
-    if not Path(binary).is_file():
-        raise SimError(f"{binary} is not built: run `make sim`")
-    result = subprocess.run([str(binary), *args], capture_output=True, text=True)
-    if result.returncode != 0:
-        raise SimError(_why(result.stderr) or f"bottleneck exited with {result.returncode}")
-    return json.loads(result.stdout)
-
-
-def _why(stderr: str) -> str | None:
-    """The program's own message: ns-3's abort text (`msg="..."`), else its last line."""
-    found = re.search(r'msg="(.*?)"(?:,|$)', stderr, re.M)
-    lines = stderr.strip().splitlines()
-    return found.group(1) if found else lines[-1] if lines else None
+    return run_program(binary, args)
 
 
 @functools.cache

@@ -11,10 +11,8 @@ starved of CPU in a simulation: every page is valid (sender_max_gap_ms 0)."""
 
 from __future__ import annotations
 
-import hashlib
 import json
 import platform
-import subprocess
 from dataclasses import asdict
 from pathlib import Path
 
@@ -23,21 +21,17 @@ from confucius.lab.db import Database
 from confucius.lab.guest.rt import CALM_S
 from confucius.lab.results import PageRecord, RtFlowLog, RunData, Session
 from confucius.lab.scenario import Scenario
+from confucius.ns3 import provenance
 from confucius.web.results import PageLoad, parse_report
 
-from .bottleneck import BOTTLENECK, REPO
+from .bottleneck import BOTTLENECK
 from .plan import ENGINE, TIME_MODE, SimTask
 from .worker import PageRun, TaskResult
 
 
 def versions(ns3_version: str, binary: Path = BOTTLENECK) -> dict:
     """What produced the runs: ns-3, the bottleneck program, the tree's commit."""
-    def git(*args: str) -> str:
-        return subprocess.run(["git", "-C", str(REPO), *args], capture_output=True, text=True).stdout.strip()
-    return {"ns3": ns3_version, "bottleneck_sha256": hashlib.sha256(Path(binary).read_bytes()).hexdigest()[:16],
-            "git_commit": git("rev-parse", "HEAD") or None,
-            "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no")),
-            "python": platform.python_version()}
+    return {**provenance("bottleneck", binary, ns3_version), "python": platform.python_version()}
 
 
 def window_end(frames, load_end_ns: int, settle_s: float) -> tuple[int, bool]:
