@@ -321,11 +321,13 @@ class Database:
         if source.resolve() == self.path.resolve():
             raise DatabaseError(f"{source} is the database it would be merged into")
         self.conn.execute("ATTACH DATABASE ? AS src", (str(source),))
+        tables: list[str] = []
         try:
+            tables = self._tables_parents_first()
             with self.conn:
-                return {table: self._copy_table(table) for table in self._tables_parents_first()}
+                return {table: self._copy_table(table) for table in tables}
         finally:
-            for table in self._tables_parents_first():
+            for table in tables:
                 self.conn.execute(f'DROP TABLE IF EXISTS temp."merged_{table}"')
             self.conn.execute("DETACH DATABASE src")
 
