@@ -5,8 +5,9 @@ each cell's bottleneck options, its pages still to measure in chunks, and the ce
 cannot run with why.
 
 Each page is an episode of its own, as the lab's episodes: the video alone for
-`[sim] warmup`, the page, then the video until its frames are calm again (at most
-`[web] settle` after the load; store.window_end). A cell's key is the lab's cell key
+`[sim] warmup` and the load's phase (`[warmup] phase`: the lab's own draw for that page),
+the page, then the video until its frames are calm again (at most `[web] settle` after the
+load; store.window_end). A cell's key is the lab's cell key
 (the same conditions) with the engine, ns-3's version and the seed: simulated and lab
 measurements never resume one another, even in one database.
 """
@@ -61,6 +62,17 @@ class SimPage:
     unit_key: str
     page_id: str
     text: str                    # as the simulator reads it (bottleneck.sim_page_text)
+    start_s: float               # when the load starts: [sim] warmup and the load's phase
+    args: tuple[str, ...]        # the bottleneck's options for this page's start and end (page_args)
+
+
+@dataclass(frozen=True)
+class LinkTrace:
+    """A trace as the lab plays it (topology.TracePlayer): its points from the offset,
+    scaled, in bit/s, repeated every `period_s` from the load's start."""
+    points: tuple[tuple[float, float], ...]
+    period_s: float
+    end_s: float                 # the episode's longest end after the load's start
 
 
 @dataclass(frozen=True)
@@ -68,7 +80,7 @@ class SimTask:
     """One cell's chunk of pages: a task for a worker."""
     cell: SimCell
     pages: tuple[SimPage, ...]
-    trace: str | None            # the link's rate over the episode, `time_s Mbps`; None: constant
+    trace: LinkTrace | None      # None: a constant rate
     chunk: int
 
 
@@ -94,10 +106,7 @@ def check_scenario(scenario: Scenario) -> None:
 def differences(scenario: Scenario) -> list[str]:
     """What the simulator runs otherwise than the lab would, for the user to read."""
     notes = [f"the RT flow runs alone for [sim] warmup = {scenario.sim.warmup_s:g} s before each page "
-             f"(the lab warms it up until it converges)"]
-    if scenario.warmup.phase_s:
-        notes.append(f"warmup.phase = {scenario.warmup.phase_s:g} s: every page starts right after "
-                     f"the warm-up (the lab waits a drawn part of it)")
+             f"(the lab warms it up until it converges), then the load's phase as the lab draws it"]
     tcp = sorted({f.label for flows in scenario.rt_sets for f in flows if f.mode == "tcp"})
     if tcp:
         notes.append(f"{', '.join(tcp)}: rtflow's TCP mode over ns-3's own congestion controls, not "
@@ -149,38 +158,53 @@ def rt_args(scenario: Scenario, flows: tuple[RtFlow, ...]) -> list[str] | str:
 
 
 def episode_args(scenario: Scenario) -> list[str]:
-    """The link and one page's episode: warm-up, the load (until web.timeout at most), the
-    tail: until the video's frames have been on time for CALM_S, at most `settle`, then
-    DRAIN_S more (as the lab's, guest/schedule.py)."""
-    link, web, warmup = scenario.link, scenario.web, scenario.sim.warmup_s
+    """The link and the episode's tail, the same for every page: after the load (until
+    web.timeout at most), the video until its frames have been on time for CALM_S, at most
+    `settle`, then DRAIN_S more (as the lab's, guest/schedule.py)."""
+    link, web = scenario.link, scenario.web
     args = [f"--rtt={link.rtt_s}s", f"--buffer={link.buffer_packets}",
             f"--shaper={'own' if link.shaper == 'own' else 'tbf'}",
             f"--web-cca={web.cca}", f"--ns3::PageLoader::MaxPerDomain={web.max_per_domain}",
-            "--web-flows=0", f"--web-start={warmup}s", f"--page-tail={web.settle_s + DRAIN_S}s",
-            f"--calm={CALM_S}s", f"--late={STALL_THRESHOLD_S}s",
-            f"--duration={warmup + web.timeout_s + web.settle_s}s", f"--drain={DRAIN_S}s"]
+            "--web-flows=0", f"--page-tail={web.settle_s + DRAIN_S}s",
+            f"--calm={CALM_S}s", f"--late={STALL_THRESHOLD_S}s", f"--drain={DRAIN_S}s"]
     if link.trace is None:
         args.append(f"--rate={link.rate_bps:.0f}bps")
     return args
 
 
-def trace_text(scenario: Scenario) -> str | None:
-    """The link's rate over an episode as the lab plays a trace: its first rate (from the
-    offset, scaled) while the video warms up, then the trace from the load's start, over
-    and over, until the episode's longest end."""
-    link = scenario.link
+def page_args(scenario: Scenario, start_s: float) -> tuple[str, ...]:
+    """One page's start (the video's warm-up and the load's phase before it) and end."""
+    web = scenario.web
+    return f"--web-start={start_s}s", f"--duration={start_s + web.timeout_s + web.settle_s}s"
+
+
+def sim_page(scenario: Scenario, cell: runner.Cell, key: str, number: int, ref, page, text: str) -> SimPage:
+    """A page of the cell, started after the warm-up and the lab's own phase for this load
+    (runner.load_phase_s)."""
+    start = round(scenario.sim.warmup_s + runner.load_phase_s(scenario, cell, ref), 3)
+    return SimPage(number, ref.key, runner.unit_key(key, scenario, ref, page), page.id, text, start,
+                   page_args(scenario, start))
+
+
+def link_trace(scenario: Scenario) -> LinkTrace | None:
+    link, web = scenario.link, scenario.web
     if link.trace is None:
         return None
     points = [(t, bps * link.trace_scale) for t, bps in topology.read_trace(link.trace) if t >= link.trace_offset_s]
     start = points[0][0]
     steps = [b[0] - a[0] for a, b in zip(points, points[1:])]
     period = points[-1][0] - start + (min(s for s in steps if s > 0) if any(s > 0 for s in steps) else 1.0)
-    warmup, web = scenario.sim.warmup_s, scenario.web
-    end = warmup + web.timeout_s + web.settle_s + DRAIN_S
-    lines = [f"0 {max(points[0][1], topology.MIN_RATE_BPS) / 1e6:.6f}"]
+    return LinkTrace(tuple((t - start, bps) for t, bps in points), period,
+                     web.timeout_s + web.settle_s + DRAIN_S)
+
+
+def trace_text(trace: LinkTrace, start_s: float) -> str:
+    """The link's rate over one episode, `time_s Mbps`: the trace's first rate while the
+    video warms up, then the trace from the load's start, over and over, to the end."""
+    lines = [f"0 {max(trace.points[0][1], topology.MIN_RATE_BPS) / 1e6:.6f}"]
     loop = 0
-    while warmup + loop * period < end:
-        lines += [f"{warmup + loop * period + t - start:.6f} {bps / 1e6:.6f}" for t, bps in points]
+    while loop * trace.period_s < trace.end_s:
+        lines += [f"{start_s + loop * trace.period_s + t:.6f} {bps / 1e6:.6f}" for t, bps in trace.points]
         loop += 1
     return "\n".join(lines) + "\n"
 
@@ -193,7 +217,7 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
     known = bn.describe(binary)
     pages = [(ref, workload.page(scenario, ref)) for ref in scenario.web.pages]
     texts = [bn.sim_page_text(page) for _, page in pages]
-    trace, episode = trace_text(scenario), episode_args(scenario)
+    trace, episode = link_trace(scenario), episode_args(scenario)
     tasks, skipped = [], []
     for cell in runner.cells(scenario, schedulers, controllers):
         options = [scheduler_args(cell.scheduler, known), rt_args(scenario, cell.rt)]
@@ -204,7 +228,7 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
         key = cell_key(scenario, cell, known["ns3"])
         seed = scenario.sim.seed + cell.repetition
         sim_cell = SimCell(cell, key, seed, (*options[0], *options[1], *episode, f"--seed={seed}"))
-        units = [SimPage(n, ref.key, runner.unit_key(key, scenario, ref, page), page.id, text)
+        units = [sim_page(scenario, cell, key, n, ref, page, text)
                  for n, ((ref, page), text) in enumerate(zip(pages, texts))]
         todo = _pending([u.unit_key for u in units], db, attempts)
         size = scenario.web.pages_per_run

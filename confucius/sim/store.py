@@ -92,7 +92,8 @@ def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
         "seed": task.cell.seed, "git_commit": produced["git_commit"], "git_dirty": int(produced["git_dirty"]),
         "versions": json.dumps({**produced, "seed": task.cell.seed}, sort_keys=True),
         "spec": json.dumps({"bottleneck": list(task.cell.args), "seed": task.cell.seed, "sim": asdict(scenario.sim),
-                            "pages": [p.key for p in task.pages], "chunk": task.chunk}, sort_keys=True),
+                            "pages": [p.key for p in task.pages],
+                            "page_starts_s": [p.start_s for p in task.pages], "chunk": task.chunk}, sort_keys=True),
     }
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 from confucius import rtflow
 
 from . import bottleneck as bn
-from .plan import SimPage, SimTask
+from .plan import SimPage, SimTask, trace_text
 
 
 @dataclass(frozen=True)
@@ -41,9 +41,10 @@ def simulate(task: SimTask, binary: Path = bn.BOTTLENECK) -> TaskResult:
 
 def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn.BOTTLENECK) -> PageRun:
     """One page's episode under the task's cell, its files in `scratch`."""
-    args = [*task.cell.args, f"--page={scratch / 'page.txt'}", f"--frame-log={scratch / 'frames.csv'}"]
+    args = [*task.cell.args, *page.args, f"--page={scratch / 'page.txt'}",
+            f"--frame-log={scratch / 'frames.csv'}"]
     if task.trace is not None:
-        (scratch / "trace.txt").write_text(task.trace)
+        (scratch / "trace.txt").write_text(trace_text(task.trace, page.start_s))
         args.append(f"--trace={scratch / 'trace.txt'}")
     (scratch / "page.txt").write_text(page.text)
     run = bn.run_bottleneck(args, binary)

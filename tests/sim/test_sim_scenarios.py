@@ -7,11 +7,16 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from typer.testing import CliRunner
 
 from confucius import rtflow
+from confucius.lab import runner as lab_runner
+from confucius.lab.scenario import load
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
+from confucius.sim.plan import plan
 from confucius.sim.store import window_end
 
 REPO = Path(__file__).resolve().parents[2]
@@ -70,6 +75,22 @@ def test_a_simulated_demo_cell_is_read_by_confucius_report(tmp_path):
     assert cells[:3] == ["confucius", "gcc", "1"]   # one load
     assert float(cells[3]) == round(stall, 3) and float(cells[9]) == round(plt, 2)
     assert runner.invoke(report_app, ["runs", "--db", str(db)]).exit_code == 0
+
+
+def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path):
+    text = small(tmp_path).read_text().replace('pages = ["flows-3-size-30000"]',
+                                               'pages = ["flows-3-size-30000", "flows-2-size-20000"]')
+    (tmp_path / "small.toml").write_text(text.replace("[sim]", '[warmup]\nphase = "4s"\n[sim]'))
+    scenario = load(tmp_path / "small.toml")
+    [task] = [t for t in plan(scenario)[0] if t.cell.cell.scheduler.name == "confucius"]
+    phases = [lab_runner.load_phase_s(scenario, task.cell.cell, ref) for ref in scenario.web.pages]
+    assert [p.start_s for p in task.pages] == [round(3 + phase, 3) for phase in phases]
+    assert len(set(phases)) == 2 and all(0 < phase < 4 for phase in phases)
+    db = tmp_path / "sim.sqlite"
+    result = runner.invoke(app, ["run", str(tmp_path / "small.toml"), "--db", str(db), "-s", "confucius"])
+    assert result.exit_code == 0, result.output
+    starts = [ns / 1e9 for (ns,) in rows(db, "SELECT load_start_ns FROM pages ORDER BY number")]
+    assert starts == [pytest.approx(p.start_s, abs=0.01) for p in task.pages]
 
 
 def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_path):
