@@ -44,7 +44,8 @@ The format is described in confucius/lab/README.md ("Scenarios"); in short:
                                   # unset: a fresh seed per run, recorded (vm/README.md)
     [sim]                         # only `confucius sim` reads it (sim/README.md); the lab ignores it
     seed = 1                      # ns-3's run number of repetition 0 (repetition r runs seed + r)
-    warmup = "10s"                # the video alone before each page (the lab warms up until converged)
+    warmup = "10s"                # the video alone before each page (the lab warms up until converged);
+                                  # then [warmup] phase, drawn per page as the lab draws it
 
 Unknown keys are errors (a typo must not silently fall back to a default).
 """
