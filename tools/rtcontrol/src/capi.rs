@@ -149,6 +149,22 @@ pub unsafe extern "C" fn rtc_pacing_bps(c: *const RtcController) -> f64 {
     (*c).0.pacing_bps()
 }
 
+/// A window controller's congestion window (bytes) in `*out`: 1, or 0 for a rate
+/// controller (GCC, fixed), which has none (rtflow's rate log leaves it empty then).
+///
+/// # Safety
+/// `c` comes from `rtc_new`; `out` points to a writable u64.
+#[no_mangle]
+pub unsafe extern "C" fn rtc_cwnd_bytes(c: *const RtcController, out: *mut u64) -> c_int {
+    match (*c).0.cwnd_bytes() {
+        Some(bytes) => {
+            *out = bytes;
+            1
+        }
+        None => 0,
+    }
+}
+
 /// Whether a window controller lets another packet go with `in_flight` bytes out.
 ///
 /// # Safety
