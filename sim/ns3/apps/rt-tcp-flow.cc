@@ -76,6 +76,7 @@ RtTcpFlowSender::RtTcpFlowSender()
       m_written(0),
       m_sentPackets(0),
       m_cwnd(0),
+      m_ssthresh(UINT32_MAX),
       m_retransmitted(0),
       m_loggedWritten(0),
       m_loggedAcked(0),
@@ -123,6 +124,9 @@ RtTcpFlowSender::StartApplication()
     Trace("Retransmission", MakeCallback(&RtTcpFlowSender::OnRetransmission, this));
     Trace("CongestionWindow", Callback<void, uint32_t, uint32_t>([this](uint32_t, uint32_t cwnd) { m_cwnd = cwnd; }));
     Trace("RTT", Callback<void, Time, Time>([this](Time, Time srtt) { m_srtt = srtt; }));
+    Trace("SlowStartThreshold", Callback<void, uint32_t, uint32_t>([this](uint32_t, uint32_t ssthresh) {
+        m_ssthresh = ssthresh;
+    }));
     Trace("PacingRate", Callback<void, DataRate, DataRate>([this](DataRate, DataRate rate) { m_pacingRate = rate; }));
     m_socket->SetConnectCallback(MakeCallback(&RtTcpFlowSender::Connected, this),
                                  MakeCallback(&RtTcpFlowSender::ConnectFailed, this));
@@ -275,6 +279,23 @@ RtTcpFlowSender::OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Add
 }
 
 /*
+ * TCP_INFO's pacing rate: the paced socket's own (BBR); for one ns-3 does not pace
+ * (Cubic, Vegas), the rate Linux computes for every socket all the same
+ * (tcp_update_pacing_rate: the window over the smoothed RTT, twice that in slow start,
+ * 1.2 times after), which rtflow logs in the lab whether or not anything applies it.
+ */
+double
+RtTcpFlowSender::PacingBps() const
+{
+    if (m_pacingRate)
+        return m_pacingRate->GetBitRate();
+    if (!m_srtt || !m_srtt->IsStrictlyPositive())
+        return 0;
+    const double ratio = m_cwnd < m_ssthresh / 2 ? 2.0 : 1.2;
+    return ratio * m_cwnd * 8 / m_srtt->GetSeconds();
+}
+
+/*
  * rtflow's TCP sender (tcp_send.rs log_rates) from TCP_INFO; here from the socket's state:
  * the adapter's target, the socket's pacing rate, bytes written and acknowledged since
  * the last row, the smoothed RTT, retransmitted over sent data segments, the bytes sent
@@ -285,7 +306,7 @@ RateRow
 RtTcpFlowSender::RateLogRow(uint64_t intervalNs)
 {
     const uint64_t acked = Acked(), segments = m_sentPackets - m_loggedPackets;
-    RateRow row{.targetBps = TargetBps(), .pacingBps = m_pacingRate ? double(m_pacingRate->GetBitRate()) : 0.0};
+    RateRow row{.targetBps = TargetBps(), .pacingBps = PacingBps()};
     row.sentBps = PerSecond(m_written - m_loggedWritten, intervalNs);
     row.ackedBps = PerSecond(acked - m_loggedAcked, intervalNs);
     if (m_srtt)

@@ -49,6 +49,7 @@ class RtTcpFlowSender : public RtVideoSender
     void DoDispose() override;
     void OnFrame(const VideoFrame& frame) override;
     RateRow RateLogRow(uint64_t intervalNs) override;
+    double PacingBps() const;
     void Connected(Ptr<Socket> socket);
     void ConnectFailed(Ptr<Socket> socket);
     void Write();
@@ -76,7 +77,7 @@ class RtTcpFlowSender : public RtVideoSender
     EventId m_stepEvent, m_writeEvent;
     /* For the rate log (rtflow's TCP_INFO columns): the socket's latest state, and
      * counts at the last row. */
-    uint32_t m_cwnd;
+    uint32_t m_cwnd, m_ssthresh;
     std::optional<Time> m_srtt;
     std::optional<DataRate> m_pacingRate;
     uint64_t m_retransmitted, m_loggedWritten, m_loggedAcked, m_loggedPackets, m_loggedRetransmitted;
