@@ -289,6 +289,23 @@ mod tests {
     }
 
     #[test]
+    fn only_a_window_controller_gives_its_window() {
+        let bounds = RateBounds { start: 5e6, min: 0.1e6, max: 50e6 };
+        let copa = rtc_new(RTC_COPA, 0, 5e6, 0.1e6, 50e6, 2.5, 0.5);
+        let gcc = rtc_new(RTC_GCC, 0, 5e6, 0.1e6, 50e6, 2.5, 0.5);
+        let mut window = 0u64;
+        unsafe {
+            assert_eq!(rtc_cwnd_bytes(copa, &mut window), 1);
+            assert_eq!(Some(window), CopaController::new(0, bounds, 0.5).cwnd_bytes());
+            window = 7;
+            assert_eq!(rtc_cwnd_bytes(gcc, &mut window), 0);
+            assert_eq!(window, 7, "a rate controller leaves it untouched");
+            rtc_free(copa);
+            rtc_free(gcc);
+        }
+    }
+
+    #[test]
     fn the_tcp_adapter_refuses_bad_bounds_and_intervals() {
         assert!(rtc_tcp_new(1e6, 2e6, 50e6, 16 * MS).is_null());
         assert!(rtc_tcp_new(1e6, 0.0, 50e6, 16 * MS).is_null());
