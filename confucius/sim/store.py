@@ -74,9 +74,8 @@ def page_offsets(pages: list[PageRun]) -> list[int]:
 def on_run_clock(page_run: PageRun, offset_ns: int) -> PageRun:
     """The page's frames, rates and samples moved by `offset_ns` (its JSON is not: its load's
     start is moved where it is read, page_record)."""
-    if not offset_ns:
-        return page_run
-    moved = lambda t: None if t is None else t + offset_ns
+    def moved(t: int | None) -> int | None:
+        return None if t is None else t + offset_ns
     return replace(page_run,
                    frames=[replace(f, capture_ns=f.capture_ns + offset_ns, first_arrival_ns=moved(f.first_arrival_ns),
                                    last_arrival_ns=moved(f.last_arrival_ns)) for f in page_run.frames],
