@@ -196,8 +196,9 @@ def _page(directory: Path, entry: PageEvent, spec_page: PageSpec, offset_ns: int
         calm=entry.calm, rt_target_bps=entry.rt_target_bps, sender_max_gap_ms=gap)
 
 
-def _samples(path: Path, key: str) -> list[tuple[int, list[dict]]]:
-    """(time_ns, record[key]) of a sampler's JSONL file, in time order (none if absent)."""
+def read_samples(path: Path, key: str) -> list[tuple[int, list[dict]]]:
+    """(time_ns, record[key]) of a sampler's JSONL file (qdisc.jsonl, flows.jsonl; the
+    simulator writes the same), in time order (none if absent)."""
     if not path.is_file():
         return []
     samples = []
@@ -289,8 +290,8 @@ def read_run(directory) -> RunData:
     pages = [_page(directory, entry, _spec_page(directory, spec, entry), offset, sessions, spec.warmup.hold_s)
              for entry in events.pages]
     run = RunData(directory=directory, spec=spec, events=events, sessions=sessions, pages=pages,
-                  qdisc_samples=_samples(directory / "qdisc.jsonl", "qdiscs"),
-                  qdisc_flows=_samples(directory / "flows.jsonl", "flows"),
+                  qdisc_samples=read_samples(directory / "qdisc.jsonl", "qdiscs"),
+                  qdisc_flows=read_samples(directory / "flows.jsonl", "flows"),
                   probes=_probes(directory / "irtt.json", offset),
                   bulk=_bulk(directory, spec, events), measured=events.measured,
                   flent=[_flent_test(directory, n, e) for n, e in enumerate(events.flent)])

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Sequence
 
 from confucius.lab import runner, topology, workload
+from confucius.lab.guest.flows import FLOW_FAST_S, FLOW_LEAD_S
 from confucius.lab.guest.rt import CALM_S
 from confucius.lab.guest.schedule import DRAIN_S
 from confucius.metrics import STALL_THRESHOLD_S
@@ -64,6 +65,7 @@ class SimPage:
     text: str                    # as the simulator reads it (bottleneck.sim_page_text)
     start_s: float               # when the load starts: [sim] warmup and the load's phase
     args: tuple[str, ...]        # the bottleneck's options for this page's start and end (page_args)
+    sampling: tuple[str, ...]    # how the bottleneck samples the scheduler (sampling_args)
 
 
 @dataclass(frozen=True)
@@ -178,12 +180,21 @@ def page_args(scenario: Scenario, start_s: float) -> tuple[str, ...]:
     return f"--web-start={start_s}s", f"--duration={start_s + web.timeout_s + web.settle_s}s"
 
 
+def sampling_args(scenario: Scenario, start_s: float) -> tuple[str, ...]:
+    """The scheduler's samples as the lab's guest takes them (guest/capture.py, flows.py):
+    its statistics every `stats_interval` from the start; Confucius's flows every
+    FLOW_FAST_S from FLOW_LEAD_S before the load (at `start_s`) on, every `stats_interval`
+    before."""
+    return (f"--stats-interval={scenario.stats_interval_s}s", f"--flow-interval={FLOW_FAST_S}s",
+            f"--flow-from={max(round(start_s - FLOW_LEAD_S, 3), 0.0)}s")
+
+
 def sim_page(scenario: Scenario, cell: runner.Cell, key: str, number: int, ref, page, text: str) -> SimPage:
     """A page of the cell, started after the warm-up and the lab's own phase for this load
     (runner.load_phase_s)."""
     start = round(scenario.sim.warmup_s + runner.load_phase_s(scenario, cell, ref), 3)
     return SimPage(number, ref.key, runner.unit_key(key, scenario, ref, page), page.id, text, start,
-                   page_args(scenario, start))
+                   page_args(scenario, start), sampling_args(scenario, start))
 
 
 def link_trace(scenario: Scenario) -> LinkTrace | None:

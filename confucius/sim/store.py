@@ -5,15 +5,21 @@ time mode "simulated", ns-3's seed as the run's `seed`, and its version and seed
 run's `versions` and `spec`.
 So every `confucius report` command reads simulated runs as it reads the lab's.
 
-What the simulator has no counterpart for stays empty, as in a lab run without it: the
-RT sender's rate log (rt_rates), the qdisc's samples, probes. The RT sender is never
-starved of CPU in a simulation: every page is valid (sender_max_gap_ms 0)."""
+As the lab's run, a task's pages share one clock: each page's episode is simulated from
+0, and page n's times (frames, rates, samples, its load) are moved after the episodes
+before it (`page_offsets`), so that a run's qdisc samples of one load are not another's.
+Besides the frames, the RT sender's rate log (rt_rates) and the scheduler's samples
+(qdisc_stats, every `stats_interval`; for Confucius its flows, qdisc_flows, every 20 ms
+from 2 s before the load) are stored as the lab's. Probes have no counterpart and stay
+empty. The RT sender is never starved of CPU in a simulation: every page is valid
+(sender_max_gap_ms 0)."""
 
 from __future__ import annotations
 
 import json
+import math
 import platform
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from confucius import metrics
@@ -55,9 +61,33 @@ def _load_end_ns(load: PageLoad, start_ns: int, timeout_s: float) -> int:
     return start_ns + round((max(last) if load.ok and last else timeout_s) * 1e9)
 
 
-def page_record(number: int, page_run: PageRun, scenario: Scenario) -> PageRecord:
+def page_offsets(pages: list[PageRun]) -> list[int]:
+    """Where each page's episode starts on the run's clock (ns): after the episodes before
+    it, each rounded up to a whole second."""
+    offsets, at = [], 0
+    for p in pages:
+        offsets.append(at)
+        at += math.ceil(p.run["simulated_s"]) * 1_000_000_000
+    return offsets
+
+
+def on_run_clock(page_run: PageRun, offset_ns: int) -> PageRun:
+    """The page's frames, rates and samples moved by `offset_ns` (its JSON is not: its load's
+    start is moved where it is read, page_record)."""
+    def moved(t: int | None) -> int | None:
+        return None if t is None else t + offset_ns
+    return replace(page_run,
+                   frames=[replace(f, capture_ns=f.capture_ns + offset_ns, first_arrival_ns=moved(f.first_arrival_ns),
+                                   last_arrival_ns=moved(f.last_arrival_ns)) for f in page_run.frames],
+                   rates=[replace(r, time_ns=r.time_ns + offset_ns) for r in page_run.rates],
+                   qdisc_samples=[(t + offset_ns, s) for t, s in page_run.qdisc_samples],
+                   qdisc_flows=[(t + offset_ns, s) for t, s in page_run.qdisc_flows])
+
+
+def page_record(number: int, page_run: PageRun, scenario: Scenario, offset_ns: int = 0) -> PageRecord:
+    """`page_run` already on the run's clock (on_run_clock), `offset_ns` its move."""
     load = parse_report(json.dumps(page_run.run["page"]["report"]))
-    start = round(load.start_unix * 1e9)   # the simulator's clock, as the frame log's
+    start = round(load.start_unix * 1e9) + offset_ns   # the simulator's clock, as the frame log's
     end, calm = window_end(page_run.frames, _load_end_ns(load, start, scenario.web.timeout_s),
                            scenario.web.settle_s)
     page = page_run.page
@@ -71,11 +101,15 @@ def run_data(result: TaskResult, scenario: Scenario) -> RunData:
     """The task's pages as the lab's results reader returns a run (results.RunData); one RT
     session per page, as the lab's episodes. A simulation has no guest: no spec or events."""
     label = result.task.cell.cell.controller
-    sessions = [Session(n, 0, round(p.run["simulated_s"] * 1e9), [RtFlowLog(n, 0, label, None, p.frames, [])])
-                for n, p in enumerate(result.pages)]
-    pages = [page_record(n, p, scenario) for n, p in enumerate(result.pages)]
+    offsets = page_offsets(result.pages)
+    runs = [on_run_clock(p, offset) for p, offset in zip(result.pages, offsets)]
+    sessions = [Session(n, offset, offset + round(p.run["simulated_s"] * 1e9),
+                        [RtFlowLog(n, 0, label, p.run["rt_port"], p.frames, p.rates)])
+                for n, (p, offset) in enumerate(zip(runs, offsets))]
+    pages = [page_record(n, p, scenario, offset) for n, (p, offset) in enumerate(zip(runs, offsets))]
     return RunData(directory=Path(), spec=None, events=None, sessions=sessions, pages=pages,
-                   qdisc_samples=[], qdisc_flows=[], probes=[], bulk=[])
+                   qdisc_samples=[s for p in runs for s in p.qdisc_samples],
+                   qdisc_flows=[s for p in runs for s in p.qdisc_flows], probes=[], bulk=[])
 
 
 def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """What a worker does with a task (plan.SimTask): each page's episode in the bottleneck
-program, its JSON and the video's frame log read back. Runs anywhere the bottleneck is
-built (a Dask worker, or this process); touches no database."""
+program, its JSON, the video's frame and rate logs and the scheduler's samples read back
+(by the lab's own readers: the files have the lab's formats). Runs anywhere the
+bottleneck is built (a Dask worker, or this process); touches no database."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confucius import rtflow
+from confucius.lab.results import read_samples
 
 from . import bottleneck as bn
 from .plan import SimPage, SimTask, trace_text
@@ -21,6 +23,9 @@ class PageRun:
     page: SimPage
     run: dict                    # the bottleneck's JSON (page.report: web-client's format)
     frames: list[rtflow.Frame]
+    rates: list[rtflow.RateSample]                 # the sender's rate log
+    qdisc_samples: list[tuple[int, list[dict]]]    # the scheduler's statistics (tc -s -j qdisc's form)
+    qdisc_flows: list[tuple[int, list[dict]]]      # Confucius's flows (rtnl.flow_xstats's form)
 
 
 @dataclass(frozen=True)
@@ -42,7 +47,8 @@ def simulate(task: SimTask, binary: Path = bn.BOTTLENECK) -> TaskResult:
 def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn.BOTTLENECK) -> PageRun:
     """One page's episode under the task's cell, its files in `scratch`."""
     args = [*task.cell.args, *page.args, f"--page={scratch / 'page.txt'}",
-            f"--frame-log={scratch / 'frames.csv'}"]
+            f"--frame-log={scratch / 'frames.csv'}", f"--rate-log={scratch / 'rates.csv'}", *page.sampling,
+            f"--qdisc-log={scratch / 'qdisc.jsonl'}", f"--flow-log={scratch / 'flows.jsonl'}"]
     if task.trace is not None:
         (scratch / "trace.txt").write_text(trace_text(task.trace, page.start_s))
         args.append(f"--trace={scratch / 'trace.txt'}")
@@ -50,6 +56,8 @@ def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn
     run = bn.run_bottleneck(args, binary)
     try:
         frames = rtflow.read_frames(scratch / "frames.csv")
+        rates = rtflow.read_rates(scratch / "rates.csv")
     except rtflow.RtflowError as err:
         raise bn.SimError(f"page {page.key}: {err}") from None
-    return PageRun(page, run, frames)
+    return PageRun(page, run, frames, rates, read_samples(scratch / "qdisc.jsonl", "qdiscs"),
+                   read_samples(scratch / "flows.jsonl", "flows"))

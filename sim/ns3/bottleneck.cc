@@ -19,6 +19,7 @@
 #include "apps/rt-tcp-flow.h"
 #include "apps/udp-source.h"
 #include "model/confucius-queue-disc.h"
+#include "model/disc-samples.h"
 #include "model/port-filter.h"
 #include "program-parts.h"
 
@@ -69,6 +70,8 @@ struct Options
     std::string rtRate = "30Mbps";
     std::string rtStartRate = "5Mbps";
     std::string frameLog;
+    std::string rateLog;
+    DiscSampling sampling{"", "", MilliSeconds(200), MilliSeconds(20), Seconds(0)};
     std::string web = "udp";
     std::string page;
     std::string webCca = "cubic";
@@ -409,6 +412,16 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("rt-start-rate", "the video's first rate (gcc, copa, tcp-*; fixed sends at it)",
                  o.rtStartRate);
     cmd.AddValue("frame-log", "the video receiver's frame log (rtflow's CSV format)", o.frameLog);
+    cmd.AddValue("rate-log", "the video sender's rate log (rtflow's CSV format)", o.rateLog);
+    cmd.AddValue("qdisc-log", "the bottleneck's queue discs every stats-interval, as `tc -s -j qdisc "
+                              "show` prints them (JSON lines, the lab's qdisc.jsonl)", o.sampling.qdiscLog);
+    cmd.AddValue("flow-log", "Confucius's flows as its class dump gives them (JSON lines, the lab's "
+                             "flows.jsonl): every stats-interval, from flow-from every flow-interval",
+                 o.sampling.flowLog);
+    cmd.AddValue("stats-interval", "time between samples of the queue discs", o.sampling.statsInterval);
+    cmd.AddValue("flow-interval", "time between samples of Confucius's flows from flow-from on",
+                 o.sampling.flowInterval);
+    cmd.AddValue("flow-from", "when Confucius's flows are sampled every flow-interval from", o.sampling.flowFrom);
     cmd.AddValue("web", "the web flows: udp (constant rate) or tcp (bulk transfers of web-bytes)",
                  o.web);
     cmd.AddValue("page", "a page to load from web-start instead of web flows: one object per line, "
@@ -446,8 +459,9 @@ ParseOptions(int argc, char** argv)
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
-        !o.sample.IsStrictlyPositive())
-        Fail("rtt, duration and sample must be positive");
+        !o.sample.IsStrictlyPositive() || !o.sampling.statsInterval.IsStrictlyPositive() ||
+        !o.sampling.flowInterval.IsStrictlyPositive())
+        Fail("rtt, duration, sample, stats-interval and flow-interval must be positive");
     return o;
 }
 
@@ -687,6 +701,7 @@ AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, 
         std::tie(flow.video, flow.videoReceiver) = VideoApps(o.rt);
         flow.video->SetAttribute("Remote", AddressValue(InetSocketAddress(to, RT_PORT)));
         flow.video->SetAttribute("StartRate", DataRateValue(DataRate(o.rtStartRate)));
+        flow.video->SetAttribute("RateLog", StringValue(o.rateLog));
         server->AddApplication(flow.video);
         flow.video->SetStartTime(Seconds(0));
         flow.video->SetStopTime(o.duration);
@@ -794,6 +809,7 @@ main(int argc, char** argv)
     while (first > o.sample)
         first -= o.sample;
     Simulator::Schedule(first, &Sample, &groups, webAtClient, o.sample);
+    DiscSampler sampler(root, disc, o.sampling);
 
     Simulator::Stop(o.duration + o.drain);
     if (page && o.pageTail.IsStrictlyPositive())
@@ -806,6 +822,7 @@ main(int argc, char** argv)
               << "\",\"seed\":" << o.seed << ",\"simulated_s\":" << end.GetSeconds()
               << ",\"wall_s\":" << wall << ",\"cpu_s\":" << cpu
               << ",\"speed\":" << end.GetSeconds() / wall << ",\"cpu_speed\":" << end.GetSeconds() / cpu
+              << ",\"rt_port\":" << RT_PORT
               << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
               << "},\"web_flows\":" << (o.page.empty() ? o.webFlows : 0)

@@ -89,7 +89,11 @@ def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path):
     db = tmp_path / "sim.sqlite"
     result = runner.invoke(app, ["run", str(tmp_path / "small.toml"), "--db", str(db), "-s", "confucius"])
     assert result.exit_code == 0, result.output
-    starts = [ns / 1e9 for (ns,) in rows(db, "SELECT load_start_ns FROM pages ORDER BY number")]
+    # Each episode's own clock starts with its RT flow's first rate-log row (the run's
+    # pages share one clock: store.page_offsets).
+    starts = [(load - flow) / 1e9 for load, flow in rows(
+        db, "SELECT p.load_start_ns, f.started_ns FROM pages p JOIN flows f ON f.run_id = p.run_id "
+            "AND f.kind = 'rt' AND f.session = p.session ORDER BY p.number")]
     assert starts == [pytest.approx(p.start_s, abs=0.01) for p in task.pages]
 
 

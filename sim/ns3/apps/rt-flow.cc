@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <utility>
 
 namespace ns3
 {
@@ -104,7 +105,11 @@ RtFlowSender::RtFlowSender()
       m_inFlight(0),
       m_sentPackets(0),
       m_tokens(0),
-      m_refilledNs(0)
+      m_refilledNs(0),
+      m_sentBytes(0),
+      m_ackedBytes(0),
+      m_received(0),
+      m_lost(0)
 {
 }
 
@@ -194,6 +199,29 @@ RtFlowSender::QueueBytes() const
     for (const auto& p : m_queue)
         bytes += p.datagram + IP_UDP_OVERHEAD;
     return bytes;
+}
+
+/* rtflow's UDP sender (udp_send.rs log_rates): the controller's rates, what was sent and
+ * resolved since the last row (wire bytes), the history's smoothed RTT, the pacer's queue
+ * and a window controller's window. */
+RateRow
+RtFlowSender::RateLogRow(uint64_t intervalNs)
+{
+    RateRow row{.targetBps = rtc_target_bps(m_ctl), .pacingBps = rtc_pacing_bps(m_ctl)};
+    row.sentBps = PerSecond(std::exchange(m_sentBytes, 0), intervalNs);
+    row.ackedBps = PerSecond(std::exchange(m_ackedBytes, 0), intervalNs);
+    if (m_srttNs)
+        row.srttMs = *m_srttNs / 1e6;
+    const uint64_t resolved = m_received + m_lost;
+    if (resolved)
+        row.loss = double(m_lost) / resolved;
+    m_received = m_lost = 0;
+    row.inFlightBytes = m_inFlight;
+    row.queueBytes = QueueBytes();
+    uint64_t cwnd;
+    if (rtc_cwnd_bytes(m_ctl, &cwnd))
+        row.cwndBytes = cwnd;
+    return row;
 }
 
 void
@@ -286,6 +314,7 @@ RtFlowSender::SendPiece(const Piece& piece)
     std::memcpy(bytes.data(), &header, sizeof(header));
     if (m_socket->Send(Create<Packet>(bytes.data(), bytes.size())) >= 0)
         m_sentPackets++;
+    m_sentBytes += wire;
 }
 
 void
@@ -342,7 +371,13 @@ RtFlowSender::Resolve(uint64_t now, uint64_t reportNs,
             const uint64_t hold = reportNs > *arrival ? reportNs - *arrival : 0;
             o.arrival_ns = *arrival;
             o.rtt_ns = now - r.sendNs > hold ? now - r.sendNs - hold : 0;
+            // rtflow's history: an EWMA of 1/8, and acknowledged wire bytes
+            m_srttNs = m_srttNs ? *m_srttNs + (o.rtt_ns - *m_srttNs) / 8.0 : double(o.rtt_ns);
+            m_ackedBytes += r.wire;
+            m_received++;
         }
+        else
+            m_lost++;
         outcomes.push_back(o);
     }
     if (!outcomes.empty())

@@ -4,8 +4,8 @@
  * rate controllers (tools/rtcontrol through its C ABI): frames at an fps with key
  * frames, sized by the controller's target (video.h); a pacer at its pacing rate (probe
  * clusters padded when there is no media); per-packet feedback from the
- * receiver on the controller's schedule; the receiver's frame log in rtflow's
- * format.
+ * receiver on the controller's schedule; the receiver's frame log and the
+ * sender's rate log in rtflow's formats.
  */
 #ifndef CONFUCIUS_RT_FLOW_H
 #define CONFUCIUS_RT_FLOW_H
@@ -43,6 +43,7 @@ class RtFlowSender : public RtVideoSender
     void StopApplication() override;
     void DoDispose() override;
     void OnFrame(const VideoFrame& frame) override;
+    RateRow RateLogRow(uint64_t intervalNs) override;
     void Tick();
     void Pace();
     double PacerRate() const;
@@ -64,6 +65,9 @@ class RtFlowSender : public RtVideoSender
     std::map<uint64_t, Record> m_history;
     std::deque<ActiveProbe> m_probes;
     EventId m_tickEvent, m_paceEvent;
+    /* For the rate log, as rtflow's history: since its last row, and the smoothed RTT. */
+    uint64_t m_sentBytes, m_ackedBytes, m_received, m_lost;
+    std::optional<double> m_srttNs;
 };
 
 class RtFlowReceiver : public RtVideoReceiver

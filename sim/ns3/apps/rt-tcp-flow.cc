@@ -74,7 +74,14 @@ RtTcpFlowSender::RtTcpFlowSender()
       m_connected(false),
       m_blocked(false),
       m_written(0),
-      m_sentPackets(0)
+      m_sentPackets(0),
+      m_cwnd(0),
+      m_ssthresh(UINT32_MAX),
+      m_retransmitted(0),
+      m_loggedWritten(0),
+      m_loggedAcked(0),
+      m_loggedPackets(0),
+      m_loggedRetransmitted(0)
 {
 }
 
@@ -113,6 +120,14 @@ RtTcpFlowSender::StartApplication()
     m_socket->TraceConnectWithoutContext("HighestSequence",
                                          MakeCallback(&RtTcpFlowSender::OnHighestSequence, this));
     m_socket->TraceConnectWithoutContext("Tx", MakeCallback(&RtTcpFlowSender::OnSegment, this));
+    // What TCP_INFO gives rtflow's rate log, as the socket's state changes.
+    Trace("Retransmission", MakeCallback(&RtTcpFlowSender::OnRetransmission, this));
+    Trace("CongestionWindow", Callback<void, uint32_t, uint32_t>([this](uint32_t, uint32_t cwnd) { m_cwnd = cwnd; }));
+    Trace("RTT", Callback<void, Time, Time>([this](Time, Time srtt) { m_srtt = srtt; }));
+    Trace("SlowStartThreshold", Callback<void, uint32_t, uint32_t>([this](uint32_t, uint32_t ssthresh) {
+        m_ssthresh = ssthresh;
+    }));
+    Trace("PacingRate", Callback<void, DataRate, DataRate>([this](DataRate, DataRate rate) { m_pacingRate = rate; }));
     m_socket->SetConnectCallback(MakeCallback(&RtTcpFlowSender::Connected, this),
                                  MakeCallback(&RtTcpFlowSender::ConnectFailed, this));
     m_socket->SetSendCallback([this](Ptr<Socket>, uint32_t) { WakeWriter(); });
@@ -247,6 +262,69 @@ RtTcpFlowSender::OnHighestSequence(SequenceNumber32, SequenceNumber32 after)
 {
     m_highTxMark = after;
     WakeWriter();
+}
+
+void
+RtTcpFlowSender::Trace(const std::string& source, const CallbackBase& callback)
+{
+    NS_ABORT_MSG_UNLESS(m_socket->TraceConnectWithoutContext(source, callback),
+                        "RtTcpFlowSender: the socket has no trace source " << source);
+}
+
+void
+RtTcpFlowSender::OnRetransmission(Ptr<const Packet>, const TcpHeader&, const Address&, const Address&,
+                                  Ptr<const TcpSocketBase>)
+{
+    m_retransmitted++;
+}
+
+/*
+ * TCP_INFO's pacing rate: the paced socket's own (BBR); for one ns-3 does not pace
+ * (Cubic, Vegas), the rate Linux computes for every socket all the same
+ * (tcp_update_pacing_rate: the window over the smoothed RTT, twice that in slow start,
+ * 1.2 times after), which rtflow logs in the lab whether or not anything applies it.
+ */
+double
+RtTcpFlowSender::PacingBps() const
+{
+    if (m_pacingRate)
+        return m_pacingRate->GetBitRate();
+    if (!m_srtt || !m_srtt->IsStrictlyPositive())
+        return 0;
+    const double ratio = m_cwnd < m_ssthresh / 2 ? 2.0 : 1.2;
+    return ratio * m_cwnd * 8 / m_srtt->GetSeconds();
+}
+
+/*
+ * rtflow's TCP sender (tcp_send.rs log_rates) from TCP_INFO; here from the socket's state:
+ * the adapter's target, the socket's pacing rate, bytes written and acknowledged since
+ * the last row, the smoothed RTT, retransmitted over sent data segments, the bytes sent
+ * and not yet acknowledged (tcpi_unacked), those waiting in the application and unsent in
+ * the socket (tcpi_notsent_bytes), and the congestion window.
+ */
+RateRow
+RtTcpFlowSender::RateLogRow(uint64_t intervalNs)
+{
+    const uint64_t acked = Acked(), segments = m_sentPackets - m_loggedPackets;
+    RateRow row{.targetBps = TargetBps(), .pacingBps = PacingBps()};
+    row.sentBps = PerSecond(m_written - m_loggedWritten, intervalNs);
+    row.ackedBps = PerSecond(acked - m_loggedAcked, intervalNs);
+    if (m_srtt)
+        row.srttMs = m_srtt->GetSeconds() * 1e3;
+    if (segments)
+        row.loss = double(m_retransmitted - m_loggedRetransmitted) / segments;
+    const uint64_t unsent = Unsent();
+    row.inFlightBytes = m_socket->GetTxBuffer()->Size() - unsent;
+    uint64_t waiting = 0;
+    for (const auto& p : m_queue)
+        waiting += p.size - p.written;
+    row.queueBytes = waiting + unsent;
+    row.cwndBytes = m_cwnd;
+    m_loggedWritten = m_written;
+    m_loggedAcked = acked;
+    m_loggedPackets = m_sentPackets;
+    m_loggedRetransmitted = m_retransmitted;
+    return row;
 }
 
 void

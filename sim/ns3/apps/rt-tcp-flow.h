@@ -7,8 +7,9 @@
  * one is handed bytes only while fewer than NotSentLowat of them wait unsent in it, so
  * frames that cannot leave wait in the application; the TCP mode's rate adapter (the
  * same Rust code as rtflow's, tools/rtcontrol's tcp_rate through its C ABI) follows
- * the longest wait and the bytes the peer acknowledged. The receiver reads the stream
- * back into frames and logs them as rtflow's receiver does.
+ * the longest wait and the bytes the peer acknowledged. Its rate log has rtflow's
+ * TCP_INFO columns from the socket's state. The receiver reads the stream back into
+ * frames and logs them as rtflow's receiver does.
  */
 #ifndef CONFUCIUS_RT_TCP_FLOW_H
 #define CONFUCIUS_RT_TCP_FLOW_H
@@ -47,6 +48,8 @@ class RtTcpFlowSender : public RtVideoSender
     void StopApplication() override;
     void DoDispose() override;
     void OnFrame(const VideoFrame& frame) override;
+    RateRow RateLogRow(uint64_t intervalNs) override;
+    double PacingBps() const;
     void Connected(Ptr<Socket> socket);
     void ConnectFailed(Ptr<Socket> socket);
     void Write();
@@ -57,6 +60,9 @@ class RtTcpFlowSender : public RtVideoSender
     uint64_t Acked() const;
     void OnHighestSequence(SequenceNumber32 before, SequenceNumber32 after);
     void OnSegment(Ptr<const Packet> p, const TcpHeader& header, Ptr<const TcpSocketBase> socket);
+    void OnRetransmission(Ptr<const Packet> p, const TcpHeader& header, const Address& from, const Address& to,
+                          Ptr<const TcpSocketBase> socket);
+    void Trace(const std::string& source, const CallbackBase& callback);
 
     TypeId m_cca;
     uint32_t m_lowat;
@@ -69,6 +75,12 @@ class RtTcpFlowSender : public RtVideoSender
     std::deque<Pending> m_queue;
     uint64_t m_written, m_sentPackets;
     EventId m_stepEvent, m_writeEvent;
+    /* For the rate log (rtflow's TCP_INFO columns): the socket's latest state, and
+     * counts at the last row. */
+    uint32_t m_cwnd, m_ssthresh;
+    std::optional<Time> m_srtt;
+    std::optional<DataRate> m_pacingRate;
+    uint64_t m_retransmitted, m_loggedWritten, m_loggedAcked, m_loggedPackets, m_loggedRetransmitted;
 };
 
 class RtTcpFlowReceiver : public RtVideoReceiver

@@ -22,6 +22,36 @@ NowNs()
     return static_cast<uint64_t>(Simulator::Now().GetNanoSeconds());
 }
 
+std::optional<double>
+PerSecond(uint64_t bytes, uint64_t intervalNs)
+{
+    if (!intervalNs)
+        return std::nullopt;
+    return bytes * 8e9 / intervalNs;
+}
+
+namespace
+{
+
+/* rtflow's CSV fields (logs.rs): a float with `digits` decimals, an integer, or empty. */
+void
+Field(std::ostream& out, std::optional<double> value, int digits)
+{
+    out << ',';
+    if (value && std::isfinite(*value))
+        out << std::fixed << std::setprecision(digits) << *value << std::defaultfloat;
+}
+
+void
+Field(std::ostream& out, std::optional<uint64_t> value)
+{
+    out << ',';
+    if (value)
+        out << *value;
+}
+
+} // namespace
+
 /* ------------------------------------------------------------------ sender */
 
 NS_OBJECT_ENSURE_REGISTERED(RtVideoSender);
@@ -43,6 +73,11 @@ RtVideoSender::GetTypeId()
         AddRate(t, "MaxRate", "The controller's greatest rate", "100Mbps", &RtVideoSender::m_maxRate);
         AddNumber(t, "KeyRatio", "A key frame's size relative to a delta frame", 4.0,
                   &RtVideoSender::m_keyRatio, 1.0);
+        t.AddAttribute("RateLog", "rtflow's rate log (CSV), a row every LogInterval; empty: none",
+                       StringValue(""), MakeStringAccessor(&RtVideoSender::m_rateLogPath), MakeStringChecker())
+            .AddAttribute("LogInterval", "Time between rows of the rate log (rtflow's --log-interval)",
+                          TimeValue(MilliSeconds(50)), MakeTimeAccessor(&RtVideoSender::m_logInterval),
+                          MakeTimeChecker(NanoSeconds(1)));
         return t;
     }();
     return tid;
@@ -52,7 +87,9 @@ RtVideoSender::RtVideoSender()
     : m_fps(60),
       m_keyRatio(4.0),
       m_startNs(0),
-      m_frameId(0)
+      m_frameId(0),
+      m_logInterval(MilliSeconds(50)),
+      m_loggedNs(0)
 {
 }
 
@@ -73,12 +110,50 @@ RtVideoSender::StartCapture()
 {
     m_startNs = NowNs();
     Capture();
+    if (m_rateLogPath.empty())
+        return;
+    m_rateLog.open(m_rateLogPath);
+    NS_ABORT_MSG_UNLESS(m_rateLog, "RtVideoSender: cannot write " << m_rateLogPath);
+    m_rateLog << "time_ns,target_bps,pacing_bps,sent_bps,acked_bps,srtt_ms,loss,in_flight_bytes,"
+                 "queue_bytes,cwnd_bytes\n";
+    m_loggedNs = m_startNs;
+    LogRates();
 }
 
 void
 RtVideoSender::StopCapture()
 {
     m_captureEvent.Cancel();
+    m_logEvent.Cancel();
+}
+
+/* A row as rtflow's senders write it (udp_send.rs, tcp_send.rs log_rates). */
+void
+RtVideoSender::LogRates()
+{
+    const uint64_t now = NowNs();
+    const RateRow row = RateLogRow(now - m_loggedNs);
+    m_loggedNs = now;
+    m_rateLog << now;
+    Field(m_rateLog, row.targetBps, 0);
+    Field(m_rateLog, row.pacingBps, 0);
+    Field(m_rateLog, row.sentBps, 0);
+    Field(m_rateLog, row.ackedBps, 0);
+    Field(m_rateLog, row.srttMs, 3);
+    Field(m_rateLog, row.loss, 4);
+    Field(m_rateLog, row.inFlightBytes);
+    Field(m_rateLog, row.queueBytes);
+    Field(m_rateLog, row.cwndBytes);
+    m_rateLog << '\n';
+    m_logEvent = Simulator::Schedule(m_logInterval, &RtVideoSender::LogRates, this);
+}
+
+void
+RtVideoSender::DoDispose()
+{
+    m_logEvent.Cancel();
+    m_rateLog.close();
+    Application::DoDispose();
 }
 
 /* rtflow's encoder: a group of pictures averages the target; key frames are KeyRatio deltas. */

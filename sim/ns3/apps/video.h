@@ -3,7 +3,8 @@
  * What tools/rtflow's two modes share, in ns-3: frames captured at an fps with key
  * frames, sized by the rate the controller sets (rtflow's encoder.rs); the media
  * header each frame (UDP: each datagram) starts with (wire.rs); the receiver's frame
- * log (frames.rs, logs.rs). RtVideoSender and RtVideoReceiver are the abstract
+ * log (frames.rs, logs.rs) and the sender's rate log (logs.rs, udp_send.rs, tcp_send.rs).
+ * RtVideoSender and RtVideoReceiver are the abstract
  * applications the UDP mode (rt-flow.h) and the TCP mode (rt-tcp-flow.h) derive
  * from, with their attributes: ns3::RtVideoSender::Fps sets both modes' frame rate.
  */
@@ -18,6 +19,7 @@
 #include "ns3/traced-callback.h"
 
 #include <cstdint>
+#include <fstream>
 #include <map>
 #include <optional>
 #include <string>
@@ -63,6 +65,17 @@ struct VideoFrame
 /* The simulator's clock, in nanoseconds. */
 uint64_t NowNs();
 
+/* One row of rtflow's rate log (RATE_LOG_HEADER): what a mode does not know is empty. */
+struct RateRow
+{
+    double targetBps = 0, pacingBps = 0;
+    std::optional<double> sentBps = {}, ackedBps = {}, srttMs = {}, loss = {};
+    std::optional<uint64_t> inFlightBytes = {}, queueBytes = {}, cwndBytes = {};
+};
+
+/* Bytes over `intervalNs` as bit/s; none over an empty interval (rtflow's per_second). */
+std::optional<double> PerSecond(uint64_t bytes, uint64_t intervalNs);
+
 class RtVideoSender : public Application
 {
   public:
@@ -78,11 +91,15 @@ class RtVideoSender : public Application
     virtual uint64_t FramesWaiting() const = 0;
 
   protected:
-    /* Frames from now on, at start + id / fps (instants fixed in advance, as rtflow's). */
+    /* Frames from now on, at start + id / fps (instants fixed in advance, as rtflow's);
+     * the rate log's rows from now on, every LogInterval (the first now). */
     void StartCapture();
     void StopCapture();
     uint64_t FrameIntervalNs() const;
     virtual void OnFrame(const VideoFrame& frame) = 0;
+    /* The rate log's row now, `intervalNs` after the last one (0: the first). */
+    virtual RateRow RateLogRow(uint64_t intervalNs) = 0;
+    void DoDispose() override;
 
     Address m_peer;
     uint32_t m_fps;
@@ -93,9 +110,15 @@ class RtVideoSender : public Application
   private:
     void Capture();
     VideoFrame Encode(double targetBps) const;
+    void LogRates();
 
     uint64_t m_startNs, m_frameId;
     EventId m_captureEvent;
+    std::string m_rateLogPath;
+    Time m_logInterval;
+    std::ofstream m_rateLog;
+    uint64_t m_loggedNs;
+    EventId m_logEvent;
 };
 
 class RtVideoReceiver : public Application

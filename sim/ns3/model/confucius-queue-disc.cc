@@ -402,6 +402,25 @@ ConfuciusQueueDisc::CoreStats()
     return st;
 }
 
+/* As the kernel's dump: the core brought up to date, then every bucket that holds a flow. */
+std::vector<ConfuciusQueueDisc::Flow>
+ConfuciusQueueDisc::Flows()
+{
+    const uint64_t now = NowNs();
+    cfc_advance(&m_core, now);
+    std::vector<Flow> flows;
+    for (uint32_t bucket = 0; bucket < m_core.cfg.flows; bucket++)
+    {
+        Flow flow{bucket, {}, std::nullopt};
+        if (!cfc_flow_stats(&m_core, bucket, now, &flow.stats))
+            continue;
+        if (const struct cfc_pkt* head = m_core.flows[bucket].head)
+            flow.head = ReadPorts(*CFC_CONTAINER_OF(head, Node, pkt)->pos);
+        flows.push_back(flow);
+    }
+    return flows;
+}
+
 uint32_t
 ConfuciusQueueDisc::FlowWeight(Ptr<const QueueDiscItem> item)
 {

@@ -14,6 +14,9 @@
 #include "ns3/queue-disc.h"
 #include "ns3/queue.h"
 
+#include "port-filter.h"
+
+#include <optional>
 #include <vector>
 
 extern "C" {
@@ -61,6 +64,15 @@ class ConfuciusQueueDisc : public QueueDisc
     struct cfc_config CoreConfig() const;
     /* The core's counters and queue state (what `tc -s qdisc` prints). */
     struct cfc_stats CoreStats();
+    /* A remembered flow as the kernel's class dump gives it (tc -s class show): its
+     * bucket, the core's state of it, and its head packet's transport ports, if any. */
+    struct Flow
+    {
+        uint32_t bucket;
+        struct cfc_flow_stats stats;
+        std::optional<TransportPorts> head;
+    };
+    std::vector<Flow> Flows();
     /* The weight (CFC_W_ONE units) and class of the flow an item belongs to; -1 if free. */
     uint32_t FlowWeight(Ptr<const QueueDiscItem> item);
     int FlowClass(Ptr<const QueueDiscItem> item);

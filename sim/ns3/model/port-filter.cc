@@ -47,16 +47,24 @@ ConfuciusPortFilter::CheckProtocol(Ptr<QueueDiscItem> item) const
 }
 
 /* UDP and TCP both start with the source and destination ports, in network order. */
+std::optional<TransportPorts>
+ReadPorts(Ptr<const QueueDiscItem> item)
+{
+    auto ip = DynamicCast<const Ipv4QueueDiscItem>(item);
+    if (!ip)
+        return std::nullopt;
+    const uint8_t proto = ip->GetHeader().GetProtocol();
+    uint8_t ports[4];
+    if ((proto != PROTO_UDP && proto != PROTO_TCP) || ip->GetPacket()->CopyData(ports, 4) != 4)
+        return std::nullopt;
+    return TransportPorts{proto, uint16_t(ports[0] << 8 | ports[1]), uint16_t(ports[2] << 8 | ports[3])};
+}
+
 int32_t
 ConfuciusPortFilter::DoClassify(Ptr<QueueDiscItem> item) const
 {
-    auto ip = DynamicCast<Ipv4QueueDiscItem>(item);
-    const uint8_t proto = ip->GetHeader().GetProtocol();
-    uint8_t ports[4];
-    if ((proto == PROTO_UDP || proto == PROTO_TCP) && ip->GetPacket()->CopyData(ports, 4) == 4 &&
-        m_ports.count(uint16_t(ports[2] << 8 | ports[3])))
-        return m_match;
-    return m_other;
+    const auto ports = ReadPorts(item);
+    return ports && m_ports.count(ports->dport) ? m_match : m_other;
 }
 
 } // namespace ns3

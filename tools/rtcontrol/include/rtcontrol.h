@@ -54,6 +54,8 @@ void rtc_on_tick(struct rtc_controller *c, uint64_t now_ns, uint64_t pacer_queue
 double rtc_target_bps(const struct rtc_controller *c);
 double rtc_pacing_bps(const struct rtc_controller *c);
 int rtc_can_send(const struct rtc_controller *c, uint64_t in_flight);
+/* 1 and the window in *bytes for a window controller (Copa); 0 for a rate controller. */
+int rtc_cwnd_bytes(const struct rtc_controller *c, uint64_t *bytes);
 size_t rtc_take_probes(struct rtc_controller *c, struct rtc_probe *out, size_t max);
 struct rtc_feedback_request rtc_feedback_request(const struct rtc_controller *c);
 uint64_t rtc_tick_ns(void);

@@ -149,6 +149,22 @@ pub unsafe extern "C" fn rtc_pacing_bps(c: *const RtcController) -> f64 {
     (*c).0.pacing_bps()
 }
 
+/// A window controller's congestion window (bytes) in `*out`: 1, or 0 for a rate
+/// controller (GCC, fixed), which has none (rtflow's rate log leaves it empty then).
+///
+/// # Safety
+/// `c` comes from `rtc_new`; `out` points to a writable u64.
+#[no_mangle]
+pub unsafe extern "C" fn rtc_cwnd_bytes(c: *const RtcController, out: *mut u64) -> c_int {
+    match (*c).0.cwnd_bytes() {
+        Some(bytes) => {
+            *out = bytes;
+            1
+        }
+        None => 0,
+    }
+}
+
 /// Whether a window controller lets another packet go with `in_flight` bytes out.
 ///
 /// # Safety
@@ -270,6 +286,23 @@ mod tests {
             }
         }
         unsafe { rtc_tcp_free(through) };
+    }
+
+    #[test]
+    fn only_a_window_controller_gives_its_window() {
+        let bounds = RateBounds { start: 5e6, min: 0.1e6, max: 50e6 };
+        let copa = rtc_new(RTC_COPA, 0, 5e6, 0.1e6, 50e6, 2.5, 0.5);
+        let gcc = rtc_new(RTC_GCC, 0, 5e6, 0.1e6, 50e6, 2.5, 0.5);
+        let mut window = 0u64;
+        unsafe {
+            assert_eq!(rtc_cwnd_bytes(copa, &mut window), 1);
+            assert_eq!(Some(window), CopaController::new(0, bounds, 0.5).cwnd_bytes());
+            window = 7;
+            assert_eq!(rtc_cwnd_bytes(gcc, &mut window), 0);
+            assert_eq!(window, 7, "a rate controller leaves it untouched");
+            rtc_free(copa);
+            rtc_free(gcc);
+        }
     }
 
     #[test]
