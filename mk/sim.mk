@@ -14,8 +14,9 @@ NS3_VERSION  = $(shell PKG_CONFIG_PATH=$(NS3_LIBDIR)/pkgconfig pkg-config --modv
 NS3_CXXFLAGS = -std=c++20 -O2 -Wall -Wextra -Werror -isystem $(NS3_ROOT)/include \
 	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' -Icore -Isim/ns3 \
 	-Itools/rtcontrol/include
+# tcmalloc (Debian ships no unversioned link for it without the -dev package): see apt-packages.txt.
 NS3_LDFLAGS  = -L$(NS3_LIBDIR) -Wl,-rpath,$(NS3_LIBDIR) \
-	$(foreach m,$(NS3_MODULES),-lns$(NS3_VERSION)-$(m)) -lpthread -ldl -lm
+	$(foreach m,$(NS3_MODULES),-lns$(NS3_VERSION)-$(m)) -l:libtcmalloc_minimal.so.4 -lpthread -ldl -lm
 
 SIM_MODEL := $(wildcard sim/ns3/model/*.cc sim/ns3/apps/*.cc)
 SIM_HDRS  := $(wildcard sim/ns3/*.h sim/ns3/model/*.h sim/ns3/apps/*.h) $(CORE_HDR)

@@ -21,6 +21,7 @@
 #include "model/confucius-queue-disc.h"
 #include "model/disc-samples.h"
 #include "model/port-filter.h"
+#include "model/star-routing.h"
 #include "program-parts.h"
 
 #include "ns3/core-module.h"
@@ -792,6 +793,7 @@ main(int argc, char** argv)
     addr.SetBase("10.1.3.0", "255.255.255.0");
     Ipv4Address clientAddr = addr.Assign(bottleneck).GetAddress(1);
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
+    ConfuciusStarRouting::Install(NodeContainer::GetGlobal());
 
     Bottleneck b{root, ownShaper};
     if (!trace.empty())

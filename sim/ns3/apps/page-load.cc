@@ -4,9 +4,12 @@
 #include "app-parts.h"
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/inet-socket-address.h"
 #include "ns3/packet.h"
+#include "ns3/pointer.h"
 #include "ns3/simulator.h"
+#include "ns3/tcp-cubic.h"
 #include "ns3/tcp-socket-factory.h"
 #include "ns3/uinteger.h"
 
@@ -24,6 +27,30 @@ namespace
 const uint64_t RESPONSE_HEAD = 100;
 const uint32_t MAX_CHUNK = 65536;
 const char* END_OF_REQUEST = "\r\n\r\n";
+
+Ptr<TcpCubic>
+CubicOf(Ptr<Socket> socket)
+{
+    PointerValue ops;
+    socket->GetAttribute("CongestionOps", ops);
+    return ops.Get<TcpCubic>();
+}
+
+/*
+ * ns-3 3.44's TcpCubic copy (an accepted connection's copy of the listener's) leaves
+ * TcpFriendliness uninitialised: the connection's Cubic then depended on what the heap
+ * held before. It takes the listener's setting, as the other settings are copied.
+ */
+void
+CopyCubicFriendliness(Ptr<Socket> listener, Ptr<Socket> accepted)
+{
+    Ptr<TcpCubic> from = CubicOf(listener), to = CubicOf(accepted);
+    if (!from || !to)
+        return;
+    BooleanValue friendliness;
+    from->GetAttribute("TcpFriendliness", friendliness);
+    to->SetAttribute("TcpFriendliness", friendliness);
+}
 
 } // namespace
 
@@ -109,6 +136,7 @@ WebObjectServer::StopApplication()
 void
 WebObjectServer::Accept(Ptr<Socket> socket, const Address&)
 {
+    CopyCubicFriendliness(m_listener, socket);
     m_clients[socket] = Client{};
     socket->SetRecvCallback(MakeCallback(&WebObjectServer::Read, this));
     socket->SetSendCallback(MakeCallback(&WebObjectServer::Write, this));
