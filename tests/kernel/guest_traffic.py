@@ -116,11 +116,16 @@ def classes_of(cca_a, cca_b, seconds=30, settle=12):
     for _ in range(seconds - settle - 3):
         stats = qdisc.stats()
         samples.append({"flows": stats["class_flows"][:3], "packets": stats["class_packets"][:3],
-                        "moves": stats["moves"]})
+                        "moves": stats["moves"], "new_flows": stats["new_flows"],
+                        "old_flows": stats["old_flows"], "dropped_packets": stats["dropped_packets"]})
         time.sleep(1)
-    rates = [json.loads(f.communicate()[0])["end"]["sum_received"]["bits_per_second"] / 1e6
-             for f in flows]
-    return {"ccas": [cca_a, cca_b], "rates_mbps": rates, "samples": samples}
+    reports = [json.loads(f.communicate()[0]) for f in flows]
+    # Each flow's own story, for a run whose classes come out otherwise than expected.
+    return {"ccas": [cca_a, cca_b], "samples": samples,
+            "rates_mbps": [r["end"]["sum_received"]["bits_per_second"] / 1e6 for r in reports],
+            "per_second_mbps": [[round(i["sum"]["bits_per_second"] / 1e6, 2) for i in r["intervals"]]
+                                for r in reports],
+            "retransmits": [r["end"].get("sum_sent", {}).get("retransmits") for r in reports]}
 
 
 def page_load(flows, size):
