@@ -189,6 +189,12 @@ def sampling_args(scenario: Scenario, start_s: float) -> tuple[str, ...]:
             f"--flow-from={max(round(start_s - FLOW_LEAD_S, 3), 0.0)}s")
 
 
+def page_options(task: SimTask, page: SimPage) -> list[str]:
+    """The bottleneck's options for one page of the task: its cell's and the page's own
+    start and end (the files it reads and writes left to the caller)."""
+    return [*task.cell.args, *page.args]
+
+
 def sim_page(scenario: Scenario, cell: runner.Cell, key: str, number: int, ref, page, text: str) -> SimPage:
     """A page of the cell, started after the warm-up and the lab's own phase for this load
     (runner.load_phase_s)."""

@@ -15,7 +15,7 @@ from confucius import rtflow
 from confucius.lab.results import read_samples
 
 from . import bottleneck as bn
-from .plan import SimPage, SimTask, trace_text
+from .plan import SimPage, SimTask, page_options, trace_text
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ def simulate(task: SimTask, binary: Path = bn.BOTTLENECK) -> TaskResult:
 
 def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn.BOTTLENECK) -> PageRun:
     """One page's episode under the task's cell, its files in `scratch`."""
-    args = [*task.cell.args, *page.args, f"--page={scratch / 'page.txt'}",
+    args = [*page_options(task, page), f"--page={scratch / 'page.txt'}",
             f"--frame-log={scratch / 'frames.csv'}", f"--rate-log={scratch / 'rates.csv'}", *page.sampling,
             f"--qdisc-log={scratch / 'qdisc.jsonl'}", f"--flow-log={scratch / 'flows.jsonl'}"]
     if task.trace is not None:

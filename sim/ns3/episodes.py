@@ -37,14 +37,14 @@ def with_rt(args: list[str], rt: str) -> list[str]:
 def episodes() -> dict[str, tuple[list[str], str]]:
     """name: (bottleneck's options but the page, the page's text)."""
     demo, fq = first_task("demo.toml", "confucius"), first_task("demo.toml", "fq_codel")
-    amazon = demo.pages[0].text
-    chosen = {"gcc-confucius": (list(demo.cell.args), amazon),
-              "gcc-fq_codel": (list(fq.cell.args), fq.pages[0].text),
-              "copa-confucius": (with_rt(demo.cell.args, "copa"), amazon),
-              "tcp-bbr-confucius": (with_rt(demo.cell.args, "tcp-bbr"), amazon)}
+    amazon, options = demo.pages[0].text, plan.page_options(demo, demo.pages[0])
+    chosen = {"gcc-confucius": (options, amazon),
+              "gcc-fq_codel": (plan.page_options(fq, fq.pages[0]), fq.pages[0].text),
+              "copa-confucius": (with_rt(options, "copa"), amazon),
+              "tcp-bbr-confucius": (with_rt(options, "tcp-bbr"), amazon)}
     matrix = first_task("matrix.toml", "confucius")
     for i, page in enumerate(matrix.pages[:MATRIX_PAGES]):
-        chosen[f"matrix{i}"] = (list(matrix.cell.args), page.text)
+        chosen[f"matrix{i}"] = (plan.page_options(matrix, page), page.text)
     return chosen
 
 

@@ -44,7 +44,7 @@ def one_task(path: Path) -> tuple[plan.SimTask, object, float]:
 
 def run(task: plan.SimTask, scratch: Path, without: tuple[str, ...] = (), extra: tuple[str, ...] = ()) -> dict:
     """The task's first page with options left out (by prefix) or added."""
-    args = [*task.cell.args, *task.pages[0].args]
+    args = plan.page_options(task, task.pages[0])
     args = [a for a in args if not a.startswith(without)] if without else args
     (scratch / "page.txt").write_text(task.pages[0].text)
     page = [] if "--page" in without else [f"--page={scratch / 'page.txt'}"]
