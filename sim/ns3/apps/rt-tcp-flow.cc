@@ -117,9 +117,8 @@ RtTcpFlowSender::StartApplication()
     // Linux's BBR paces its own packets; ns-3's BBR expects pacing on.
     if (m_cca == TcpBbr::GetTypeId())
         m_socket->SetPacingStatus(true);
-    m_socket->TraceConnectWithoutContext("HighestSequence",
-                                         MakeCallback(&RtTcpFlowSender::OnHighestSequence, this));
-    m_socket->TraceConnectWithoutContext("Tx", MakeCallback(&RtTcpFlowSender::OnSegment, this));
+    Trace("HighestSequence", MakeCallback(&RtTcpFlowSender::OnHighestSequence, this));
+    Trace("Tx", MakeCallback(&RtTcpFlowSender::OnSegment, this));
     // What TCP_INFO gives rtflow's rate log, as the socket's state changes.
     Trace("Retransmission", MakeCallback(&RtTcpFlowSender::OnRetransmission, this));
     Trace("CongestionWindow", Callback<void, uint32_t, uint32_t>([this](uint32_t, uint32_t cwnd) { m_cwnd = cwnd; }));
