@@ -22,32 +22,15 @@ from confucius.sim.store import window_end
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
 
-# Two cells of a small page: a short warm-up and tail keep each episode a few simulated seconds.
-SMALL = """
-name = "sim-small"
-seed = 0
-[link]
-rate = "20mbit"
-rtt = "40ms"
-buffer = 200
-[schedulers]
-names = ["fq_codel", "confucius"{extra}]
-{variants}
-[rt]
-controllers = ["gcc"]
-start_rate = "5mbit"
-[web]
-pages = ["flows-3-size-30000"]
-settle = "2s"
-[sim]
-warmup = "3s"
-"""
-
-
-def small(tmp_path: Path, extra: str = "", variants: str = "") -> Path:
-    path = tmp_path / "small.toml"
-    path.write_text(SMALL.format(extra=extra, variants=variants))
-    return path
+@pytest.fixture
+def small(tmp_path, small_sim_scenario):
+    """Two cells (fq_codel, confucius, and any `extra`) of one small page, written to a file."""
+    def write(extra: str = "", variants: str = "", **tables) -> Path:
+        path = tmp_path / "small.toml"
+        path.write_text(small_sim_scenario("sim-small", f'["fq_codel", "confucius"{extra}]',
+                                           variants=variants, **tables))
+        return path
+    return write
 
 
 def rows(db: Path, sql: str) -> list:
@@ -77,10 +60,8 @@ def test_a_simulated_demo_cell_is_read_by_confucius_report(tmp_path):
     assert runner.invoke(report_app, ["runs", "--db", str(db)]).exit_code == 0
 
 
-def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path):
-    text = small(tmp_path).read_text().replace('pages = ["flows-3-size-30000"]',
-                                               'pages = ["flows-3-size-30000", "flows-2-size-20000"]')
-    (tmp_path / "small.toml").write_text(text.replace("[sim]", '[warmup]\nphase = "4s"\n[sim]'))
+def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path, small):
+    small(pages='["flows-3-size-30000", "flows-2-size-20000"]', sim='[warmup]\nphase = "4s"')
     scenario = load(tmp_path / "small.toml")
     [task] = [t for t in plan(scenario)[0] if t.cell.cell.scheduler.name == "confucius"]
     phases = [lab_runner.load_phase_s(scenario, task.cell.cell, ref) for ref in scenario.web.pages]
@@ -97,11 +78,9 @@ def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path):
     assert starts == [pytest.approx(p.start_s, abs=0.01) for p in task.pages]
 
 
-def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_path):
+def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_path, small):
     db = tmp_path / "tcp.sqlite"
-    scenario = small(tmp_path)
-    scenario.write_text(scenario.read_text().replace('controllers = ["gcc"]',
-                                                     'controllers = ["tcp-bbr", "tcp-vegas", "pion-gcc"]'))
+    scenario = small(controllers='["tcp-bbr", "tcp-vegas", "pion-gcc"]')
     result = runner.invoke(app, ["run", str(scenario), "--db", str(db), "-s", "confucius"])
     assert result.exit_code == 0, result.output
     assert "skipped confucius / pion-gcc: the RT flow pion-gcc is not simulated" in result.output
@@ -118,20 +97,19 @@ def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_p
     assert frames[0][0] > 0 and frames[0][0] == frames[0][1]    # rtflow's TCP rows: no packet counts
 
 
-def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path):
+def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path, small):
     result = runner.invoke(app, ["run", str(REPO / "scenarios" / "four-cca.toml"), "--db",
                                  str(tmp_path / "x.sqlite")])
     assert result.exit_code == 2 and "page loads" in result.output
-    typo = tmp_path / "sim.toml"
-    typo.write_text(SMALL.format(extra="", variants="").replace('warmup = "3s"', 'warmup = "3s"\nspeed = 2'))
+    typo = small(sim="speed = 2")
     result = runner.invoke(app, ["run", str(typo), "--db", str(tmp_path / "x.sqlite")])
     assert result.exit_code == 2 and "sim: unknown key speed" in result.output
 
 
-def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_path):
+def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_path, small):
     db = tmp_path / "sweep.sqlite"
     bad = '[schedulers.variants]\nconfucius-bad = { base = "confucius", options = "flows 0" }'
-    scenario = small(tmp_path, extra=', "confucius-bad"', variants=bad)
+    scenario = small(extra=', "confucius-bad"', variants=bad)
     first = runner.invoke(app, ["sweep", str(scenario), "--db", str(db), "-s", "fq_codel"])
     assert first.exit_code == 0, first.output
     assert "1 simulated runs (0 failed), 1 pages" in first.output
