@@ -46,6 +46,9 @@ The format is described in confucius/lab/README.md ("Scenarios"); in short:
     seed = 1                      # ns-3's run number of repetition 0 (repetition r runs seed + r)
     warmup = "10s"                # the video alone before each page (the lab warms up until converged);
                                   # then [warmup] phase, drawn per page as the lab draws it
+    samples = "flows"             # the scheduler's statistics and Confucius's flows (as the lab), or
+                                  # "queues": the statistics only (a tenth of the database, no per-flow
+                                  # timeline), for sweeps of many pages
 
 Unknown keys are errors (a typo must not silently fall back to a default).
 """
@@ -68,6 +71,8 @@ from .engine import ENGINES
 from .topology import SHAPINGS
 
 MTU_BYTES = sched.MTU_BYTES
+# What the simulator samples of the scheduler ([sim] samples).
+SIM_SAMPLES = ("flows", "queues")
 # How the RT flow's two ends get the guest's CPU (guest/rt.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
@@ -176,6 +181,7 @@ class SimSettings:
     warm the RT flow up until it converges."""
     seed: int
     warmup_s: float
+    samples: str = "flows"
 
 
 @dataclass(frozen=True)
@@ -626,7 +632,8 @@ def _flent_parts(top: _Table, link_table: _Table | None, path: Path) -> Flent:
 
 def _read_sim(t: _Table | None) -> SimSettings:
     data = t or _Table({}, "sim", Path())
-    settings = SimSettings(seed=data.integer("seed", 1, 1, 2**31 - 1), warmup_s=data.time("warmup", "10s"))
+    settings = SimSettings(seed=data.integer("seed", 1, 1, 2**31 - 1), warmup_s=data.time("warmup", "10s"),
+                           samples=data.choice("samples", "flows", SIM_SAMPLES))
     data.done()
     return settings
 

@@ -84,6 +84,7 @@ class SimTask:
     pages: tuple[SimPage, ...]
     trace: LinkTrace | None      # None: a constant rate
     chunk: int
+    flow_samples: bool = True    # [sim] samples: Confucius's flows too, not only the statistics
 
 
 class PlanError(ValueError):
@@ -252,7 +253,7 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
         for chunk, first in enumerate(range(0, len(units), size)):
             left = tuple(u for u in units[first:first + size] if u.unit_key in todo)
             if left:
-                tasks.append(SimTask(sim_cell, left, trace, chunk))
+                tasks.append(SimTask(sim_cell, left, trace, chunk, scenario.sim.samples == "flows"))
     return tasks, skipped
 
 

@@ -25,29 +25,10 @@ BOTTLENECK = REPO / "build" / "sim" / "bottleneck"
 RT_PORT = 5000
 runner = CliRunner()
 
-# GCC and Copa beside two small pages under confucius: a short warm-up and tail keep each
-# episode a few simulated seconds; two pages per run share the run's clock.
-SCENARIO = """
-name = "sim-timeline"
-seed = 0
-[link]
-rate = "20mbit"
-rtt = "40ms"
-buffer = 200
-[schedulers]
-names = ["confucius"]
-[rt]
-controllers = ["gcc", "copa"]
-start_rate = "5mbit"
-min_rate = "200kbit"
-max_rate = "30mbit"
-[web]
-pages = ["flows-6-size-100000", "flows-3-size-30000"]
-pages_per_run = 2
-settle = "2s"
-[sim]
-warmup = "3s"
-"""
+# GCC and Copa beside two small pages under confucius; two pages per run share the run's clock.
+SCENARIO = dict(name="sim-timeline", schedulers='["confucius"]', controllers='["gcc", "copa"]',
+                pages='["flows-6-size-100000", "flows-3-size-30000"]',
+                rt='min_rate = "200kbit"\nmax_rate = "30mbit"', web="pages_per_run = 2")
 
 
 def rows(db: Path, sql: str, params=()) -> list:
@@ -57,10 +38,10 @@ def rows(db: Path, sql: str, params=()) -> list:
 
 
 @pytest.fixture(scope="module")
-def simulated(tmp_path_factory):
+def simulated(tmp_path_factory, small_sim_scenario):
     folder = tmp_path_factory.mktemp("timeline")
     scenario = folder / "timeline.toml"
-    scenario.write_text(SCENARIO)
+    scenario.write_text(small_sim_scenario(**SCENARIO))
     db = folder / "sim.sqlite"
     result = runner.invoke(app, ["run", str(scenario), "--db", str(db)])
     assert result.exit_code == 0, result.output
@@ -164,3 +145,18 @@ def test_the_tcp_mode_writes_rtflows_rate_log(tmp_path):
     later = rates[20:]
     assert all(0 < r.target_bps and r.pacing_bps > 0 and r.cwnd_bytes > 0 and r.srtt_ms >= 40 for r in later)
     assert sum(r.acked_bps for r in later) / len(later) > 5e6     # the socket carried the video
+
+
+def test_queue_samples_only_keep_the_statistics_and_drop_confucius_flows(tmp_path, simulated,
+                                                                         small_sim_scenario):
+    db, _ = simulated
+    scenario = tmp_path / "queues.toml"
+    scenario.write_text(small_sim_scenario(**{**SCENARIO, "sim": 'samples = "queues"'}))
+    lean = tmp_path / "queues.sqlite"
+    result = runner.invoke(app, ["run", str(scenario), "--db", str(lean), "-c", "gcc"])
+    assert result.exit_code == 0, result.output
+    count = "SELECT COUNT(*) FROM {} WHERE run_id IN (SELECT id FROM runs WHERE controller = 'gcc')"
+    [[full_stats]], [[full_flows]] = (rows(db, count.format(t)) for t in ("qdisc_stats", "qdisc_flows"))
+    [[stats]], [[flows]] = (rows(lean, count.format(t)) for t in ("qdisc_stats", "qdisc_flows"))
+    assert (stats, flows) == (full_stats, 0) and full_flows > 0
+    print(f"qdisc_stats rows {stats}; qdisc_flows rows {full_flows} with flows, none with queues")
