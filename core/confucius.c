@@ -394,6 +394,19 @@ static u64 recent_ns(const struct cfc_sched *s)
 	return s->cfg.interval_ns >> CFC_RECENT_SHIFT;
 }
 
+/* Pace adaptive judges the old flows' queues over the recent window before each tick. */
+static int in_window_before_tick(const struct cfc_sched *s, u64 now)
+{
+	return s->nnew && now + recent_ns(s) >= s->next_tick_ns;
+}
+
+static void tick_watch_reset(struct cfc_sched *s)
+{
+	s->old_sojourn_min = CFC_NO_SOJOURN;
+	s->old_offered = 0;
+	s->link_sent = 0;
+}
+
 /*
  * E of Alg. 1: the old flows that compete, i.e. backlogged or empty for less than
  * the recent window. Idle flows that are only remembered do not count: with them,
@@ -469,7 +482,7 @@ static void flow_arrive(struct cfc_sched *s, struct cfc_flow *f, u32 cls, u64 no
 	if (s->nnew == 0) {
 		s->new_sum = CFC_W_ONE;
 		s->held_ns = 0;
-		s->old_sojourn_min = CFC_NO_SOJOURN;
+		tick_watch_reset(s);
 		s->next_tick_ns = now + s->cfg.interval_ns;
 		note_event(s, s->next_tick_ns);
 	}
@@ -496,16 +509,22 @@ static void graduate_all(struct cfc_sched *s)
 /*
  * Pace adaptive: an old flow whose queue did not once fall to `target` in the
  * recent window has not yet followed its last cut of share, so the tick is held,
- * for at most `maxhold` per burst of new flows: an unresponsive old flow delays
- * the newcomers' fair share by at most twice that (each held tick, and the
- * doubling its give-back undoes), and the ticks back from the floor.
+ * unless the old flows together offered at least what the whole link sent since
+ * the last tick: then no share drains their queues (a video above the link's rate
+ * when that rate falls), and holding would only keep the newcomers waiting. A
+ * whole interval, not the recent window: a key frame offers more than the link
+ * sends for a few tens of milliseconds. At most `maxhold` is
+ * held per burst of new flows: an old flow delays the newcomers' fair share by at
+ * most twice that (each held tick, and the doubling its give-back undoes), and the
+ * ticks back from the floor.
  */
 static int tick_held(struct cfc_sched *s)
 {
 	if (s->cfg.pace == CFC_PACE_FIXED ||
 	    s->held_ns + s->cfg.interval_ns > s->cfg.maxhold_ns ||
 	    s->old_sojourn_min == CFC_NO_SOJOURN ||
-	    ((u64)s->old_sojourn_min << CFC_TICK_SHIFT) <= s->cfg.target_ns)
+	    ((u64)s->old_sojourn_min << CFC_TICK_SHIFT) <= s->cfg.target_ns ||
+	    s->old_offered >= s->link_sent)
 		return 0;
 	s->held_ns += s->cfg.interval_ns;
 	s->cnt.holds++;
@@ -568,7 +587,7 @@ static void reweight(struct cfc_sched *s, u64 t)
 		give_back(s);
 	else
 		double_weights(s, t);
-	s->old_sojourn_min = CFC_NO_SOJOURN;
+	tick_watch_reset(s);
 	if (s->nold == 0 || (s->cfg.pace == CFC_PACE_FIXED ? s->new_sum >= full : !held && at_one))
 		graduate_all(s);
 	else if (s->new_sum > full)
@@ -993,11 +1012,24 @@ static void shaper_account(struct cfc_sched *s, u32 len, u64 now)
 	s->next_send_ns += ((u64)len * s->ns_per_byte_fp) >> CFC_RATE_SHIFT;
 }
 
-/* Pace adaptive watches the old flows' sojourn in the recent window before a tick. */
-static void watch_old_sojourn(struct cfc_sched *s, u32 sojourn, u64 now)
+/*
+ * Pace adaptive watches what the link sends between two ticks, and the old flows'
+ * sojourn in the recent window before a tick.
+ */
+static void watch_sent(struct cfc_sched *s, const struct cfc_flow *f, u32 sojourn, u32 len, u64 now)
 {
-	if (s->nnew && now + recent_ns(s) >= s->next_tick_ns && sojourn < s->old_sojourn_min)
+	if (!s->nnew)
+		return;
+	s->link_sent += len;
+	if (f->state == CFC_FLOW_OLD && sojourn < s->old_sojourn_min && in_window_before_tick(s, now))
 		s->old_sojourn_min = sojourn;
+}
+
+/* ... and what arrives for the old flows, dropped or not: what they offer. */
+static void watch_old_offered(struct cfc_sched *s, const struct cfc_flow *f, u32 len)
+{
+	if (s->nnew && f->state == CFC_FLOW_OLD)
+		s->old_offered += len;
 }
 
 /* ------------------------------------------------------------- the API */
@@ -1019,6 +1051,7 @@ enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
 		flow_move(s, f, external_queue(s, cls));
 	if (s->qlen == 0 && s->next_send_ns < now)
 		s->next_send_ns = now;	/* an idle link saves no credit */
+	watch_old_offered(s, f, pkt->len);
 	flow_push(s, f, pkt, now);
 	s->cnt.enqueued_pkts++;
 	s->cnt.enqueued_bytes += pkt->len;
@@ -1071,8 +1104,7 @@ struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropp
 	sojourn = ticks_of(now) - p->stamp;
 	if (sojourn > s->cnt.max_sojourn)
 		s->cnt.max_sojourn = sojourn;
-	if (f->state == CFC_FLOW_OLD)
-		watch_old_sojourn(s, sojourn, now);
+	watch_sent(s, f, sojourn, p->len, now);
 	s->cnt.dequeued_pkts++;
 	s->cnt.dequeued_bytes += p->len;
 	return p;
@@ -1136,7 +1168,7 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	new_flows_none(s);
 	s->nold = 0;
 	s->held_ns = 0;
-	s->old_sojourn_min = CFC_NO_SOJOURN;
+	tick_watch_reset(s);
 	s->qlen = 0;
 	s->backlog = 0;
 	s->mem = 0;

@@ -177,6 +177,8 @@ struct cfc_sched {
 	u64 new_owed;		/* completed new flows' weight, returned at unheld ticks */
 	u32 nnew, nold;		/* remembered new and old flows */
 	u32 old_sojourn_min;	/* ticks; least old-flow sojourn in the recent window, or ~0 */
+	u64 old_offered;	/* bytes that arrived for old flows since the last tick */
+	u64 link_sent;		/* bytes every flow sent since the last tick */
 	u64 held_ns;		/* time held since N last became non-empty */
 	u32 qlen;		/* packets queued */
 	u32 backlog;		/* bytes queued */

@@ -294,6 +294,22 @@ static void unresponsive_old_flow_holds_at_most_maxhold(void **state)
 }
 
 /*
+ * An old flow that offers more than the whole link sends (a video above the link's
+ * rate when that rate falls) drains no queue with a larger share: nothing is held,
+ * and the newcomers reach fair shares one tick after the fixed schedule's time.
+ */
+static void old_flow_above_the_link_rate_holds_nothing(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct outcome fixed = run_burst(CFC_PACE_FIXED, &UNRESPONSIVE, LINK * 5 / 4, BURST);
+	struct outcome out = run_burst(CFC_PACE_ADAPTIVE, &UNRESPONSIVE, LINK * 5 / 4, BURST);
+
+	(void)state;
+	assert_int_equal(out.holds, 0);
+	assert_true(out.converge <= fixed.converge + cfg.interval_ns + STEP);
+}
+
+/*
  * The bound acts when the flow's turn comes; the sender, sampling its head every
  * STEP, may see it up to a DRR round plus a step after it passed maxdelay.
  */
@@ -408,6 +424,35 @@ static void held_ticks_give_back_down_to_the_floor(void **state)
 }
 
 /*
+ * A key frame offers more than the link sends for a few tens of milliseconds: what
+ * the old flows offered is judged over the whole interval, so a burst in the recent
+ * window before a tick does not release the hold on a standing queue.
+ */
+static void a_key_frame_before_the_tick_still_holds(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	u32 i;
+
+	(void)state;
+	cfg.maxdelay_ns = 0;
+	ts = ts_new(&cfg, 3);
+	for (i = 0; i < 1000; i++)		/* a standing queue: 10 s at 1 Mbit/s */
+		ts_enqueue(ts, 0, PKT);
+	for (i = 0; i < 30; i++) {
+		ts_enqueue(ts, 1, PKT);
+		ts_enqueue(ts, 2, PKT);
+	}
+	ts_run_link(ts, 1000000ull, cfg.interval_ns - 30 * MS, NULL, NULL);
+	for (i = 0; i < 12; i++)		/* 14.4 KB: twice what the link sends in the window */
+		ts_enqueue(ts, 0, PKT);
+	ts_run_link(ts, 1000000ull, 50 * MS, NULL, NULL);
+	assert_int_equal(ts->s.cnt.ticks + ts->s.cnt.holds, 1);
+	assert_int_equal(ts->s.cnt.holds, 1);
+	check_and_free(ts);
+}
+
+/*
  * E counts the old flows that compete, not every remembered one: a page load's
  * first connections graduate and go quiet, then its next wave arrives beside a
  * backlogged real-time flow. Each tick takes at most half of the real-time
@@ -450,7 +495,9 @@ CFC_TEST_GROUP(run_pace_tests, "pace (fixed, adaptive) and E",
 	cmocka_unit_test(adaptive_pace_follows_the_old_flow),
 	cmocka_unit_test(adaptive_pace_drains_a_gradient_controller),
 	cmocka_unit_test(unresponsive_old_flow_holds_at_most_maxhold),
+	cmocka_unit_test(old_flow_above_the_link_rate_holds_nothing),
 	cmocka_unit_test(maxdelay_bounds_an_old_flow_s_queue),
 	cmocka_unit_test(maxdelay_holds_for_a_flow_that_stopped_sending),
 	cmocka_unit_test(adaptive_pace_costs_one_tick_without_a_standing_queue),
-	cmocka_unit_test(held_ticks_give_back_down_to_the_floor))
+	cmocka_unit_test(held_ticks_give_back_down_to_the_floor),
+	cmocka_unit_test(a_key_frame_before_the_tick_still_holds))
