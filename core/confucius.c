@@ -513,10 +513,10 @@ static void graduate_all(struct cfc_sched *s)
  * the last tick: then no share drains their queues (a video above the link's rate
  * when that rate falls), and holding would only keep the newcomers waiting. A
  * whole interval, not the recent window: a key frame offers more than the link
- * sends for a few tens of milliseconds. At most `maxhold` is
- * held per burst of new flows: an old flow delays the newcomers' fair share by at
- * most twice that (each held tick, and the doubling its give-back undoes), and the
- * ticks back from the floor.
+ * sends for a few tens of milliseconds. At most `maxhold` is held per burst of
+ * new flows: an old flow delays the newcomers' fair share by at most twice that
+ * (each held tick, and the doubling its give-back undoes), and the ticks back
+ * from the floor.
  */
 static int tick_held(struct cfc_sched *s)
 {
