@@ -21,18 +21,22 @@ pytestmark = pytest.mark.vm
 GUEST = Path(__file__).with_name("guest_pion_gcc.py")
 LINK_BPS = 10e6     # guest_pion_gcc.LINK
 SETTLED_S = (12, 20)
-# Measured in 5 boots: target 1.043-1.044 of the link, acked 0.986-0.990, 876 of 1200 frames
-# complete. Pion's target stops near the link rate, a little above it: its arrival groups
-# stop closing once the bottleneck is busy without 5 ms gaps (tools/rtflow/README.md), so
-# tbf's queue stays full and drops packets. Bounds: 10 % under the measured shares, 20 %
-# over the link, and 0.6 of the frames complete (0.73 measured).
+# Measured: target 1.043-1.060 of the link, acked 0.986-0.990. Pion's target stops near the
+# link rate, a little above it: its arrival groups stop closing once the bottleneck is busy
+# without 5 ms gaps (tools/rtflow/README.md), so tbf's queue stays full and drops packets,
+# and how many frames lose a packet depends on the guest's random numbers: 781, 877, 877,
+# 877, 798, 798 of 1200 complete with seeds 1-6, and 714 in an unseeded boot of a clean
+# clone's CI, which failed the earlier bound of 0.6. The boot is seeded (it repeats
+# exactly); the bounds hold for every seed measured: 10 % under the measured shares, 20 %
+# over the link, and half the frames complete.
 SHARE_FLOOR, SHARE_CEILING = 0.9, 1.2
-COMPLETE_FLOOR = 0.6
+COMPLETE_FLOOR = 0.5
+SEED = 1
 
 
 @pytest.fixture(scope="module")
 def pion(rtflow_binary, boot_guest):
-    folder = boot_guest(GUEST, "pion", timeout=600) / "pion-gcc"
+    folder = boot_guest(GUEST, "pion", timeout=600, seed=SEED) / "pion-gcc"
     err = json.loads((folder / "stderr.json").read_text())
     return (rtflow.read_frames(folder / "flow_frames.csv"), rtflow.read_rates(folder / "flow_rate.csv"),
             err["send"], err["recv"])
