@@ -31,12 +31,11 @@ SETTLED_S = (12, 20)
 # over the link, and half the frames complete.
 SHARE_FLOOR, SHARE_CEILING = 0.9, 1.2
 COMPLETE_FLOOR = 0.5
-SEED = 1
 
 
 @pytest.fixture(scope="module")
 def pion(rtflow_binary, boot_guest):
-    folder = boot_guest(GUEST, "pion", timeout=600, seed=SEED) / "pion-gcc"
+    folder = boot_guest(GUEST, "pion", timeout=600) / "pion-gcc"
     err = json.loads((folder / "stderr.json").read_text())
     return (rtflow.read_frames(folder / "flow_frames.csv"), rtflow.read_rates(folder / "flow_rate.csv"),
             err["send"], err["recv"])

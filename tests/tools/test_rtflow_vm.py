@@ -34,7 +34,7 @@ class Case:
 
 @pytest.fixture(scope="module")
 def cases(rtflow_binary, boot_guest):
-    results = boot_guest(GUEST, "rtflow", timeout=900, seed=1)
+    results = boot_guest(GUEST, "rtflow", timeout=900)
     return {folder.name: Case(folder) for folder in results.iterdir() if (folder / "stderr.json").is_file()}
 
 
