@@ -57,6 +57,24 @@ class Skipped:
 
 
 @dataclass(frozen=True)
+class Sampling:
+    """The scheduler's samples as the lab's guest takes them (guest/capture.py, flows.py):
+    its statistics every `stats_interval_s` from the start; Confucius's flows every
+    FLOW_FAST_S from `flows_from_s` on and every `stats_interval_s` before, or not at all
+    (`flows_from_s` None: [sim] samples = "queues")."""
+    stats_interval_s: float
+    flows_from_s: float | None
+
+    def args(self, folder: Path) -> list[str]:
+        """The bottleneck's options, its logs written into `folder` (qdisc.jsonl, flows.jsonl)."""
+        args = [f"--stats-interval={self.stats_interval_s}s", f"--qdisc-log={folder / 'qdisc.jsonl'}"]
+        if self.flows_from_s is not None:
+            args += [f"--flow-interval={FLOW_FAST_S}s", f"--flow-from={self.flows_from_s}s",
+                     f"--flow-log={folder / 'flows.jsonl'}"]
+        return args
+
+
+@dataclass(frozen=True)
 class SimPage:
     number: int                  # in the scenario's page list
     key: str                     # the scenario's name for it
@@ -65,7 +83,7 @@ class SimPage:
     text: str                    # as the simulator reads it (bottleneck.sim_page_text)
     start_s: float               # when the load starts: [sim] warmup and the load's phase
     args: tuple[str, ...]        # the bottleneck's options for this page's start and end (page_args)
-    sampling: tuple[str, ...]    # how the bottleneck samples the scheduler (sampling_args)
+    sampling: Sampling           # how the bottleneck samples the scheduler
 
 
 @dataclass(frozen=True)
@@ -84,7 +102,6 @@ class SimTask:
     pages: tuple[SimPage, ...]
     trace: LinkTrace | None      # None: a constant rate
     chunk: int
-    flow_samples: bool = True    # [sim] samples: Confucius's flows too, not only the statistics
 
 
 class PlanError(ValueError):
@@ -181,13 +198,11 @@ def page_args(scenario: Scenario, start_s: float) -> tuple[str, ...]:
     return f"--web-start={start_s}s", f"--duration={start_s + web.timeout_s + web.settle_s}s"
 
 
-def sampling_args(scenario: Scenario, start_s: float) -> tuple[str, ...]:
-    """The scheduler's samples as the lab's guest takes them (guest/capture.py, flows.py):
-    its statistics every `stats_interval` from the start; Confucius's flows every
-    FLOW_FAST_S from FLOW_LEAD_S before the load (at `start_s`) on, every `stats_interval`
-    before."""
-    return (f"--stats-interval={scenario.stats_interval_s}s", f"--flow-interval={FLOW_FAST_S}s",
-            f"--flow-from={max(round(start_s - FLOW_LEAD_S, 3), 0.0)}s")
+def page_sampling(scenario: Scenario, start_s: float) -> Sampling:
+    """The page's samples: the flows, if [sim] samples keeps them, fast from FLOW_LEAD_S
+    before its load (at `start_s`)."""
+    flows_from = max(round(start_s - FLOW_LEAD_S, 3), 0.0) if scenario.sim.samples == "flows" else None
+    return Sampling(scenario.stats_interval_s, flows_from)
 
 
 def page_options(task: SimTask, page: SimPage) -> list[str]:
@@ -201,7 +216,7 @@ def sim_page(scenario: Scenario, cell: runner.Cell, key: str, number: int, ref, 
     (runner.load_phase_s)."""
     start = round(scenario.sim.warmup_s + runner.load_phase_s(scenario, cell, ref), 3)
     return SimPage(number, ref.key, runner.unit_key(key, scenario, ref, page), page.id, text, start,
-                   page_args(scenario, start), sampling_args(scenario, start))
+                   page_args(scenario, start), page_sampling(scenario, start))
 
 
 def link_trace(scenario: Scenario) -> LinkTrace | None:
@@ -253,7 +268,7 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
         for chunk, first in enumerate(range(0, len(units), size)):
             left = tuple(u for u in units[first:first + size] if u.unit_key in todo)
             if left:
-                tasks.append(SimTask(sim_cell, left, trace, chunk, scenario.sim.samples == "flows"))
+                tasks.append(SimTask(sim_cell, left, trace, chunk))
     return tasks, skipped
 
 

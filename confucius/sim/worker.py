@@ -47,10 +47,8 @@ def simulate(task: SimTask, binary: Path = bn.BOTTLENECK) -> TaskResult:
 def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn.BOTTLENECK) -> PageRun:
     """One page's episode under the task's cell, its files in `scratch`."""
     args = [*page_options(task, page), f"--page={scratch / 'page.txt'}",
-            f"--frame-log={scratch / 'frames.csv'}", f"--rate-log={scratch / 'rates.csv'}", *page.sampling,
-            f"--qdisc-log={scratch / 'qdisc.jsonl'}"]
-    if task.flow_samples:
-        args.append(f"--flow-log={scratch / 'flows.jsonl'}")
+            f"--frame-log={scratch / 'frames.csv'}", f"--rate-log={scratch / 'rates.csv'}",
+            *page.sampling.args(scratch)]
     if task.trace is not None:
         (scratch / "trace.txt").write_text(trace_text(task.trace, page.start_s))
         args.append(f"--trace={scratch / 'trace.txt'}")

@@ -78,6 +78,16 @@ def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path, sma
     assert starts == [pytest.approx(p.start_s, abs=0.01) for p in task.pages]
 
 
+def test_the_pages_sampling_asks_for_confucius_flows_only_when_the_scenario_keeps_them(tmp_path, small):
+    def options(sim: str) -> list[list[str]]:
+        [task] = [t for t in plan(load(small(sim=sim)))[0] if t.cell.cell.scheduler.name == "confucius"]
+        return [page.sampling.args(tmp_path) for page in task.pages]
+    [flows], [queues] = options(""), options('samples = "queues"')
+    assert f"--flow-log={tmp_path / 'flows.jsonl'}" in flows and "--flow-from=1.0s" in flows    # 2 s before the load
+    assert queues == [o for o in flows if not o.startswith("--flow-")]
+    assert f"--qdisc-log={tmp_path / 'qdisc.jsonl'}" in queues
+
+
 def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_path, small):
     db = tmp_path / "tcp.sqlite"
     scenario = small(controllers='["tcp-bbr", "tcp-vegas", "pion-gcc"]')
