@@ -92,6 +92,16 @@ def stall_duration(frames: Iterable, threshold_s: float = STALL_THRESHOLD_S) -> 
                if not on_time(frame.complete, frame.delay_ms, threshold_s)) / 1e9
 
 
+def stall_split(frames: Iterable, at_ns: int, threshold_s: float = STALL_THRESHOLD_S) -> tuple[float, float]:
+    """`stall_duration` of the frames captured before `at_ns` and of those captured from it
+    on: a load's stall while its page loaded and after its last byte. The last frame before
+    the split stands for the median frame interval, so the two parts may differ from the
+    whole by a fraction of a frame."""
+    frames = list(frames)
+    return (stall_duration([f for f in frames if f.capture_ns < at_ns], threshold_s),
+            stall_duration([f for f in frames if f.capture_ns >= at_ns], threshold_s))
+
+
 def stalled(stall_s: float, longer_than_s: float = 0.0) -> bool:
     """A load during which the RT flow stalled for longer than `longer_than_s` seconds
     (`stall_duration`). Seed 000 Fig. 11(a) counts the websites "that lead to non-zero

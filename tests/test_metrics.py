@@ -55,6 +55,20 @@ def test_stall_orders_frames_by_capture_and_takes_the_upper_median_interval_for_
     assert metrics.stall_duration(frames) == pytest.approx(0.030)
 
 
+def test_stall_splits_at_a_moment_by_capture_time():
+    # 50 fps: frames 10-14 late before the split at frame 20, frame 30 lost and 31 late
+    # after it: 100 ms and 40 ms, summing to the whole.
+    delays = [30.0] * 50
+    for i in (10, 11, 12, 13, 14, 31):
+        delays[i] = 250.0
+    delays[30] = None
+    frames = [frame(i, d) for i, d in enumerate(delays)]
+    during, after = metrics.stall_split(frames, 20 * 20 * MS)
+    assert (during, after) == (pytest.approx(0.100), pytest.approx(0.040))
+    assert during + after == pytest.approx(metrics.stall_duration(frames))
+    assert metrics.stall_split(frames, 0) == (0.0, pytest.approx(0.140))
+
+
 # --------------------------------------------------------------------------- percentiles
 
 def test_nearest_rank_percentiles():

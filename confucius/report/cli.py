@@ -163,6 +163,37 @@ def summary_command(
         json_out.write_text(json.dumps(written, indent=1, default=str) + "\n")
 
 
+@app.command("stalls")
+def stalls_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
+    common: bool = _COMMON,
+):
+    """Where the RT flow's stalls happened, per scheduler and controller: while the page
+    loaded or after its last byte, and how much of the late frames' delay the RT flow's
+    queue in the qdisc explains (schedulers that expose their flows)."""
+    from . import stalls
+
+    results, order = _chosen(_pages(db, scenario), schedulers)
+    results = _filtered(results, None, None, common, None)
+    with _open(db) as database:
+        rows = stalls.stall_rows(database, results)
+    rank = {name: i for i, name in enumerate(order)}
+    rows.sort(key=lambda r: (rank.get(r.scheduler, len(rank)), r.scheduler, r.controller))
+    table = Table(title="stalls: while the page loaded, and after it (first RT flow; means per load)")
+    for column in ("scheduler", "RT", "loads", "during s", "after s", "loads during", "loads after", "in qdisc"):
+        table.add_column(column, justify="left" if column in ("scheduler", "RT") else "right")
+    for r in rows:
+        table.add_row(r.scheduler, r.controller, str(r.loads), summary.fmt(r.during_s, "{:.3f}"),
+                      summary.fmt(r.after_s, "{:.3f}"), str(r.loads_during), str(r.loads_after),
+                      summary.fmt(r.queue_share, "{:.0%}"))
+    console.print(table)
+    console.print("during/after: stall (frame delay > 190 ms) of the frames captured before / after the page's "
+                  "last byte; in qdisc: for the loads that stalled while the page loaded, the median of the RT "
+                  "flow's largest head-of-line wait in the qdisc over its largest late frame's delay (the rest "
+                  "waited in the sender or on the path; – where the scheduler exposes no flows).")
+
+
 @app.command("timeline")
 def timeline_command(
     out: Path = typer.Option(..., help="PNG file to write."),

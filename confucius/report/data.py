@@ -71,6 +71,15 @@ class PageResult:
     jfi: float = math.nan
     sender_backlog_ms: float = math.nan
     delays_ms: list[float] = field(default_factory=list, repr=False)
+    first_request_ns: int | None = None
+
+    @property
+    def page_end_ns(self) -> int:
+        """The page's last byte (its first request plus its PLT); the window's end when the
+        page did not finish."""
+        if self.first_request_ns is None or self.plt_s is None:
+            return self.window_end_ns
+        return self.first_request_ns + round(self.plt_s * 1e9)
 
     @property
     def pair_key(self) -> tuple:
@@ -134,7 +143,7 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
             lost_share=m.lost_share, rt_bps=m.rt_bps, rt_target_bps=row["rt_target_bps"],
             link_bps=row["link_rate_bps"],
             jfi=m.jfi, sender_backlog_ms=_sender_backlog_ms(db, rt_flows, start, end),
-            delays_ms=m.delays_ms))
+            delays_ms=m.delays_ms, first_request_ns=row["first_request_ns"]))
     return results
 
 

@@ -17,10 +17,13 @@ from confucius.lab.results import read_run  # noqa: E402
 from confucius.report import data, plots  # noqa: E402
 
 
-def stored_page(tmp_path, scheduler: str, with_flows: bool) -> tuple[Database, data.PageResult]:
+def stored_page(tmp_path, scheduler: str, with_flows: bool, edit=None) -> tuple[Database, data.PageResult]:
+    """The hand-made run under `scheduler`, changed by `edit(folder)` if given, stored."""
     folder = make_run(tmp_path / scheduler, f"u-{scheduler}")
     if with_flows:
         write_flow_samples(folder)
+    if edit:
+        edit(folder)
     db = Database(tmp_path / "lab.sqlite")
     scenario_id = db.scenario_id("handmade", "abc", "h.toml", SCENARIO)
     db.store_run(scenario_id, {"cell_key": scheduler, "scheduler": scheduler, "scheduler_base": scheduler,
