@@ -49,6 +49,20 @@ def test_gcc_alone_fills_most_of_a_constant_link(gcc):
     assert 0.75 <= link_share(run, 10, 60) <= 1.0
 
 
+def test_gcc_cuts_its_first_overshoot_before_its_queue_stands_100_ms(tmp_path):
+    # Alone on 20 Mbit/s from 5 Mbit/s, GCC overshoots the link; the lab's rtflow cuts at
+    # 2.20 s with its smoothed RTT at 117 ms (UML, the demo's warm-up: 21.2 -> 16.8 Mbit/s),
+    # ns-3's at 1.95 s and 71 ms (-> 17.0) now that each datagram of a pacer round has its
+    # own send time. With one time per round, GCC's inter-arrival filter took each round
+    # as one burst and cut only at 3.50 s, with 267 ms.
+    log = tmp_path / "rates.csv"
+    video("gcc", tmp_path, f"--rate-log={log}", seconds=5)
+    rates = rtflow.read_rates(log)
+    cut = next(b for a, b in zip(rates, rates[1:]) if b.target_bps < 0.95 * a.target_bps)
+    print(f"first cut at {cut.time_ns / 1e9:.2f} s to {cut.target_bps / 1e6:.1f} Mbit/s, sRTT {cut.srtt_ms:.0f} ms")
+    assert cut.time_ns < 3e9 and cut.srtt_ms < 140      # 40 ms of path, under 100 ms of queue
+
+
 def test_gcc_frames_are_logged_as_rtflow_logs_them(gcc):
     run, frames = gcc
     assert len(frames) == 60 * 60                      # 60 fps for 60 s, read by the lab's reader
@@ -88,9 +102,12 @@ def page_load_beside_gcc(scheduler: str, tmp_path: Path) -> tuple[dict, list]:
                  "--web-bytes=250000", "--web-start=10s", seconds=20)
 
 
-def test_a_page_load_stalls_gcc_under_fq_codel_and_not_under_confucius(tmp_path):
-    # Seed 000 Fig. 2 in ns-3 (measured: FQ-CoDel stall 1.3 s, max frame delay 783 ms;
-    # confucius with its adaptive pace: no stall, 128 ms; the page in 1.84 and 1.83 s).
+def test_a_page_load_stalls_gcc_under_fq_codel_and_hardly_under_confucius(tmp_path):
+    # Seed 000 Fig. 2 in ns-3 (measured: FQ-CoDel stall 1.27 s, max frame delay 854 ms;
+    # confucius with its adaptive pace 0.05 s and 194 ms; the page in 1.84 and 2.03 s). The
+    # nine flows arrive with a key frame, GCC at 17.4 Mbit/s: Alg. 2 halves its share at
+    # once, before any tick pace adaptive could hold (docs/ALGORITHM.md). With one send time
+    # per pacer round GCC had settled at 13 Mbit/s and confucius gave 0 s and 128 ms.
     results = {}
     for scheduler in ("fq_codel", "confucius"):
         run, frames = page_load_beside_gcc(scheduler, tmp_path)
@@ -99,7 +116,8 @@ def test_a_page_load_stalls_gcc_under_fq_codel_and_not_under_confucius(tmp_path)
         results[scheduler] = (metrics.stall_duration(load), metrics.max_delay_ms(load),
                               max(run["web_done_ms"]))
     assert results["fq_codel"][0] > 0.5 and results["confucius"][0] < results["fq_codel"][0] / 2
-    assert results["confucius"][1] < metrics.STALL_THRESHOLD_S * 1000 < results["fq_codel"][1]
+    assert results["confucius"][1] < results["fq_codel"][1] / 3
+    assert results["fq_codel"][1] > metrics.STALL_THRESHOLD_S * 1000
     assert results["confucius"][2] < 1.2 * results["fq_codel"][2]    # the page is not held back
 
 

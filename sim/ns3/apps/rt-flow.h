@@ -48,6 +48,7 @@ class RtFlowSender : public RtVideoSender
     void Pace();
     double PacerRate() const;
     void SendPiece(const Piece& piece);
+    uint64_t Departure(uint64_t now, uint32_t wire);
     void OnFeedback(Ptr<Socket> socket);
     void Resolve(uint64_t now, uint64_t reportNs, const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& entries);
     void ForgetStale(uint64_t now);
@@ -61,6 +62,8 @@ class RtFlowSender : public RtVideoSender
     uint64_t m_seq, m_inFlight, m_sentPackets;
     double m_tokens; // the pacer's balance, bytes
     uint64_t m_refilledNs;
+    uint64_t m_linkBps;    // the node's link (0: none known)
+    uint64_t m_linkFreeNs; // when it has sent the datagrams handed to it so far
     std::deque<Piece> m_queue;
     std::map<uint64_t, Record> m_history;
     std::deque<ActiveProbe> m_probes;
