@@ -312,9 +312,9 @@ RtFlowSender::Pace()
  * the ones handed to it before. That is its send time for the controller, so each
  * datagram of a pacer round has its own, as on a real host, where every send call takes
  * microseconds. With one time for the round, libwebrtc's inter-arrival filter (goog_cc's
- * InterArrivalDelta: equal send times are one burst, whatever their arrival) folded a
- * key frame's queue into one group, and GCC detected over-use a second later than the
- * lab's (docs/RESULTS.md, "The simulator's send times").
+ * InterArrivalDelta: equal send times are one burst, whatever their arrival) took each
+ * round as one group, and GCC detected its overshoot a second later than the lab's
+ * (docs/RESULTS.md, "The simulator's send times").
  */
 uint64_t
 RtFlowSender::Departure(uint64_t now, uint32_t wire)
