@@ -94,7 +94,7 @@ void cfc_config_default(struct cfc_config *cfg)
 	cfg->bandwidth = 0;
 	cfg->interval_ns = 250000000ull;
 	cfg->reclassify_ns = 100000000ull;
-	cfg->target_ns = 20000000ull;
+	cfg->target_ns = 40000000ull;
 	cfg->maxhold_ns = 2000000000ull;
 	cfg->maxdelay_ns = 500000000ull;
 	cfg->pace = CFC_PACE_ADAPTIVE;

@@ -25,7 +25,7 @@ static void defaults_are_valid_and_documented(void **state)
 	assert_int_equal(cfg.mode, CFC_MODE_FLOW);
 	assert_int_equal(cfg.bandwidth, 0);
 	assert_int_equal(cfg.pace, CFC_PACE_ADAPTIVE);
-	assert_int_equal(cfg.target_ns, 20000000ull);
+	assert_int_equal(cfg.target_ns, 40000000ull);
 	assert_int_equal(cfg.maxhold_ns, 2000000000ull);
 	assert_int_equal(cfg.maxdelay_ns, 500000000ull);
 }
