@@ -39,7 +39,7 @@ from .validate import ModelInputError, positive, unknown
 
 GAINS = ("served", "link")
 # pace adaptive's defaults, the qdisc's (core/confucius.c, cfc_config_default)
-TARGET_S = 0.020
+TARGET_S = 0.040
 MAXHOLD_S = 2.0
 GIVE_BACK_FLOOR = 0.25  # the least S a held tick gives back to (CFC_GIVE_BACK_FLOOR)
 MAX_STEPS = 2_000_000  # a guard against a step/duration pair that would run for hours

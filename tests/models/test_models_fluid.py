@@ -2,12 +2,27 @@
 """The numerical solution of the fluid model against the closed forms, in their regime."""
 
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from confucius.models import bounds, fluid, policies
 from confucius.models.validate import ModelInputError
+
+
+def test_the_models_pace_defaults_are_the_qdiscs():
+    """fluid.py keeps pace adaptive's defaults as Python numbers: they must be the core's
+    (cfc_config_default), or the model and the qdisc answer different questions."""
+    source = (Path(__file__).resolve().parents[2] / "core" / "confucius.c").read_text()
+
+    def default_s(field: str) -> float:
+        return int(re.search(rf"cfg->{field} = (\d+)ull;", source).group(1)) / 1e9
+
+    assert (fluid.TARGET_S, fluid.MAXHOLD_S) == (default_s("target_ns"), default_s("maxhold_ns"))
+    header = (Path(__file__).resolve().parents[2] / "core" / "confucius.h").read_text()
+    assert "#define CFC_GIVE_BACK_FLOOR\t(CFC_W_ONE >> 2)" in header and fluid.GIVE_BACK_FLOOR == 0.25
 
 
 def test_fq_and_cbq_match_eq14_and_eq19_where_they_are_exact(scenario):
