@@ -264,9 +264,16 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
             left = [(ref, u) for ref, u in units[start:start + size] if u in todo]
             if left:
                 tasks.append(Task(cell, key, left, chunk=chunk))
+    place = run_order(scenario)
+    return sorted(tasks, key=lambda t: place(t.cell, t.chunk))
+
+
+def run_order(scenario: Scenario) -> Callable[[Cell, int], tuple]:
+    """Where a cell's chunk of pages runs: repetition, then chunk, then controller, then
+    the scenario's order of schedulers, so that every scheduler meets a page at about the
+    same time and a stopped run compares like with like (the simulator's sweep too)."""
     order = {c.name: n for n, c in enumerate(scenario.schedulers)}
-    return sorted(tasks, key=lambda t: (t.cell.repetition, t.chunk, t.cell.controller,
-                                        order[t.cell.scheduler.name]))
+    return lambda cell, chunk: (cell.repetition, chunk, cell.controller, order[cell.scheduler.name])
 
 
 # --------------------------------------------------------------------------- checks, versions

@@ -244,8 +244,10 @@ def trace_text(trace: LinkTrace, start_s: float) -> str:
 
 def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, schedulers: Sequence[str] | None = None,
          controllers: Sequence[str] | None = None, attempts: int = 3) -> tuple[list[SimTask], list[Skipped]]:
-    """The tasks still to do (pages valid in `db` are skipped; without a database every
-    page is simulated) and the cells the simulator cannot run."""
+    """The tasks still to do, in the lab's order (chunk by chunk across the cells, so that
+    a sweep stopped part-way has the same pages for every scheduler; pages valid in `db`
+    are skipped, without a database every page is simulated) and the cells the simulator
+    cannot run."""
     check_scenario(scenario)
     known = bn.describe(binary)
     pages = [(ref, workload.page(scenario, ref)) for ref in scenario.web.pages]
@@ -269,7 +271,8 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
             left = tuple(u for u in units[first:first + size] if u.unit_key in todo)
             if left:
                 tasks.append(SimTask(sim_cell, left, trace, chunk))
-    return tasks, skipped
+    place = runner.run_order(scenario)
+    return sorted(tasks, key=lambda t: place(t.cell.cell, t.chunk)), skipped
 
 
 def _pending(unit_keys: list[str], db, attempts: int) -> set[str]:

@@ -88,6 +88,14 @@ def test_the_pages_sampling_asks_for_confucius_flows_only_when_the_scenario_keep
     assert f"--qdisc-log={tmp_path / 'qdisc.jsonl'}" in queues
 
 
+def test_a_sweep_runs_chunk_by_chunk_across_the_schedulers_as_the_labs_matrix(tmp_path, small):
+    # A sweep stopped part-way then holds the same pages for every scheduler.
+    scenario = load(small(pages='["flows-3-size-30000", "flows-2-size-20000", "flows-4-size-10000"]',
+                          web="pages_per_run = 1"))
+    order = [(t.chunk, t.cell.cell.scheduler.name) for t in plan(scenario)[0]]
+    assert order == [(c, s) for c in range(3) for s in ("fq_codel", "confucius")]
+
+
 def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_path, small):
     db = tmp_path / "tcp.sqlite"
     scenario = small(controllers='["tcp-bbr", "tcp-vegas", "pion-gcc"]')
