@@ -177,9 +177,7 @@ def stalls_command(
     results, order = _chosen(_pages(db, scenario), schedulers)
     results = _filtered(results, None, None, common, None)
     with _open(db) as database:
-        rows = stalls.stall_rows(database, results)
-    rank = {name: i for i, name in enumerate(order)}
-    rows.sort(key=lambda r: (rank.get(r.scheduler, len(rank)), r.scheduler, r.controller))
+        rows = summary.ordered(stalls.stall_rows(database, results), order)
     table = Table(title="stalls: while the page loaded, and after it (first RT flow; means per load)")
     for column in ("scheduler", "RT", "loads", "during s", "after s", "loads during", "loads after", "in qdisc"):
         table.add_column(column, justify="left" if column in ("scheduler", "RT") else "right")

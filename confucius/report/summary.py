@@ -148,8 +148,9 @@ def target_checks(results: list[PageResult], baseline: str = BASELINE) -> list[T
     return checks
 
 
-def ordered(rows: list[SummaryRow], schedulers: list[str] | None = None) -> list[SummaryRow]:
-    """By controller, then in the given scheduler order (else by name)."""
+def ordered(rows: list, schedulers: list[str] | None = None) -> list:
+    """Rows with a controller and a scheduler (the summary's, the stalls report's): by
+    controller, then in the given scheduler order (else by name)."""
     rank = {name: n for n, name in enumerate(schedulers or [])}
     return sorted(rows, key=lambda r: (r.controller, rank.get(r.scheduler, len(rank)), r.scheduler))
 
