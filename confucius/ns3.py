@@ -5,11 +5,12 @@ JSON out, or the program's own reason for refusing. Below the parts that drive t
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import subprocess
 from pathlib import Path
+
+from confucius.lab.db import program_digest
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "sim"
 
@@ -22,7 +23,10 @@ def run_program(binary: Path, args: list[str]) -> dict:
     """One run of `binary` with `args`; its JSON output (its own message if it fails)."""
     if not Path(binary).is_file():
         raise SimError(f"{binary} is not built: run `make sim`")
-    result = subprocess.run([str(binary), *args], capture_output=True, text=True)
+    try:
+        result = subprocess.run([str(binary), *args], capture_output=True, text=True)
+    except OSError as err:
+        raise SimError(f"cannot run {binary}: {err.strerror}") from None
     if result.returncode != 0:
         raise SimError(_why(result.stderr) or f"{Path(binary).name} exited with {result.returncode}")
     return json.loads(result.stdout)
@@ -40,6 +44,11 @@ def provenance(program: str, binary: Path, ns3_version: str) -> dict:
     def git(*args: str) -> str:
         return subprocess.run(["git", "-C", str(BUILD.parents[1]), *args], capture_output=True,
                               text=True).stdout.strip()
-    return {"ns3": ns3_version, f"{program}_sha256": hashlib.sha256(Path(binary).read_bytes()).hexdigest()[:16],
+    return {"ns3": ns3_version, f"{program}_sha256": program_digest(binary),
             "git_commit": git("rev-parse", "HEAD") or None,
             "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
+
+
+def recorded_digests(program: str, versions: dict) -> dict[str, str | None]:
+    """`program`'s digest as `provenance` recorded it in a run's versions."""
+    return {program: versions.get(f"{program}_sha256")}

@@ -290,6 +290,7 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
 def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional[Path], resume: bool,
                   attempts: int, max_failures: int, echo: bool) -> None:
     from confucius.lab import runner, scenario as scenario_module
+    from confucius.lab.db import DatabaseError
 
     loaded = _load_scenario(choice)
     try:
@@ -298,7 +299,7 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
                                    schedulers=_names(choice.schedulers), controllers=_names(choice.controllers),
                                    resume=resume, attempts=attempts, max_failures=max_failures,
                                    progress=sys.stderr.isatty() and not echo, echo=echo)
-    except (runner.RunnerError, scenario_module.ScenarioError) as err:
+    except (runner.RunnerError, scenario_module.ScenarioError, DatabaseError) as err:
         _fail(str(err))
     typer.echo(f"{loaded.name}: {report.runs} runs ({report.failed} failed), "
                f"{report.units_valid} valid measurements, {report.units_invalid} invalid; "
@@ -373,9 +374,10 @@ def plan_command(
     loaded = _load_scenario(choice)
     try:
         database = Database(db) if db else None
+        tasks = runner.plan(loaded, database, schedulers=_names(choice.schedulers),
+                            controllers=_names(choice.controllers))
     except DatabaseError as err:
         _fail(str(err))
-    tasks = runner.plan(loaded, database, schedulers=_names(choice.schedulers), controllers=_names(choice.controllers))
     table = Table(title=f"{loaded.name}: {len(tasks)} runs, {sum(t.units for t in tasks)} measurements")
     for column in ("scheduler", "controller", "rep", "pages", "tc (bottleneck)"):
         table.add_column(column)

@@ -19,12 +19,13 @@ wall clock. Rates in bit/s, delays in ms.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import sqlite3
 from graphlib import TopologicalSorter
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from confucius import metrics
 
@@ -200,6 +201,13 @@ class DatabaseError(RuntimeError):
     """A database that is not this project's, or of another schema version."""
 
 
+def program_digest(path: Path) -> str | None:
+    """How the runs' `versions` name a built program: its SHA-256's first 16 hex digits
+    (None when it is not built)."""
+    path = Path(path)
+    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
 class Database:
     def __init__(self, path):
         self.path = Path(path)
@@ -273,6 +281,32 @@ class Database:
                     f"SELECT unit_key, COUNT(*) FROM pages WHERE unit_key IN ({marks}) GROUP BY unit_key", chunk):
                 counts[key] = n
         return counts
+
+    def check_programs(self, cell_keys: Iterable[str], programs: dict[str, str | None],
+                       recorded: Callable[[dict], dict[str, str | None]]) -> None:
+        """Refuse to add to cells whose valid measurements other programs produced: a cell's
+        key names its conditions, not the code that measured it, so a resumed cell would
+        mix two versions. `programs` holds the digests of what would run now; `recorded`
+        reads the same names' digests from a run's `versions`."""
+        keys = list(cell_keys)
+        differing: dict[str, set] = {}
+        for start in range(0, len(keys), 500):
+            chunk = keys[start:start + 500]
+            marks = ",".join("?" * len(chunk))
+            for (versions,) in self.conn.execute(
+                    f"SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND status='ok' AND "
+                    f"(valid=1 OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))",
+                    chunk):
+                then = recorded(json.loads(versions or "{}"))
+                for name, digest in programs.items():
+                    if None not in (digest, then.get(name)) and then[name] != digest:
+                        differing.setdefault(name, set()).add(then[name])
+        if differing:
+            what = "; ".join(f"{name} {', '.join(sorted(map(str, then)))} then, {programs[name]} now"
+                             for name, then in sorted(differing.items()))
+            raise DatabaseError(f"{self.path} holds measurements of these cells made by other programs "
+                                f"(sha256 {what}): resuming would mix two versions in one cell. Resume "
+                                f"with the programs that made them, or measure into another database (--db).")
 
     def run_attempts(self, cell_key: str) -> tuple[bool, int]:
         """For runs without pages: (has a valid run, runs tried)."""

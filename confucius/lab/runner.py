@@ -35,7 +35,7 @@ from confucius import rtflow
 
 from . import schedulers as sched
 from . import flent, topology, uml, vm, workload
-from .db import DEFAULT_DB, Database
+from .db import DEFAULT_DB, Database, program_digest
 from .engine import in_guest
 from . import contract as c
 from .contract import RunSpec
@@ -242,7 +242,12 @@ def cells(scenario: Scenario, schedulers: Sequence[str] | None = None,
 
 def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controllers=None,
          resume: bool = True, attempts: int = 3) -> list[Task]:
-    """The runs still to do. Without `resume` (or `db`) every unit is measured again."""
+    """The runs still to do. Without `resume` (or `db`) every unit is measured again; with
+    them, only by the programs that measured the cells' units already in `db`."""
+    if db is not None and resume:
+        db.check_programs([cell_key(scenario, cell) for cell in cells(scenario, schedulers, controllers)],
+                          {name: program_digest(path) for name, (path, _) in built_parts(scenario).items()},
+                          lambda versions: versions.get("binaries_sha256") or {})
     tasks = []
     for cell in cells(scenario, schedulers, controllers):
         key = cell_key(scenario, cell)
@@ -278,16 +283,26 @@ def run_order(scenario: Scenario) -> Callable[[Cell, int], tuple]:
 
 # --------------------------------------------------------------------------- checks, versions
 
-def check_built(scenario: Scenario) -> None:
-    """Refuse to start when a part the scenario needs is not built, naming the make target."""
-    needs = [(rtflow.BINARY, "make tools")] if any(scenario.rt_sets) else []
+def built_parts(scenario: Scenario) -> dict[str, tuple[Path, str]]:
+    """The project's programs that the scenario's runs use, by the names their `versions`
+    record them under: each one's path and the make target that builds it."""
+    parts = {"rtflow": (rtflow.BINARY, "make tools")} if any(scenario.rt_sets) else {}
     if scenario.web is not None:
-        needs += [(TOOLS / "web-client", "make tools"), (TOOLS / "web-server", "make tools")]
+        parts |= {"web-client": (TOOLS / "web-client", "make tools"),
+                  "web-server": (TOOLS / "web-server", "make tools")}
     if any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers):
         kmod = "make kmod-uml" if scenario.engine == "uml" else "make kmod"
-        needs += [(ENGINES[scenario.engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
-                  (vm.TC_PLUGINS / "q_confucius.so", "make tc")]
-    missing = [f"{path} (build it with `{target}`)" for path, target in needs if not path.is_file()]
+        parts |= {"sch_confucius.ko": (ENGINES[scenario.engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
+                  "q_confucius.so": (vm.TC_PLUGINS / "q_confucius.so", "make tc")}
+    if scenario.engine == "uml":
+        parts["uml"] = (uml.KERNEL_BINARY, "make uml")
+    return parts
+
+
+def check_built(scenario: Scenario) -> None:
+    """Refuse to start when a part the scenario needs is not built, naming the make target."""
+    missing = [f"{path} (build it with `{target}`)" for path, target in built_parts(scenario).values()
+               if not path.is_file()]
     if missing:
         raise RunnerError("missing built parts:\n  " + "\n  ".join(missing))
     if scenario.engine == "uml":  # every uml run is seeded (run_seed)
@@ -312,10 +327,6 @@ def _first_line(argv: list[str]) -> str | None:
     return text.splitlines()[0] if text else None
 
 
-def _file_digest(path: Path) -> str | None:
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
-
-
 def provenance(engine: str = "qemu") -> dict:
     """What produced a run: the commit, whether the tree had changes, tools and binaries."""
     commit = _first_line(["git", "-C", str(REPO), "rev-parse", "HEAD"])
@@ -331,7 +342,7 @@ def provenance(engine: str = "qemu") -> dict:
         "iperf3": _first_line(["iperf3", "--version"]), "irtt": _first_line(["irtt", "version"]),
         "netperf": _first_line(["netperf", "-V"]), "flent": _first_line([str(flent.FLENT), "--version"]),
         "python": platform.python_version(), "host_kernel": platform.release(),
-        "binaries_sha256": {name: _file_digest(path) for name, path in binaries.items()},
+        "binaries_sha256": {name: program_digest(path) for name, path in binaries.items()},
     }
 
 

@@ -21,10 +21,12 @@ from pathlib import Path
 from typing import Sequence
 
 from confucius.lab import runner, topology, workload
+from confucius.lab.db import program_digest
 from confucius.lab.guest.flows import FLOW_FAST_S, FLOW_LEAD_S
 from confucius.lab.guest.rt import CALM_S
 from confucius.lab.guest.schedule import DRAIN_S
 from confucius.metrics import STALL_THRESHOLD_S
+from confucius.ns3 import recorded_digests
 from confucius.lab.scenario import RtFlow, Scenario, SchedulerChoice
 
 from . import bottleneck as bn
@@ -250,6 +252,9 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
     cannot run."""
     check_scenario(scenario)
     known = bn.describe(binary)
+    if db is not None:
+        db.check_programs([cell_key(scenario, cell, known["ns3"]) for cell in runner.cells(scenario, schedulers, controllers)],
+                          {"bottleneck": program_digest(binary)}, lambda versions: recorded_digests("bottleneck", versions))
     pages = [(ref, workload.page(scenario, ref)) for ref in scenario.web.pages]
     texts = [bn.sim_page_text(page) for _, page in pages]
     trace, episode = link_trace(scenario), episode_args(scenario)

@@ -13,7 +13,7 @@ import pytest
 
 from confucius import rtflow
 from confucius.lab import runner, scenario as sc
-from confucius.lab.db import Database, DatabaseError
+from confucius.lab.db import Database, DatabaseError, program_digest
 from confucius.lab.results import DISTURBED_GAP_MS, ResultsError, read_run
 from confucius.report import data
 
@@ -240,7 +240,7 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
 
 
 def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6,
-           host_load: dict | None = None, engine: tuple = ("qemu", "real", None)) -> None:
+           host_load: dict | None = None, engine: tuple = ("qemu", "real", None), versions: dict | None = None) -> None:
     run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
@@ -249,7 +249,8 @@ def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, sta
                        "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
                        "results_dir": str(folder), "spec": "{}", "engine": engine[0], "time_mode": engine[1],
                        "seed": engine[2],
-                       "host_load": json.dumps(host_load) if host_load else None}, run)
+                       "host_load": json.dumps(host_load) if host_load else None,
+                       "versions": json.dumps(versions) if versions else None}, run)
 
 
 def test_the_matrix_resumes_where_it_stopped(tmp_path, scenario):
@@ -271,6 +272,24 @@ def test_the_matrix_resumes_where_it_stopped(tmp_path, scenario):
         # A changed condition is another measurement: nothing of it is done yet.
         changed = sc.parse(SCENARIO.replace('rate = "20mbit"', 'rate = "10mbit"'), scenario.path)
         assert len(runner.plan(changed, db)) == 4
+
+
+def test_a_matrix_resumes_only_with_the_programs_that_measured_it(tmp_path, scenario, monkeypatch):
+    program = tmp_path / "rtflow"
+    program.write_bytes(b"the rtflow that measured")
+    monkeypatch.setattr(runner.rtflow, "BINARY", program)
+    then = program_digest(program)
+    with Database(tmp_path / "lab.sqlite") as db:
+        first = runner.plan(scenario, db)
+        _store(db, scenario, first[0], tmp_path / "a", versions={"binaries_sha256": {"rtflow": then}})
+        assert len(runner.plan(scenario, db)) == 3
+        program.write_bytes(b"an rtflow rebuilt since")
+        now = program_digest(program)
+        with pytest.raises(DatabaseError, match=f"rtflow {then} then, {now} now"):
+            runner.plan(scenario, db)
+        # Afresh, or in cells the other program never measured, nothing is mixed.
+        assert len(runner.plan(scenario, db, resume=False)) == 4
+        assert len(runner.plan(scenario, db, schedulers=["fq"])) == 2
 
 
 def test_adding_a_scheduler_keeps_what_was_measured(tmp_path, scenario):

@@ -13,9 +13,11 @@ from typer.testing import CliRunner
 
 from confucius import rtflow
 from confucius.lab import runner as lab_runner
+from confucius.lab.db import program_digest
 from confucius.lab.scenario import load
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
+from confucius.sim.bottleneck import BOTTLENECK
 from confucius.sim.plan import plan
 from confucius.sim.store import window_end
 
@@ -139,6 +141,15 @@ def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_p
     runs = rows(db, "SELECT scheduler, status FROM runs ORDER BY id")
     assert runs[0] == ("fq_codel", "ok") and sorted(runs[1:]) == [("confucius", "ok"), ("confucius-bad", "failed")]
     assert rows(db, "SELECT COUNT(*) FROM pages WHERE valid=1")[0][0] == 2
+    # Another program (here the same one with a byte more) may not add to these cells.
+    rebuilt = tmp_path / "bottleneck"
+    rebuilt.write_bytes(BOTTLENECK.read_bytes() + b"\0")
+    assert "Permission denied" in runner.invoke(app, ["sweep", str(scenario), "--db", str(db), "--binary", str(rebuilt)]).output
+    rebuilt.chmod(0o755)
+    third = runner.invoke(app, ["sweep", str(scenario), "--db", str(db), "--binary", str(rebuilt)])
+    assert third.exit_code == 2 and "resuming would mix two versions" in " ".join(third.output.split())
+    assert f"bottleneck {program_digest(BOTTLENECK)} then, {program_digest(rebuilt)} now" in third.output
+    assert len(rows(db, "SELECT id FROM runs")) == 3
 
 
 def frame(capture_s: float, delay_ms: float | None) -> rtflow.Frame:
