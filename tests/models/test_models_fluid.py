@@ -151,7 +151,7 @@ def test_adaptive_pace_follows_the_ticks_while_the_queue_keeps_low(scenario):
 
 
 def test_adaptive_pace_holds_for_a_slow_cca_at_most_maxhold(scenario):
-    # A slow CCA (k = 4π²/(2 s)²: a 2 s period) keeps its queue above 20 ms: ticks are held
+    # A slow CCA (k = 4π²/(2 s)²: a 2 s period) keeps its queue above the target: ticks are held
     # and give share back, at most MAXHOLD_S of them, so the new flows finish later than
     # under the fixed ticks but by no more than twice MAXHOLD_S (each held tick and the
     # doubling it undoes) and the ticks back from the floor and to graduation.
