@@ -329,10 +329,12 @@ def _kill(proc: subprocess.Popen) -> None:
 def supervise(command: list[str], nonce: str, results: Path, timeout: float, echo: bool,
               interactive: bool = False, *, env: Mapping[str, str] | None = None,
               stalled: Callable[[subprocess.Popen], bool] | None = None,
-              stop: Callable[[subprocess.Popen], None] = _kill) -> VMResult:
-    """Run the engine's `command` until it exits, `timeout` (wall-clock seconds) passes or
-    `stalled(proc)` says the guest stopped advancing; then `stop` it (and whatever it left). Not interactive, it runs
-    in a session of its own, so that `stop` can find everything it started."""
+              stop: Callable[[subprocess.Popen], None] = _kill,
+              clock: Callable[[], float] | None = None, backstop: float | None = None) -> VMResult:
+    """Run the engine's `command` until it exits, `timeout` seconds pass on `clock` (wall-clock
+    seconds if None), `backstop` wall-clock seconds pass or `stalled(proc)` says the guest
+    stopped advancing; then `stop` it (and whatever it left). Not interactive, it runs in a
+    session of its own, so that `stop` can find everything it started."""
     started = time.monotonic()
     if interactive:
         proc = subprocess.Popen(command, env=env)
@@ -344,7 +346,8 @@ def supervise(command: list[str], nonce: str, results: Path, timeout: float, ech
     timed_out = was_stalled = False
     try:
         while proc.poll() is None:
-            if time.monotonic() - started >= timeout:
+            wall = time.monotonic() - started
+            if (clock() if clock else wall) >= timeout or (backstop is not None and wall >= backstop):
                 timed_out = True
                 break
             if stalled is not None and stalled(proc):

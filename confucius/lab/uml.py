@@ -16,8 +16,10 @@ file once a second of guest time; a run whose heartbeat stands still while its p
 use `stall` seconds of the host's CPU is ended and reported as stalled. CPU seconds, not
 wall seconds: in inf-cpu mode a guest's legitimate CPU work takes no guest time either, and
 on a busy host it can take minutes of wall time while the guest gets little CPU; only
-work without end uses that much CPU with the clock standing. UML's processes are host
-processes: every run starts in a session of its own and every process of that session is
+work without end uses that much CPU with the clock standing. For the same reason a run's
+timeout counts the heartbeat's guest seconds in inf-cpu, not wall seconds, so that the
+host's load cannot end a run either (a wall-clock backstop, WALL_BACKSTOP times longer,
+catches a guest held in a host call). UML's processes are host processes: every run starts in a session of its own and every process of that session is
 ended by PID.
 """
 
@@ -56,6 +58,7 @@ TIME_MODE = "inf-cpu"          # the default, see vm/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
 HOST_INDEPENDENT = frozenset({"inf-cpu"})
 STALL_S = 60.0                 # host CPU seconds with the guest's clock standing still
+WALL_BACKSTOP = 10.0           # in host-independent modes: wall-clock seconds per second of timeout
 # A seeded boot (`seed`): the kernel option of kernel/uml/patches/0001-random-seed.patch, which
 # makes every random number in the guest a function of the seed, and the instant its wall clock
 # starts at in virtual time instead of the host's (TCP's initial sequence numbers read it):
@@ -139,6 +142,14 @@ class _Heartbeat:
         self._cpu_at_beat = min(self._cpu_at_beat, cpu)
         return cpu - self._cpu_at_beat > self._stall
 
+    def guest_seconds(self) -> float:
+        """The guest's seconds since its heartbeat started: 0 before the first beat (and
+        while a beat is being written)."""
+        try:
+            return float(self._path.read_text())
+        except (OSError, ValueError):
+            return 0.0
+
 
 def process_stats() -> Iterator[tuple[int, list[str]]]:
     """Every host process's PID and the fields of its /proc stat after the command name
@@ -200,8 +211,9 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     """Boot the UML kernel, run `script` as root inside it and return how it went.
 
     As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
-    defaulting to the flavour's modules (build/kernel-uml/*.ko for `lab`), `timeout` in
-    wall-clock seconds, `time_mode` one of TIME_MODES, `stall` the host CPU seconds the
+    defaulting to the flavour's modules (build/kernel-uml/*.ko for `lab`), `timeout` in the
+    guest's seconds in host-independent time modes (WALL_BACKSTOP times as many wall-clock
+    seconds at most) and in wall-clock seconds otherwise, `time_mode` one of TIME_MODES, `stall` the host CPU seconds the
     guest may use while its clock stands still before the run is ended, `flavour` one
     of FLAVOURS, and `seed` (0 to 2^63 - 1) the seed of every random number in the guest:
     with a seed, a run in `inf-cpu` repeats exactly; None draws them from the host.
@@ -220,8 +232,14 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     with job("uml", script, args, uml, results_dir=results_dir, modules=modules, env=env,
              interactive=False, settings=settings) as run_job:
         command = _command(uml.image, memory, time_mode, seed, run_job.ctl)
+        heartbeat = _Heartbeat(run_job.ctl / "alive", stall)
+        # Where the guest's clock is independent of the host, so is its timeout: a busy host
+        # slows a run without ending it. The wall-clock backstop ends only a guest held in a
+        # host call, with neither its clock nor its CPU time moving.
+        independent = time_mode in HOST_INDEPENDENT
         with _slot(time_mode):
             return supervise(command, run_job.nonce, run_job.results, timeout, echo,
-                             env=_engine_env(), stalled=_Heartbeat(run_job.ctl / "alive", stall),
-                             stop=lambda proc: end_session(proc.pid))
+                             env=_engine_env(), stalled=heartbeat, stop=lambda proc: end_session(proc.pid),
+                             clock=heartbeat.guest_seconds if independent else None,
+                             backstop=timeout * WALL_BACKSTOP if independent else None)
 

@@ -28,7 +28,8 @@ from .scenario import FIRST_PORT, Point, Scenario
 DEFAULT_DB = Path("results/lab/lab.sqlite")
 DEFAULT_RESULTS = Path("results/percca/runs")
 GUEST = 'exec "{python}" -m confucius.percca.guest "$1" >"$RESULTS/guest.log" 2>&1'
-# Wall-clock allowance per second of guest time, and for boot and set-up: UML at
+# A run's allowance per second of guest time, and for boot and set-up: wall-clock seconds
+# under qemu; under uml's virtual time the guest's own seconds (uml.run), where UML at
 # 100 Mbit/s ran 3-6 s of wall time per guest second on this 2-core host.
 WALL_PER_GUEST_S = 20.0
 WALL_FIXED_S = 120.0

@@ -77,20 +77,28 @@ def test_a_guest_whose_clock_stands_still_is_ended_with_nothing_left(tmp_path):
 
 def test_a_guest_that_computes_on_a_busy_host_is_not_ended(tmp_path):
     # Its CPU work takes no guest time either, and with two CPU hogs per host core it takes
-    # more wall time than `stall`: the watchdog counts the guest's CPU seconds, and the
-    # computation uses half of them.
-    stall = 4.0
+    # more wall time than `stall` and than the timeout: the watchdog counts the guest's CPU
+    # seconds, of which the computation uses half, and the timeout the guest's seconds.
+    stall = timeout = 4.0
     command = compute_for(stall / 2)
     hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * os.cpu_count())]
     try:
-        result = uml.run(command, results_dir=tmp_path, timeout=120, stall=stall)
+        result = uml.run(command, results_dir=tmp_path, timeout=timeout, stall=stall)
     finally:
         for hog in hogs:
             hog.kill()
             hog.wait()
     result.check()
     print(f"{command}: {result.duration:.1f} s of wall time for the guest's computation")
-    assert "computed" in result.output and result.duration > stall
+    assert "computed" in result.output and result.duration > max(stall, timeout)
+
+
+def test_the_timeout_counts_the_guest_s_seconds(tmp_path):
+    # Idle time is skipped in inf-cpu: the guest's 10 s pass at once, and end the run.
+    result = uml.run("echo sleeping; sleep 60; echo woke", results_dir=tmp_path, timeout=10)
+    assert result.timed_out and not result.stalled
+    assert "sleeping" in result.output and "woke" not in result.output
+    print(f"10 s of guest time took {result.duration:.1f} s of wall time")
 
 
 def compute_for(cpu_s: float) -> str:
