@@ -32,16 +32,18 @@ from confucius import metrics
 # The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
 
-SCHEMA_VERSION = 8
+SCHEMA_VERSION = 9
 # Older versions this code still reads, once it has added what they lack: the tables
 # (3 added qdisc_flows, 6 the percca_* tables, 7 flent_tests), the runs' engine columns (4),
 # which every earlier run had as below (only qemu in real time existed), the pages'
-# warm-up count (5; unknown before) and the runs' seed (8; none before).
-UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6, 7}
+# warm-up count (5; unknown before), the runs' seed (8; none before) and the per-CCA runs'
+# versions (9; unknown before).
+UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6, 7, 8}
 ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
                           ("time_mode", "TEXT NOT NULL DEFAULT 'real'"),
                           ("seed", "INTEGER")),
-                 "pages": (("warmups", "INTEGER"),)}
+                 "pages": (("warmups", "INTEGER"),),
+                 "percca_runs": (("versions", "TEXT"),)}
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -170,6 +172,7 @@ CREATE TABLE IF NOT EXISTS percca_runs (
     started_unix REAL NOT NULL, wall_s REAL, results_dir TEXT NOT NULL,
     engine TEXT NOT NULL, time_mode TEXT NOT NULL, guest_kernel TEXT,
     git_commit TEXT, git_dirty INTEGER,
+    versions TEXT,                     -- JSON: as the runs' (lab or simulator programs)
     min_thr REAL, jfi REAL, total_bps REAL,   -- confucius/metrics.py
     model_simple REAL, model_advanced REAL);  -- the models' MinThr for this point
 CREATE INDEX IF NOT EXISTS percca_runs_point ON percca_runs (scenario_id, point_key);
@@ -289,24 +292,37 @@ class Database:
         mix two versions. `programs` holds the digests of what would run now; `recorded`
         reads the same names' digests from a run's `versions`."""
         keys = list(cell_keys)
-        differing: dict[str, set] = {}
+        found = set()
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
             marks = ",".join("?" * len(chunk))
-            for (versions,) in self.conn.execute(
-                    f"SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND status='ok' AND "
-                    f"(valid=1 OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))",
-                    chunk):
-                then = recorded(json.loads(versions or "{}"))
-                for name, digest in programs.items():
-                    if None not in (digest, then.get(name)) and then[name] != digest:
-                        differing.setdefault(name, set()).add(then[name])
+            found |= {r[0] for r in self.conn.execute(
+                f"SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND status='ok' AND "
+                f"(valid=1 OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))",
+                chunk)}
+        self._refuse_other_programs(found, programs, recorded, "cells")
+
+    def check_percca_programs(self, scenario_id: int, programs: dict[str, str | None],
+                              recorded: Callable[[dict], dict[str, str | None]]) -> None:
+        """As check_programs, for the measured points of a per-CCA scenario."""
+        found = {r[0] for r in self.conn.execute(
+            "SELECT DISTINCT versions FROM percca_runs WHERE scenario_id=? AND status='ok'", (scenario_id,))}
+        self._refuse_other_programs(found, programs, recorded, "points")
+
+    def _refuse_other_programs(self, found: set[str | None], programs: dict[str, str | None],
+                               recorded: Callable[[dict], dict[str, str | None]], what: str) -> None:
+        differing: dict[str, set] = {}
+        for versions in found:
+            then = recorded(json.loads(versions or "{}"))
+            for name, digest in programs.items():
+                if None not in (digest, then.get(name)) and then[name] != digest:
+                    differing.setdefault(name, set()).add(then[name])
         if differing:
-            what = "; ".join(f"{name} {', '.join(sorted(map(str, then)))} then, {programs[name]} now"
-                             for name, then in sorted(differing.items()))
-            raise DatabaseError(f"{self.path} holds measurements of these cells made by other programs "
-                                f"(sha256 {what}): resuming would mix two versions in one cell. Resume "
-                                f"with the programs that made them, or measure into another database (--db).")
+            digests = "; ".join(f"{name} {', '.join(sorted(then))} then, {programs[name]} now"
+                                for name, then in sorted(differing.items()))
+            raise DatabaseError(f"{self.path} holds measurements of these {what} made by other programs "
+                                f"(sha256 {digests}): resuming would mix two versions. Resume with the "
+                                f"programs that made them, or measure into another database (--db).")
 
     def run_attempts(self, cell_key: str) -> tuple[bool, int]:
         """For runs without pages: (has a valid run, runs tried)."""

@@ -11,7 +11,7 @@ import typer
 
 from confucius.lab.scenario import ScenarioError
 
-from confucius.lab.db import Database
+from confucius.lab.db import Database, DatabaseError
 
 from . import fit as percca_fit
 from . import runner
@@ -73,8 +73,12 @@ def run_command(scenario: Path, engine: Optional[str] = _ENGINE,
     if policy is not None and policy not in sc.policies:
         typer.echo(f"error: --policy: give one of the scenario's policies {list(sc.policies)}, got {policy!r}", err=True)
         raise typer.Exit(2)
-    outcomes = runner.run_scenario(sc, db, results, resume=not again, seeds=chosen, policy=policy, echo=echo,
-                                   progress=lambda line: typer.echo(line))
+    try:
+        outcomes = runner.run_scenario(sc, db, results, resume=not again, seeds=chosen, policy=policy, echo=echo,
+                                       progress=lambda line: typer.echo(line))
+    except DatabaseError as err:
+        typer.echo(f"error: {err}", err=True)
+        raise typer.Exit(2)
     failed = [p.key for p, _, error in outcomes if error]
     if failed:
         typer.echo(f"{len(failed)} of {len(outcomes)} runs failed: {', '.join(failed)}", err=True)

@@ -15,10 +15,13 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable
 
-from confucius.lab.db import Database
+from confucius.lab import uml, vm
+from confucius.lab.db import Database, program_digest
 from confucius.lab.engine import LabError, in_guest
 from confucius.lab.runner import ENGINES, provenance
+from confucius.ns3 import recorded_digests
 
 from . import classifier as cls
 from . import models, ns3, tc
@@ -135,6 +138,7 @@ def _run_row(scenario: Scenario, point: Point, flows: list[Flow], spec: dict, di
         "engine": scenario.engine,
         "time_mode": time_mode(scenario.engine),
         "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
+        "versions": json.dumps(versions),
         "model_simple": _model(scenario, point, "simple"),
         "model_advanced": _model(scenario, point, "advanced"),
     }
@@ -221,6 +225,20 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
     return run_id, fig, error
 
 
+def programs(scenario: Scenario) -> tuple[dict[str, str | None], Callable[[dict], dict]]:
+    """The digests of the programs that measure the scenario's points now, and how a run's
+    versions record them: the simulator's program, or the lab's module, tc plugin and UML
+    kernel (the guest's tools are the host's own)."""
+    if scenario.engine == "ns3":
+        return {"percca": program_digest(ns3.PERCCA)}, lambda versions: recorded_digests("percca", versions)
+    parts = {"sch_confucius.ko": ENGINES[scenario.engine].PROJECT_MODULES / "sch_confucius.ko",
+             "q_confucius.so": vm.TC_PLUGINS / "q_confucius.so"}
+    if scenario.engine == "uml":
+        parts["uml"] = uml.KERNEL_BINARY
+    return ({name: program_digest(path) for name, path in parts.items()},
+            lambda versions: versions.get("binaries_sha256") or {})
+
+
 def done_points(db: Database, scenario_id: int) -> set[str]:
     return {r[0] for r in db.query("SELECT point_key FROM percca_runs WHERE scenario_id=? AND status='ok'",
                                    (scenario_id,))}
@@ -233,6 +251,8 @@ def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DE
     if given), one boot each, seed by seed: a sweep cut short has every point once before any twice."""
     with Database(db_path) as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
+        if resume:
+            db.check_percca_programs(scenario_id, *programs(scenario))
         skip = done_points(db, scenario_id) if resume else set()
         versions = versions_of(scenario.engine)
         outcomes = []

@@ -6,9 +6,10 @@ import json
 
 import pytest
 
-from confucius.lab.db import SCHEMA_VERSION, Database
+from confucius.lab import uml
+from confucius.lab.db import SCHEMA_VERSION, Database, DatabaseError, program_digest
 from confucius.models import fitting
-from confucius.percca import stored
+from confucius.percca import runner, scenario as percca_scenario, stored
 from confucius.report import percca as report
 
 
@@ -17,14 +18,14 @@ def scenario_text(name, reno, bbr):
             '[queues]\npolicies = ["shared"]\n')
 
 
-def store(db, scenario_id, policy, flows, avg, min_thr, seed=1, classifier="-", f1=None):
+def store(db, scenario_id, policy, flows, avg, min_thr, seed=1, classifier="-", f1=None, versions=None):
     run = {"point_key": f"{policy}/{classifier}/seed={seed}", "policy": policy, "qdisc": "pfifo",
            "service": "flows", "queues": json.dumps([list(flows)]), "classifier": classifier,
            "f1_target": f1, "f1_drawn": f1 or 1.0, "seed": seed, "flows": json.dumps(flows),
            "rate_bps": 100e6, "rtt_s": 0.04, "buffer_packets": 50, "duration_s": 10, "warmup_s": 2,
            "tc_commands": "[]", "status": "ok", "started_unix": 0, "results_dir": "x", "engine": "uml",
            "time_mode": "inf-cpu", "min_thr": min_thr, "jfi": 0.5, "total_bps": 95e6,
-           "model_simple": 0.1, "model_advanced": 0.12}
+           "model_simple": 0.1, "model_advanced": 0.12, "versions": json.dumps(versions or {})}
     ccas = [{"cca": c, "flows": n, "thr_bps": avg[c] * n, "avg_bps": avg[c], "normalised": None}
             for c, n in flows.items()]
     return db.store_percca_run(scenario_id, run, ccas, [], [{"queue": 0, "ccas": "+".join(flows),
@@ -55,3 +56,22 @@ def test_runs_are_summarised_and_exported_for_the_fit(tmp_path):
     assert g["bbr"] > 1 > g["reno"]
     assert [(p["cca_i"], p["cca_j"]) for p in pairs] == [("bbr", "reno")] * 3
     assert sorted(p["x_i"] for p in pairs) == [0.25, 0.5, 0.5]
+
+
+def test_a_scenario_resumes_only_with_the_kernel_that_measured_its_points(tmp_path, monkeypatch):
+    kernel = tmp_path / "linux"
+    kernel.write_bytes(b"the kernel that measured")
+    monkeypatch.setattr(uml, "KERNEL_BINARY", kernel)
+    path = tmp_path / "mix.toml"
+    path.write_text('engine = "uml"\n' + scenario_text("mix", 2, 2))
+    sc = percca_scenario.load(path)
+    then = program_digest(kernel)
+    with Database(tmp_path / "db.sqlite") as db:
+        sid = db.scenario_id(sc.name, sc.digest, str(sc.path), sc.text)
+        store(db, sid, "shared", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.1,
+              versions={"binaries_sha256": {"uml": then}})
+        db.check_percca_programs(sid, *runner.programs(sc))
+        kernel.write_bytes(b"a kernel rebuilt since")
+        with pytest.raises(DatabaseError, match=f"uml {then} then, {program_digest(kernel)} now"):
+            runner.run_scenario(sc, tmp_path / "db.sqlite", tmp_path / "runs")
+    assert not (tmp_path / "runs").exists()
