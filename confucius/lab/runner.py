@@ -290,11 +290,19 @@ def built_parts(scenario: Scenario) -> dict[str, tuple[Path, str]]:
     if scenario.web is not None:
         parts |= {"web-client": (TOOLS / "web-client", "make tools"),
                   "web-server": (TOOLS / "web-server", "make tools")}
-    if any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers):
-        kmod = "make kmod-uml" if scenario.engine == "uml" else "make kmod"
-        parts |= {"sch_confucius.ko": (ENGINES[scenario.engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
+    confucius = any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers)
+    return parts | kernel_parts(scenario.engine, confucius)
+
+
+def kernel_parts(engine: str, confucius: bool) -> dict[str, tuple[Path, str]]:
+    """As built_parts, the kernel's side: our module and tc plugin when confucius runs, and
+    the UML kernel itself under uml."""
+    parts = {}
+    if confucius:
+        kmod = "make kmod-uml" if engine == "uml" else "make kmod"
+        parts |= {"sch_confucius.ko": (ENGINES[engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
                   "q_confucius.so": (vm.TC_PLUGINS / "q_confucius.so", "make tc")}
-    if scenario.engine == "uml":
+    if engine == "uml":
         parts["uml"] = (uml.KERNEL_BINARY, "make uml")
     return parts
 

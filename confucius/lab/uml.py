@@ -19,8 +19,8 @@ on a busy host it can take minutes of wall time while the guest gets little CPU;
 work without end uses that much CPU with the clock standing. For the same reason a run's
 timeout counts the heartbeat's guest seconds in inf-cpu, not wall seconds, so that the
 host's load cannot end a run either (a wall-clock backstop, WALL_BACKSTOP times longer,
-catches a guest held in a host call). UML's processes are host processes: every run starts in a session of its own and every process of that session is
-ended by PID.
+catches a guest held in a host call). UML's processes are host processes: every run starts
+in a session of its own and every process of that session is ended by PID.
 """
 
 from __future__ import annotations
@@ -213,8 +213,9 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
     defaulting to the flavour's modules (build/kernel-uml/*.ko for `lab`), `timeout` in the
     guest's seconds in host-independent time modes (WALL_BACKSTOP times as many wall-clock
-    seconds at most) and in wall-clock seconds otherwise, `time_mode` one of TIME_MODES, `stall` the host CPU seconds the
-    guest may use while its clock stands still before the run is ended, `flavour` one
+    seconds at most) and in wall-clock seconds otherwise, `time_mode` one of TIME_MODES,
+    `stall` the host CPU seconds the guest may use while its clock stands still before the
+    run is ended, `flavour` one
     of FLAVOURS, and `seed` (0 to 2^63 - 1) the seed of every random number in the guest:
     with a seed, a run in `inf-cpu` repeats exactly; None draws them from the host.
     """

@@ -17,10 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from confucius.lab import uml, vm
 from confucius.lab.db import Database, program_digest
 from confucius.lab.engine import LabError, in_guest
-from confucius.lab.runner import ENGINES, provenance
+from confucius.lab.runner import ENGINES, kernel_parts, provenance
 from confucius.ns3 import recorded_digests
 
 from . import classifier as cls
@@ -227,15 +226,12 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
 
 def programs(scenario: Scenario) -> tuple[dict[str, str | None], Callable[[dict], dict]]:
     """The digests of the programs that measure the scenario's points now, and how a run's
-    versions record them: the simulator's program, or the lab's module, tc plugin and UML
-    kernel (the guest's tools are the host's own)."""
+    versions record them: the simulator's program, or the lab's kernel parts (the guest's
+    tools are the host's own)."""
     if scenario.engine == "ns3":
         return {"percca": program_digest(ns3.PERCCA)}, lambda versions: recorded_digests("percca", versions)
-    parts = {"sch_confucius.ko": ENGINES[scenario.engine].PROJECT_MODULES / "sch_confucius.ko",
-             "q_confucius.so": vm.TC_PLUGINS / "q_confucius.so"}
-    if scenario.engine == "uml":
-        parts["uml"] = uml.KERNEL_BINARY
-    return ({name: program_digest(path) for name, path in parts.items()},
+    parts = kernel_parts(scenario.engine, scenario.qdisc == "confucius")
+    return ({name: program_digest(path) for name, (path, _) in parts.items()},
             lambda versions: versions.get("binaries_sha256") or {})
 
 
