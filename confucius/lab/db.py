@@ -25,7 +25,7 @@ import math
 import sqlite3
 from graphlib import TopologicalSorter
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from confucius import metrics
 
@@ -262,28 +262,23 @@ class Database:
     def query(self, sql: str, params: Iterable = ()) -> list[sqlite3.Row]:
         return self.conn.execute(sql, tuple(params)).fetchall()
 
-    def valid_units(self, unit_keys: Iterable[str]) -> set[str]:
-        """The page measurements (unit keys) that have a valid result."""
-        keys = list(unit_keys)
-        found = set()
+    def _for_keys(self, sql: str, keys: Iterable[str]) -> Iterator[sqlite3.Row]:
+        """The rows of `sql`, whose `{marks}` stands for the keys' placeholders, for all
+        `keys`, asked in chunks that SQLite's limit on parameters allows."""
+        keys = list(keys)
         for start in range(0, len(keys), 500):
             chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            found |= {r[0] for r in self.conn.execute(
-                f"SELECT DISTINCT unit_key FROM pages WHERE valid=1 AND unit_key IN ({marks})", chunk)}
-        return found
+            yield from self.conn.execute(sql.format(marks=",".join("?" * len(chunk))), chunk)
+
+    def valid_units(self, unit_keys: Iterable[str]) -> set[str]:
+        """The page measurements (unit keys) that have a valid result."""
+        return {r[0] for r in self._for_keys(
+            "SELECT DISTINCT unit_key FROM pages WHERE valid=1 AND unit_key IN ({marks})", unit_keys)}
 
     def attempts(self, unit_keys: Iterable[str]) -> dict[str, int]:
         """How often each page measurement was tried (valid or not)."""
-        keys = list(unit_keys)
-        counts: dict[str, int] = {}
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            for key, n in self.conn.execute(
-                    f"SELECT unit_key, COUNT(*) FROM pages WHERE unit_key IN ({marks}) GROUP BY unit_key", chunk):
-                counts[key] = n
-        return counts
+        return {key: n for key, n in self._for_keys(
+            "SELECT unit_key, COUNT(*) FROM pages WHERE unit_key IN ({marks}) GROUP BY unit_key", unit_keys)}
 
     def check_programs(self, cell_keys: Iterable[str], programs: dict[str, str | None],
                        recorded: Callable[[dict], dict[str, str | None]]) -> None:
@@ -291,15 +286,9 @@ class Database:
         key names its conditions, not the code that measured it, so a resumed cell would
         mix two versions. `programs` holds the digests of what would run now; `recorded`
         reads the same names' digests from a run's `versions`."""
-        keys = list(cell_keys)
-        found = set()
-        for start in range(0, len(keys), 500):
-            chunk = keys[start:start + 500]
-            marks = ",".join("?" * len(chunk))
-            found |= {r[0] for r in self.conn.execute(
-                f"SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND status='ok' AND "
-                f"(valid=1 OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))",
-                chunk)}
+        found = {r[0] for r in self._for_keys(
+            "SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND status='ok' AND "
+            "(valid=1 OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))", cell_keys)}
         self._refuse_other_programs(found, programs, recorded, "cells")
 
     def check_percca_programs(self, scenario_id: int, programs: dict[str, str | None],
