@@ -26,7 +26,7 @@ def run_program(binary: Path, args: list[str]) -> dict:
     try:
         result = subprocess.run([str(binary), *args], capture_output=True, text=True)
     except OSError as err:
-        raise SimError(f"cannot run {binary}: {err.strerror}") from None
+        raise SimError(f"cannot run {binary}: {err.strerror or err}") from None
     if result.returncode != 0:
         raise SimError(_why(result.stderr) or f"{Path(binary).name} exited with {result.returncode}")
     return json.loads(result.stdout)

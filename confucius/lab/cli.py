@@ -53,7 +53,7 @@ def run_command(
     command: Optional[str] = typer.Option(None, "--command", "-c", help="Shell commands to run instead of a file."),
     results: Optional[Path] = typer.Option(None, help="Writable results folder ($RESULTS inside) "
                                            "(default: results/lab/<time>)."),
-    timeout: float = typer.Option(600.0, help="Seconds before the VM is killed (boot included)."),
+    timeout: float = typer.Option(600.0, help="Seconds before the VM is killed: wall-clock, boot included (qemu); the guest's (uml, inf-cpu)."),
     cpus: int = typer.Option(2, help="Virtual CPUs."),
     memory: str = typer.Option("2G", help="Guest memory (e.g. 512M, 2G)."),
     env: List[str] = typer.Option([], "--env", "-e", help="NAME=VALUE for the script (repeatable)."),

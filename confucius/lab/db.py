@@ -285,10 +285,13 @@ class Database:
         """Refuse to add to cells whose valid measurements other programs produced: a cell's
         key names its conditions, not the code that measured it, so a resumed cell would
         mix two versions. `programs` holds the digests of what would run now; `recorded`
-        reads the same names' digests from a run's `versions`."""
+        reads the same names' digests from a run's `versions`. Valid as a resumed matrix
+        counts it: a valid run, or a valid page of any run (a run that failed part-way keeps
+        the pages it finished)."""
         found = {r[0] for r in self._for_keys(
-            "SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND status='ok' AND "
-            "(valid=1 OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))", cell_keys)}
+            "SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND "
+            "((status='ok' AND valid=1) OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))",
+            cell_keys)}
         self._refuse_other_programs(found, programs, recorded, "cells")
 
     def check_percca_programs(self, scenario_id: int, programs: dict[str, str | None],
@@ -300,6 +303,8 @@ class Database:
 
     def _refuse_other_programs(self, found: set[str | None], programs: dict[str, str | None],
                                recorded: Callable[[dict], dict[str, str | None]], what: str) -> None:
+        # A digest unknown (runs stored before versions were, a program not built now) is no
+        # evidence of another program: only two known digests that differ are.
         differing: dict[str, set] = {}
         for versions in found:
             then = recorded(json.loads(versions or "{}"))

@@ -330,11 +330,11 @@ def supervise(command: list[str], nonce: str, results: Path, timeout: float, ech
               interactive: bool = False, *, env: Mapping[str, str] | None = None,
               stalled: Callable[[subprocess.Popen], bool] | None = None,
               stop: Callable[[subprocess.Popen], None] = _kill,
-              clock: Callable[[], float] | None = None, backstop: float | None = None) -> VMResult:
+              clock: Callable[[], float] | None = None) -> VMResult:
     """Run the engine's `command` until it exits, `timeout` seconds pass on `clock` (wall-clock
-    seconds if None), `backstop` wall-clock seconds pass or `stalled(proc)` says the guest
-    stopped advancing; then `stop` it (and whatever it left). Not interactive, it runs in a
-    session of its own, so that `stop` can find everything it started."""
+    seconds since the start if None) or `stalled(proc)` says the guest stopped advancing;
+    then `stop` it (and whatever it left). Not interactive, it runs in a session of its own,
+    so that `stop` can find everything it started."""
     started = time.monotonic()
     if interactive:
         proc = subprocess.Popen(command, env=env)
@@ -346,8 +346,7 @@ def supervise(command: list[str], nonce: str, results: Path, timeout: float, ech
     timed_out = was_stalled = False
     try:
         while proc.poll() is None:
-            wall = time.monotonic() - started
-            if (clock() if clock else wall) >= timeout or (backstop is not None and wall >= backstop):
+            if (clock() if clock else time.monotonic() - started) >= timeout:
                 timed_out = True
                 break
             if stalled is not None and stalled(proc):

@@ -36,9 +36,9 @@ from confucius import metrics
 from .contract import Flent
 from .guest.flent import FLENT, test_budget_s
 
-# Wall-clock seconds per second of guest time a test may take (the VM's timeout):
-# generous, as a busy host slows a UML guest's CPU work.
-WALL_PER_GUEST_S = 4.0
+# The VM's timeout per second of a test's own time: generous, as the guest's tools poll
+# (under uml the timeout counts the guest's seconds, under qemu the host's).
+TIMEOUT_PER_TEST_S = 4.0
 PLOT_TIMEOUT_S = 120.0
 ICMP = "Ping (ms) ICMP"
 # voip's irtt stream: every packet is a raw value of "VoIP"; Flent's VoIP::delay is its
@@ -151,6 +151,6 @@ def plot(data_file: Path) -> tuple[Path | None, str | None]:
     return out, None
 
 
-def wall_allowance_s(flent: Flent) -> float:
-    """The wall-clock time one test of a run may take (with the guest's pause between tests)."""
-    return WALL_PER_GUEST_S * (test_budget_s(flent) + 1)
+def allowance_per_test_s(flent: Flent) -> float:
+    """The time one test of a run may take (with the guest's pause between tests)."""
+    return TIMEOUT_PER_TEST_S * (test_budget_s(flent) + 1)

@@ -244,13 +244,13 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
          resume: bool = True, attempts: int = 3) -> list[Task]:
     """The runs still to do. Without `resume` (or `db`) every unit is measured again; with
     them, only by the programs that measured the cells' units already in `db`."""
-    if db is not None and resume:
-        db.check_programs([cell_key(scenario, cell) for cell in cells(scenario, schedulers, controllers)],
-                          {name: program_digest(path) for name, (path, _) in built_parts(scenario).items()},
-                          lambda versions: versions.get("binaries_sha256") or {})
+    digests = program_digests(project_parts(scenario.engine)) if db is not None and resume else None
     tasks = []
     for cell in cells(scenario, schedulers, controllers):
         key = cell_key(scenario, cell)
+        if digests is not None:
+            used = built_parts(scenario, [cell.scheduler])
+            db.check_programs([key], {name: digests[name] for name in used}, recorded_binaries)
         if scenario.web is None:
             done, tried = db.run_attempts(key) if db and resume else (False, 0)
             if not done and tried < attempts:
@@ -283,28 +283,41 @@ def run_order(scenario: Scenario) -> Callable[[Cell, int], tuple]:
 
 # --------------------------------------------------------------------------- checks, versions
 
-def built_parts(scenario: Scenario) -> dict[str, tuple[Path, str]]:
-    """The project's programs that the scenario's runs use, by the names their `versions`
-    record them under: each one's path and the make target that builds it."""
-    parts = {"rtflow": (rtflow.BINARY, "make tools")} if any(scenario.rt_sets) else {}
-    if scenario.web is not None:
-        parts |= {"web-client": (TOOLS / "web-client", "make tools"),
-                  "web-server": (TOOLS / "web-server", "make tools")}
-    confucius = any(sched.SCHEDULERS[c.base].kind == "confucius" for c in scenario.schedulers)
-    return parts | kernel_parts(scenario.engine, confucius)
-
-
-def kernel_parts(engine: str, confucius: bool) -> dict[str, tuple[Path, str]]:
-    """As built_parts, the kernel's side: our module and tc plugin when confucius runs, and
-    the UML kernel itself under uml."""
-    parts = {}
-    if confucius:
-        kmod = "make kmod-uml" if engine == "uml" else "make kmod"
-        parts |= {"sch_confucius.ko": (ENGINES[engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
-                  "q_confucius.so": (vm.TC_PLUGINS / "q_confucius.so", "make tc")}
+def project_parts(engine: str) -> dict[str, tuple[Path, str]]:
+    """Every program of the project that a run on `engine` may use, by the names the runs'
+    `versions` record their digests under: each one's path and the make target that builds
+    it (under uml, the UML kernel too)."""
+    kmod = "make kmod-uml" if engine == "uml" else "make kmod"
+    parts = {"rtflow": (rtflow.BINARY, "make tools"), "web-client": (TOOLS / "web-client", "make tools"),
+             "web-server": (TOOLS / "web-server", "make tools"),
+             "sch_confucius.ko": (ENGINES[engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
+             "q_confucius.so": (vm.TC_PLUGINS / "q_confucius.so", "make tc")}
     if engine == "uml":
         parts["uml"] = (uml.KERNEL_BINARY, "make uml")
     return parts
+
+
+def used_parts(engine: str, *, rt: bool, web: bool, confucius: bool) -> dict[str, tuple[Path, str]]:
+    """Those of project_parts that runs with RT flows, page loads and confucius use."""
+    used = {"rtflow": rt, "web-client": web, "web-server": web, "sch_confucius.ko": confucius,
+            "q_confucius.so": confucius, "uml": True}
+    return {name: part for name, part in project_parts(engine).items() if used[name]}
+
+
+def built_parts(scenario: Scenario, schedulers: Sequence[SchedulerChoice] | None = None) -> dict[str, tuple[Path, str]]:
+    """The programs that the scenario's runs use (only its runs under `schedulers`, if given)."""
+    chosen = scenario.schedulers if schedulers is None else schedulers
+    return used_parts(scenario.engine, rt=any(scenario.rt_sets), web=scenario.web is not None,
+                      confucius=any(sched.SCHEDULERS[c.base].kind == "confucius" for c in chosen))
+
+
+def program_digests(parts: dict[str, tuple[Path, str]]) -> dict[str, str | None]:
+    return {name: program_digest(path) for name, (path, _) in parts.items()}
+
+
+def recorded_binaries(versions: dict) -> dict[str, str | None]:
+    """The programs' digests as `provenance` recorded them in a run's versions."""
+    return versions.get("binaries_sha256") or {}
 
 
 def check_built(scenario: Scenario) -> None:
@@ -340,17 +353,13 @@ def provenance(engine: str = "qemu") -> dict:
     commit = _first_line(["git", "-C", str(REPO), "rev-parse", "HEAD"])
     status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
                             capture_output=True, text=True).stdout
-    binaries = {"rtflow": rtflow.BINARY, "web-client": TOOLS / "web-client", "web-server": TOOLS / "web-server",
-                "sch_confucius.ko": ENGINES[engine].PROJECT_MODULES / "sch_confucius.ko",
-                "uml": uml.KERNEL_BINARY,
-                "q_confucius.so": vm.TC_PLUGINS / "q_confucius.so"}
     return {
         "git_commit": commit, "git_dirty": bool(status.strip()), "git_changed": status.split("\n")[:50],
         "qemu": _first_line([vm.QEMU, "--version"]), "tc": _first_line(["tc", "-V"]),
         "iperf3": _first_line(["iperf3", "--version"]), "irtt": _first_line(["irtt", "version"]),
         "netperf": _first_line(["netperf", "-V"]), "flent": _first_line([str(flent.FLENT), "--version"]),
         "python": platform.python_version(), "host_kernel": platform.release(),
-        "binaries_sha256": {name: program_digest(path) for name, path in binaries.items()},
+        "binaries_sha256": program_digests(project_parts(engine)),
     }
 
 
@@ -400,7 +409,7 @@ def vm_timeout(scenario: Scenario, task: Task) -> float:
     w = scenario.warmup
     writers = WRITE_RESULTS_S if scenario.probes or scenario.bulk else 0.0
     if scenario.flent is not None:
-        return BOOT_ALLOWANCE_S + len(scenario.flent.tests) * flent.wall_allowance_s(scenario.flent)
+        return BOOT_ALLOWANCE_S + len(scenario.flent.tests) * flent.allowance_per_test_s(scenario.flent)
     if scenario.web is None:
         return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + writers
     web = scenario.web

@@ -16,11 +16,12 @@ file once a second of guest time; a run whose heartbeat stands still while its p
 use `stall` seconds of the host's CPU is ended and reported as stalled. CPU seconds, not
 wall seconds: in inf-cpu mode a guest's legitimate CPU work takes no guest time either, and
 on a busy host it can take minutes of wall time while the guest gets little CPU; only
-work without end uses that much CPU with the clock standing. For the same reason a run's
-timeout counts the heartbeat's guest seconds in inf-cpu, not wall seconds, so that the
-host's load cannot end a run either (a wall-clock backstop, WALL_BACKSTOP times longer,
-catches a guest held in a host call). UML's processes are host processes: every run starts
-in a session of its own and every process of that session is ended by PID.
+work without end uses that much CPU with the clock standing; a guest held in a host call,
+whose clock and CPU time both stand still for HELD_S of wall time, is ended too. For the
+same reason a run's timeout counts the heartbeat's guest seconds in inf-cpu, not wall
+seconds, so that the host's load cannot end a run either. UML's processes are host
+processes: every run starts in a session of its own and every process of that session is
+ended by PID.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ TIME_MODE = "inf-cpu"          # the default, see vm/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
 HOST_INDEPENDENT = frozenset({"inf-cpu"})
 STALL_S = 60.0                 # host CPU seconds with the guest's clock standing still
-WALL_BACKSTOP = 10.0           # in host-independent modes: wall-clock seconds per second of timeout
+HELD_S = 300.0                 # wall-clock seconds with neither the guest's clock nor its CPU time moving
 # A seeded boot (`seed`): the kernel option of kernel/uml/patches/0001-random-seed.patch, which
 # makes every random number in the guest a function of the seed, and the instant its wall clock
 # starts at in virtual time instead of the host's (TCP's initial sequence numbers read it):
@@ -121,14 +122,18 @@ def _engine_env() -> dict[str, str]:
 
 
 class _Heartbeat:
-    """Whether the guest's heartbeat file stood still while the guest's processes (the
-    session of the kernel `proc` started) used `stall` seconds of host CPU."""
+    """Whether the guest stopped advancing: its heartbeat file stood still while the guest's
+    processes (the session of the kernel `proc` started) used `stall` seconds of host CPU
+    (a spin), or while they used none for `held` wall-clock seconds (held in a host call)."""
 
-    def __init__(self, path: Path, stall: float):
+    def __init__(self, path: Path, stall: float, held: float = HELD_S):
         self._path = path
         self._stall = stall
+        self._held = held
         self._seen: str | None = None
         self._cpu_at_beat: float | None = None
+        self._last: tuple | None = None
+        self._moved_at = time.monotonic()
 
     def __call__(self, proc: subprocess.Popen) -> bool:
         try:
@@ -136,11 +141,14 @@ class _Heartbeat:
         except OSError:
             beat = None
         cpu = session_cpu_seconds(proc.pid)
+        now = time.monotonic()
+        if (beat, cpu) != self._last:
+            self._last, self._moved_at = (beat, cpu), now
         if beat != self._seen or self._cpu_at_beat is None:
             self._seen, self._cpu_at_beat = beat, cpu
         # Processes that ended took their CPU time along: the sum may fall, never rise falsely.
         self._cpu_at_beat = min(self._cpu_at_beat, cpu)
-        return cpu - self._cpu_at_beat > self._stall
+        return cpu - self._cpu_at_beat > self._stall or now - self._moved_at > self._held
 
     def guest_seconds(self) -> float:
         """The guest's seconds since its heartbeat started: 0 before the first beat (and
@@ -212,8 +220,8 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
 
     As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
     defaulting to the flavour's modules (build/kernel-uml/*.ko for `lab`), `timeout` in the
-    guest's seconds in host-independent time modes (WALL_BACKSTOP times as many wall-clock
-    seconds at most) and in wall-clock seconds otherwise, `time_mode` one of TIME_MODES,
+    guest's seconds in host-independent time modes and in wall-clock seconds otherwise,
+    `time_mode` one of TIME_MODES,
     `stall` the host CPU seconds the guest may use while its clock stands still before the
     run is ended, `flavour` one
     of FLAVOURS, and `seed` (0 to 2^63 - 1) the seed of every random number in the guest:
@@ -235,12 +243,9 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
         command = _command(uml.image, memory, time_mode, seed, run_job.ctl)
         heartbeat = _Heartbeat(run_job.ctl / "alive", stall)
         # Where the guest's clock is independent of the host, so is its timeout: a busy host
-        # slows a run without ending it. The wall-clock backstop ends only a guest held in a
-        # host call, with neither its clock nor its CPU time moving.
-        independent = time_mode in HOST_INDEPENDENT
+        # slows a run without ending it.
         with _slot(time_mode):
             return supervise(command, run_job.nonce, run_job.results, timeout, echo,
                              env=_engine_env(), stalled=heartbeat, stop=lambda proc: end_session(proc.pid),
-                             clock=heartbeat.guest_seconds if independent else None,
-                             backstop=timeout * WALL_BACKSTOP if independent else None)
+                             clock=heartbeat.guest_seconds if time_mode in HOST_INDEPENDENT else None)
 

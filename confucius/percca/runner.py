@@ -19,7 +19,7 @@ from typing import Callable
 
 from confucius.lab.db import Database, program_digest
 from confucius.lab.engine import LabError, in_guest
-from confucius.lab.runner import ENGINES, kernel_parts, provenance
+from confucius.lab.runner import ENGINES, program_digests, provenance, recorded_binaries, used_parts
 from confucius.ns3 import recorded_digests
 
 from . import classifier as cls
@@ -30,11 +30,11 @@ from .scenario import FIRST_PORT, Point, Scenario
 DEFAULT_DB = Path("results/lab/lab.sqlite")
 DEFAULT_RESULTS = Path("results/percca/runs")
 GUEST = 'exec "{python}" -m confucius.percca.guest "$1" >"$RESULTS/guest.log" 2>&1'
-# A run's allowance per second of guest time, and for boot and set-up: wall-clock seconds
-# under qemu; under uml's virtual time the guest's own seconds (uml.run), where UML at
-# 100 Mbit/s ran 3-6 s of wall time per guest second on this 2-core host.
-WALL_PER_GUEST_S = 20.0
-WALL_FIXED_S = 120.0
+# A run's timeout per second of guest time, and for boot and set-up: counted in wall-clock
+# seconds under qemu, whose guest shapes in real time; under uml the guest's own seconds
+# (uml.run), where it is merely generous.
+TIMEOUT_PER_GUEST_S = 20.0
+TIMEOUT_FIXED_S = 120.0
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,7 @@ def _boot(scenario: Scenario, point: Point, flows: list[Flow], directory: Path, 
           echo: bool) -> tuple[Figures | None, str | None]:
     """One VM boot running the guest: its figures, or why there are none."""
     engine = ENGINES[scenario.engine]
-    timeout = WALL_FIXED_S + WALL_PER_GUEST_S * (scenario.warmup_s + scenario.duration_s)
+    timeout = TIMEOUT_FIXED_S + TIMEOUT_PER_GUEST_S * (scenario.warmup_s + scenario.duration_s)
     # Under uml the point's seed also seeds the guest, so that a point repeats exactly.
     options = {"seed": point.seed} if scenario.engine == "uml" else {}
     try:
@@ -224,15 +224,15 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
     return run_id, fig, error
 
 
-def programs(scenario: Scenario) -> tuple[dict[str, str | None], Callable[[dict], dict]]:
-    """The digests of the programs that measure the scenario's points now, and how a run's
-    versions record them: the simulator's program, or the lab's kernel parts (the guest's
-    tools are the host's own)."""
+def programs(scenario: Scenario, points: list[Point]) -> tuple[dict[str, str | None], Callable[[dict], dict]]:
+    """The digests of the programs that measure `points` now, and how a run's versions
+    record them: the simulator's program, or the lab's kernel parts (the guest's tools are
+    the host's own; the shared FIFO is pfifo)."""
     if scenario.engine == "ns3":
         return {"percca": program_digest(ns3.PERCCA)}, lambda versions: recorded_digests("percca", versions)
-    parts = kernel_parts(scenario.engine, scenario.qdisc == "confucius")
-    return ({name: program_digest(path) for name, (path, _) in parts.items()},
-            lambda versions: versions.get("binaries_sha256") or {})
+    confucius = scenario.qdisc == "confucius" and any(p.policy != "shared" for p in points)
+    return (program_digests(used_parts(scenario.engine, rt=False, web=False, confucius=confucius)),
+            recorded_binaries)
 
 
 def done_points(db: Database, scenario_id: int) -> set[str]:
@@ -247,13 +247,13 @@ def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DE
     if given), one boot each, seed by seed: a sweep cut short has every point once before any twice."""
     with Database(db_path) as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
-        if resume:
-            db.check_percca_programs(scenario_id, *programs(scenario))
         skip = done_points(db, scenario_id) if resume else set()
-        versions = versions_of(scenario.engine)
-        outcomes = []
         todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)
                 and (policy is None or p.policy == policy)]
+        if resume:
+            db.check_percca_programs(scenario_id, *programs(scenario, todo))
+        versions = versions_of(scenario.engine)
+        outcomes = []
         todo.sort(key=lambda p: scenario.seeds.index(p.seed))
         for number, point in enumerate(todo, 1):
             run_id, fig, error = execute(scenario, point, db, scenario_id, root, versions, echo)

@@ -240,13 +240,14 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
 
 
 def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6,
-           host_load: dict | None = None, engine: tuple = ("qemu", "real", None), versions: dict | None = None) -> None:
+           host_load: dict | None = None, engine: tuple = ("qemu", "real", None), versions: dict | None = None,
+           status: str = "ok") -> None:
     run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
                        "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
-                       "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
+                       "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": status, "started_unix": 0.0,
                        "results_dir": str(folder), "spec": "{}", "engine": engine[0], "time_mode": engine[1],
                        "seed": engine[2],
                        "host_load": json.dumps(host_load) if host_load else None,
@@ -282,14 +283,36 @@ def test_a_matrix_resumes_only_with_the_programs_that_measured_it(tmp_path, scen
     with Database(tmp_path / "lab.sqlite") as db:
         first = runner.plan(scenario, db)
         _store(db, scenario, first[0], tmp_path / "a", versions={"binaries_sha256": {"rtflow": then}})
-        assert len(runner.plan(scenario, db)) == 3
+        # A run that failed part-way keeps its valid pages, and they count as measured.
+        _store(db, scenario, first[1], tmp_path / "b", versions={"binaries_sha256": {"rtflow": then}},
+               status="failed")
+        assert len(runner.plan(scenario, db)) == 2
         program.write_bytes(b"an rtflow rebuilt since")
         now = program_digest(program)
         with pytest.raises(DatabaseError, match=f"rtflow {then} then, {now} now"):
             runner.plan(scenario, db)
+        with pytest.raises(DatabaseError, match=f"rtflow {then} then, {now} now"):
+            runner.plan(scenario, db, schedulers=["fq"])
         # Afresh, or in cells the other program never measured, nothing is mixed.
         assert len(runner.plan(scenario, db, resume=False)) == 4
-        assert len(runner.plan(scenario, db, schedulers=["fq"])) == 2
+        more = sc.parse(SCENARIO.replace('["pfifo", "fq"]', '["pfifo", "fq", "cake"]'), scenario.path)
+        assert len(runner.plan(more, db, schedulers=["cake"])) == 2
+
+
+def test_a_cell_without_confucius_resumes_whatever_became_of_the_module(tmp_path, scenario, monkeypatch):
+    module = tmp_path / "sch_confucius.ko"
+    module.write_bytes(b"the module then")
+    monkeypatch.setattr(runner.ENGINES["qemu"], "PROJECT_MODULES", tmp_path)
+    mixed = sc.parse(SCENARIO.replace('["pfifo", "fq"]', '["pfifo", "confucius"]'), scenario.path)
+    then = program_digest(module)
+    with Database(tmp_path / "lab.sqlite") as db:
+        for task in runner.plan(mixed, db)[:2]:
+            _store(db, mixed, task, tmp_path / task.cell.scheduler.name,
+                   versions={"binaries_sha256": {"sch_confucius.ko": then}})
+        module.write_bytes(b"the module rebuilt")
+        assert [t.cell.scheduler.name for t in runner.plan(mixed, db, schedulers=["pfifo"])] == ["pfifo"]
+        with pytest.raises(DatabaseError, match="sch_confucius.ko"):
+            runner.plan(mixed, db)
 
 
 def test_adding_a_scheduler_keeps_what_was_measured(tmp_path, scenario):

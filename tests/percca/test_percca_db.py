@@ -70,8 +70,8 @@ def test_a_scenario_resumes_only_with_the_kernel_that_measured_its_points(tmp_pa
         sid = db.scenario_id(sc.name, sc.digest, str(sc.path), sc.text)
         store(db, sid, "shared", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.1,
               versions={"binaries_sha256": {"uml": then}})
-        db.check_percca_programs(sid, *runner.programs(sc))
+        db.check_percca_programs(sid, *runner.programs(sc, list(sc.points())))
         kernel.write_bytes(b"a kernel rebuilt since")
+        monkeypatch.setattr(runner, "execute", lambda *args: pytest.fail("measured despite the other kernel"))
         with pytest.raises(DatabaseError, match=f"uml {then} then, {program_digest(kernel)} now"):
             runner.run_scenario(sc, tmp_path / "db.sqlite", tmp_path / "runs")
-    assert not (tmp_path / "runs").exists()
