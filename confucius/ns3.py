@@ -10,7 +10,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from confucius.lab.db import program_digest
+from confucius.provenance import program_digest
 
 BUILD = Path(__file__).resolve().parents[1] / "build" / "sim"
 

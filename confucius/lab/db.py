@@ -19,7 +19,6 @@ wall clock. Rates in bit/s, delays in ms.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
 import sqlite3
@@ -202,13 +201,6 @@ _SHARED_IDENTITY = {"scenarios": ("name", "digest")}
 
 class DatabaseError(RuntimeError):
     """A database that is not this project's, or of another schema version."""
-
-
-def program_digest(path: Path) -> str | None:
-    """How the runs' `versions` name a built program: its SHA-256's first 16 hex digits
-    (None when it is not built)."""
-    path = Path(path)
-    return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
 
 
 class Database:

@@ -32,10 +32,11 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from confucius import rtflow
+from confucius.provenance import program_digest
 
 from . import schedulers as sched
 from . import flent, topology, uml, vm, workload
-from .db import DEFAULT_DB, Database, program_digest
+from .db import DEFAULT_DB, Database
 from .engine import in_guest
 from . import contract as c
 from .contract import RunSpec

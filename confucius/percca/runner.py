@@ -17,10 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from confucius.lab.db import Database, program_digest
+from confucius.lab.db import Database
 from confucius.lab.engine import LabError, in_guest
 from confucius.lab.runner import ENGINES, program_digests, provenance, recorded_binaries, used_parts
 from confucius.ns3 import recorded_digests
+from confucius.provenance import program_digest
 
 from . import classifier as cls
 from . import models, ns3, tc

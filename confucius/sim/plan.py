@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import Sequence
 
 from confucius.lab import runner, topology, workload
-from confucius.lab.db import program_digest
 from confucius.lab.guest.flows import FLOW_FAST_S, FLOW_LEAD_S
 from confucius.lab.guest.rt import CALM_S
 from confucius.lab.guest.schedule import DRAIN_S
 from confucius.metrics import STALL_THRESHOLD_S
+from confucius.provenance import program_digest
 from confucius.ns3 import recorded_digests
 from confucius.lab.scenario import RtFlow, Scenario, SchedulerChoice
 

@@ -13,7 +13,8 @@ import pytest
 
 from confucius import rtflow
 from confucius.lab import runner, scenario as sc
-from confucius.lab.db import Database, DatabaseError, program_digest
+from confucius.lab.db import Database, DatabaseError
+from confucius.provenance import program_digest
 from confucius.lab.results import DISTURBED_GAP_MS, ResultsError, read_run
 from confucius.report import data
 

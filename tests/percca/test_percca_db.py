@@ -7,7 +7,8 @@ import json
 import pytest
 
 from confucius.lab import uml
-from confucius.lab.db import SCHEMA_VERSION, Database, DatabaseError, program_digest
+from confucius.lab.db import SCHEMA_VERSION, Database, DatabaseError
+from confucius.provenance import program_digest
 from confucius.models import fitting
 from confucius.percca import runner, scenario as percca_scenario, stored
 from confucius.report import percca as report

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from confucius import rtflow
 from confucius.lab import runner as lab_runner
-from confucius.lab.db import program_digest
+from confucius.provenance import program_digest
 from confucius.lab.scenario import load
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
