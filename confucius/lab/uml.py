@@ -221,11 +221,10 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     As `vm.run` (less `interactive`: UML's console takes no input here), with `modules`
     defaulting to the flavour's modules (build/kernel-uml/*.ko for `lab`), `timeout` in the
     guest's seconds in host-independent time modes and in wall-clock seconds otherwise,
-    `time_mode` one of TIME_MODES,
-    `stall` the host CPU seconds the guest may use while its clock stands still before the
-    run is ended, `flavour` one
-    of FLAVOURS, and `seed` (0 to 2^63 - 1) the seed of every random number in the guest:
-    with a seed, a run in `inf-cpu` repeats exactly; None draws them from the host.
+    `time_mode` one of TIME_MODES, `stall` the host CPU seconds the guest may use while its
+    clock stands still before the run is ended, `flavour` one of FLAVOURS, and `seed` (0 to
+    2^63 - 1) the seed of every random number in the guest: with a seed, a run in `inf-cpu`
+    repeats exactly; None draws them from the host.
     """
     env = dict(env or {})
     check_request(script, timeout, memory, env)

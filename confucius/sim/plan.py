@@ -252,9 +252,7 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
     cannot run."""
     check_scenario(scenario)
     known = bn.describe(binary)
-    if db is not None:
-        db.check_programs([cell_key(scenario, cell, known["ns3"]) for cell in runner.cells(scenario, schedulers, controllers)],
-                          {"bottleneck": program_digest(binary)}, lambda versions: recorded_digests("bottleneck", versions))
+    program = {"bottleneck": program_digest(binary)}
     pages = [(ref, workload.page(scenario, ref)) for ref in scenario.web.pages]
     texts = [bn.sim_page_text(page) for _, page in pages]
     trace, episode = link_trace(scenario), episode_args(scenario)
@@ -266,6 +264,8 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
             skipped.append(Skipped(cell.scheduler.name, cell.controller, why))
             continue
         key = cell_key(scenario, cell, known["ns3"])
+        if db is not None:
+            db.check_programs([key], program, lambda versions: recorded_digests("bottleneck", versions))
         seed = scenario.sim.seed + cell.repetition
         sim_cell = SimCell(cell, key, seed, (*options[0], *options[1], *episode, f"--seed={seed}"))
         units = [sim_page(scenario, cell, key, n, ref, page, text)
