@@ -48,7 +48,3 @@ def provenance(program: str, binary: Path, ns3_version: str) -> dict:
             "git_commit": git("rev-parse", "HEAD") or None,
             "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
 
-
-def recorded_digests(program: str, versions: dict) -> dict[str, str | None]:
-    """`program`'s digest as `provenance` recorded it in a run's versions."""
-    return {program: versions.get(f"{program}_sha256")}

@@ -6,6 +6,7 @@ lab's matrix, the simulator's sweep, the per-CCA runs)."""
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterable
 from pathlib import Path
 
 
@@ -14,3 +15,22 @@ def program_digest(path: Path) -> str | None:
     (None when it is not built)."""
     path = Path(path)
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
+def recorded_programs(versions: dict) -> dict[str, str]:
+    """The programs' digests that a run's `versions` records, by name: the lab's parts
+    (`binaries_sha256`) and the simulator's program (`bottleneck_sha256`, `percca_sha256`)."""
+    named = {key.removesuffix("_sha256"): digest for key, digest in versions.items()
+             if key.endswith("_sha256") and isinstance(digest, str)}
+    return {**named, **(versions.get("binaries_sha256") or {})}
+
+
+def mixed_programs(runs_versions: Iterable[dict]) -> dict[str, list[str]]:
+    """The programs that these runs record with more than one digest (what a report that
+    pools them mixes), each with its digests; runs that record no digest are no evidence."""
+    seen: dict[str, set[str]] = {}
+    for versions in runs_versions:
+        for name, digest in recorded_programs(versions).items():
+            if digest is not None:
+                seen.setdefault(name, set()).add(digest)
+    return {name: sorted(digests) for name, digests in sorted(seen.items()) if len(digests) > 1}

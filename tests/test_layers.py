@@ -21,7 +21,7 @@ ALLOWED = {
     "sim": {"metrics", "units", "rtflow", "provenance", "ns3", "web", "lab", "report"},
     "lab": {"metrics", "units", "rtflow", "provenance", "web"},
     "percca": {"metrics", "units", "models", "provenance", "ns3", "lab"},
-    "report": {"metrics", "units", "rtflow", "web", "lab", "models", "percca"},
+    "report": {"metrics", "units", "rtflow", "provenance", "web", "lab", "models", "percca"},
     "cli": set(), "__main__": {"cli"},
 }
 

@@ -24,9 +24,10 @@ import math
 import sqlite3
 from graphlib import TopologicalSorter
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
+from typing import Iterable, Iterator
 
 from confucius import metrics
+from confucius.provenance import recorded_programs
 
 # The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
@@ -272,34 +273,31 @@ class Database:
         return {key: n for key, n in self._for_keys(
             "SELECT unit_key, COUNT(*) FROM pages WHERE unit_key IN ({marks}) GROUP BY unit_key", unit_keys)}
 
-    def check_programs(self, cell_keys: Iterable[str], programs: dict[str, str | None],
-                       recorded: Callable[[dict], dict[str, str | None]]) -> None:
+    def check_programs(self, cell_keys: Iterable[str], programs: dict[str, str | None]) -> None:
         """Refuse to add to cells whose valid measurements other programs produced: a cell's
         key names its conditions, not the code that measured it, so a resumed cell would
-        mix two versions. `programs` holds the digests of what would run now; `recorded`
-        reads the same names' digests from a run's `versions`. Valid as a resumed matrix
-        counts it: a valid run, or a valid page of any run (a run that failed part-way keeps
-        the pages it finished)."""
+        mix two versions. `programs` holds the digests of what would run now, by the names
+        the runs' `versions` record them under. Valid as a resumed matrix counts it: a valid
+        run, or a valid page of any run (a run that failed part-way keeps the pages it
+        finished)."""
         found = {r[0] for r in self._for_keys(
             "SELECT DISTINCT versions FROM runs WHERE cell_key IN ({marks}) AND "
             "((status='ok' AND valid=1) OR EXISTS (SELECT 1 FROM pages WHERE pages.run_id=runs.id AND pages.valid=1))",
             cell_keys)}
-        self._refuse_other_programs(found, programs, recorded, "cells")
+        self._refuse_other_programs(found, programs, "cells")
 
-    def check_percca_programs(self, scenario_id: int, programs: dict[str, str | None],
-                              recorded: Callable[[dict], dict[str, str | None]]) -> None:
+    def check_percca_programs(self, scenario_id: int, programs: dict[str, str | None]) -> None:
         """As check_programs, for the measured points of a per-CCA scenario."""
         found = {r[0] for r in self.conn.execute(
             "SELECT DISTINCT versions FROM percca_runs WHERE scenario_id=? AND status='ok'", (scenario_id,))}
-        self._refuse_other_programs(found, programs, recorded, "points")
+        self._refuse_other_programs(found, programs, "points")
 
-    def _refuse_other_programs(self, found: set[str | None], programs: dict[str, str | None],
-                               recorded: Callable[[dict], dict[str, str | None]], what: str) -> None:
+    def _refuse_other_programs(self, found: set[str | None], programs: dict[str, str | None], what: str) -> None:
         # A digest unknown (runs stored before versions were, a program not built now) is no
         # evidence of another program: only two known digests that differ are.
         differing: dict[str, set] = {}
         for versions in found:
-            then = recorded(json.loads(versions or "{}"))
+            then = recorded_programs(json.loads(versions or "{}"))
             for name, digest in programs.items():
                 if None not in (digest, then.get(name)) and then[name] != digest:
                     differing.setdefault(name, set()).add(then[name])

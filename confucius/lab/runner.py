@@ -251,7 +251,7 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
         key = cell_key(scenario, cell)
         if digests is not None:
             used = built_parts(scenario, [cell.scheduler])
-            db.check_programs([key], {name: digests[name] for name in used}, recorded_binaries)
+            db.check_programs([key], {name: digests[name] for name in used})
         if scenario.web is None:
             done, tried = db.run_attempts(key) if db and resume else (False, 0)
             if not done and tried < attempts:
@@ -314,11 +314,6 @@ def built_parts(scenario: Scenario, schedulers: Sequence[SchedulerChoice] | None
 
 def program_digests(parts: dict[str, tuple[Path, str]]) -> dict[str, str | None]:
     return {name: program_digest(path) for name, (path, _) in parts.items()}
-
-
-def recorded_binaries(versions: dict) -> dict[str, str | None]:
-    """The programs' digests as `provenance` recorded them in a run's versions."""
-    return versions.get("binaries_sha256") or {}
 
 
 def check_built(scenario: Scenario) -> None:

@@ -15,12 +15,10 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from confucius.lab.db import Database
 from confucius.lab.engine import LabError, in_guest
-from confucius.lab.runner import ENGINES, program_digests, provenance, recorded_binaries, used_parts
-from confucius.ns3 import recorded_digests
+from confucius.lab.runner import ENGINES, program_digests, provenance, used_parts
 from confucius.provenance import program_digest
 
 from . import classifier as cls
@@ -225,15 +223,13 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
     return run_id, fig, error
 
 
-def programs(scenario: Scenario, points: list[Point]) -> tuple[dict[str, str | None], Callable[[dict], dict]]:
-    """The digests of the programs that measure `points` now, and how a run's versions
-    record them: the simulator's program, or the lab's kernel parts (the guest's tools are
-    the host's own; the shared FIFO is pfifo)."""
+def programs(scenario: Scenario, points: list[Point]) -> dict[str, str | None]:
+    """The digests of the programs that measure `points` now: the simulator's program, or
+    the lab's kernel parts (the guest's tools are the host's own; the shared FIFO is pfifo)."""
     if scenario.engine == "ns3":
-        return {"percca": program_digest(ns3.PERCCA)}, lambda versions: recorded_digests("percca", versions)
+        return {"percca": program_digest(ns3.PERCCA)}
     confucius = scenario.qdisc == "confucius" and any(p.policy != "shared" for p in points)
-    return (program_digests(used_parts(scenario.engine, rt=False, web=False, confucius=confucius)),
-            recorded_binaries)
+    return program_digests(used_parts(scenario.engine, rt=False, web=False, confucius=confucius))
 
 
 def done_points(db: Database, scenario_id: int) -> set[str]:
@@ -252,7 +248,7 @@ def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DE
         todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)
                 and (policy is None or p.policy == policy)]
         if resume:
-            db.check_percca_programs(scenario_id, *programs(scenario, todo))
+            db.check_percca_programs(scenario_id, programs(scenario, todo))
         versions = versions_of(scenario.engine)
         outcomes = []
         todo.sort(key=lambda p: scenario.seeds.index(p.seed))

@@ -23,6 +23,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Metrics, tables and plots from the lab's results database.")
 # Wide enough for the comparison table when the output is a file or a pipe (make demo's log).
 console = Console(width=None if Console().is_terminal else 170)
+notes = Console(stderr=True, width=None if Console(stderr=True).is_terminal else 170)
 
 _DB = typer.Option(DEFAULT_DB, "--db", help="Results database.")
 _SCENARIO = typer.Option(None, "--scenario", help="Only this scenario (by name) \\[default: all].")
@@ -87,7 +88,15 @@ def _pages(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
             known = ", ".join(data.scenarios(database)) or "none"
             _fail(f"no valid page loads{f' for scenario {scenario}' if scenario else ''} in {db} "
                   f"(scenarios: {known})")
+        _note_mixed(data.mixed_programs(database, results))
     return results
+
+
+def _note_mixed(mixed: dict[tuple, dict[str, list[str]]]) -> None:
+    """Name each row that pools runs of different programs (on stderr: stdout may be JSON)."""
+    for cell, programs in mixed.items():
+        named = "; ".join(f"{name} {', '.join(digests)}" for name, digests in programs.items())
+        notes.print(f"[yellow]note:[/yellow] {' / '.join(cell)} pools runs of different programs (sha256 {named})")
 
 
 def _ms(value: float) -> str:
@@ -397,6 +406,7 @@ def percca_command(
 
     with _open(db) as database:
         rows = percca.point_rows(database, scenario)
+        _note_mixed(percca.mixed_programs(database, scenario))
         _show(rows, f"no per-CCA runs{f' of scenario {scenario}' if scenario else ''} in {db} "
               "(run `confucius percca run SCENARIO`)", as_json, percca.rows_json, _print_percca)
         if out is not None:

@@ -13,7 +13,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from confucius import metrics, rtflow
+from confucius import metrics, provenance, rtflow
 from confucius.lab.db import Database
 
 
@@ -145,6 +145,19 @@ def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
             jfi=m.jfi, sender_backlog_ms=_sender_backlog_ms(db, rt_flows, start, end),
             delays_ms=m.delays_ms, first_request_ns=row["first_request_ns"]))
     return results
+
+
+def mixed_programs(db: Database, results: list[PageResult]) -> dict[tuple[str, str, str], dict[str, list[str]]]:
+    """Per (scenario, scheduler, controller) whose loads' runs record a program with more
+    than one digest: those programs and their digests. A cell's key names its conditions,
+    not the code, so runs copied in by `lab merge`, measured again with `--again`, or
+    stored before resumes compared programs can pool two versions of the code in one row."""
+    runs: dict[tuple[str, str, str], set[int]] = {}
+    for r in results:
+        runs.setdefault((r.scenario, r.scheduler, r.controller), set()).add(r.run_id)
+    versions = {row["id"]: json.loads(row["versions"] or "{}") for row in db.query("SELECT id, versions FROM runs")}
+    found = {cell: provenance.mixed_programs(versions[i] for i in ids) for cell, ids in sorted(runs.items())}
+    return {cell: programs for cell, programs in found.items() if programs}
 
 
 def frames_of_page(db: Database, result: PageResult, before_s: float) -> list[rtflow.Frame]:

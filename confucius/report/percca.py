@@ -13,6 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
+from confucius import provenance
 from confucius.lab.db import Database
 from confucius.models.percca import lowest_f1
 from confucius.percca import models, runner, stored
@@ -50,14 +51,28 @@ def _mean(values) -> float:
     return statistics.fmean(values) if values else math.nan
 
 
-def point_rows(db: Database, scenario: str | None) -> list[PointRow]:
+def _points(db: Database, scenario: str | None) -> dict[tuple[str, str, str], list]:
+    """The successful runs of each point, (scenario, policy, classifier): its seeds."""
     where, params = ("AND s.name = ?", [scenario]) if scenario else ("", [])
     runs = db.query(
         "SELECT s.name, r.* FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
         f"WHERE r.status = 'ok' {where} ORDER BY s.name, r.policy, r.f1_target, r.classifier", params)
-    groups: dict[tuple, list] = {}
+    groups: dict[tuple[str, str, str], list] = {}
     for r in runs:
         groups.setdefault((r["name"], r["policy"], r["classifier"]), []).append(r)
+    return groups
+
+
+def mixed_programs(db: Database, scenario: str | None) -> dict[tuple[str, str, str], dict[str, list[str]]]:
+    """Per point whose runs record a program with more than one digest (runs added with
+    `--again`, or stored before resumes compared programs): those programs' digests."""
+    found = {point: provenance.mixed_programs(json.loads(r["versions"] or "{}") for r in runs)
+             for point, runs in _points(db, scenario).items()}
+    return {point: programs for point, programs in found.items() if programs}
+
+
+def point_rows(db: Database, scenario: str | None) -> list[PointRow]:
+    groups = _points(db, scenario)
     scenarios = stored.scenarios(db, {name for name, _, _ in groups})
     rows = []
     for (name, policy, label), members in groups.items():

@@ -26,7 +26,6 @@ from confucius.lab.guest.rt import CALM_S
 from confucius.lab.guest.schedule import DRAIN_S
 from confucius.metrics import STALL_THRESHOLD_S
 from confucius.provenance import program_digest
-from confucius.ns3 import recorded_digests
 from confucius.lab.scenario import RtFlow, Scenario, SchedulerChoice
 
 from . import bottleneck as bn
@@ -265,7 +264,7 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
             continue
         key = cell_key(scenario, cell, known["ns3"])
         if db is not None:
-            db.check_programs([key], program, lambda versions: recorded_digests("bottleneck", versions))
+            db.check_programs([key], program)
         seed = scenario.sim.seed + cell.repetition
         sim_cell = SimCell(cell, key, seed, (*options[0], *options[1], *episode, f"--seed={seed}"))
         units = [sim_page(scenario, cell, key, n, ref, page, text)

@@ -300,6 +300,23 @@ def test_a_matrix_resumes_only_with_the_programs_that_measured_it(tmp_path, scen
         assert len(runner.plan(more, db, schedulers=["cake"])) == 2
 
 
+def test_a_report_names_the_rows_that_pool_runs_of_different_programs(tmp_path, scenario, capsys):
+    """What a resume refuses, `--again` and `lab merge` still pool: the report says so."""
+    from confucius.report import cli
+    with Database(tmp_path / "lab.sqlite") as db:
+        tasks = runner.plan(scenario, db)  # pfifo and fq on the first page, then on the second
+        _store(db, scenario, tasks[0], tmp_path / "a", versions={"binaries_sha256": {"rtflow": "aa", "uml": "k"}})
+        _store(db, scenario, tasks[2], tmp_path / "b", versions={"binaries_sha256": {"rtflow": "bb", "uml": "k"}})
+        _store(db, scenario, tasks[1], tmp_path / "c", versions={"binaries_sha256": {"rtflow": "aa"}})
+        _store(db, scenario, tasks[3], tmp_path / "d")  # a run that records no digest is no evidence
+        cell = (scenario.name, "pfifo", tasks[0].cell.controller)
+        assert data.mixed_programs(db, data.page_results(db)) == {cell: {"rtflow": ["aa", "bb"]}}
+    cli._pages(tmp_path / "lab.sqlite", None)
+    printed = capsys.readouterr()
+    assert "pfifo" not in printed.out
+    assert f"{' / '.join(cell)} pools runs of different programs (sha256 rtflow aa, bb)" in printed.err
+
+
 def test_a_cell_without_confucius_resumes_whatever_became_of_the_module(tmp_path, scenario, monkeypatch):
     module = tmp_path / "sch_confucius.ko"
     module.write_bytes(b"the module then")

@@ -71,8 +71,20 @@ def test_a_scenario_resumes_only_with_the_kernel_that_measured_its_points(tmp_pa
         sid = db.scenario_id(sc.name, sc.digest, str(sc.path), sc.text)
         store(db, sid, "shared", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.1,
               versions={"binaries_sha256": {"uml": then}})
-        db.check_percca_programs(sid, *runner.programs(sc, list(sc.points())))
+        db.check_percca_programs(sid, runner.programs(sc, list(sc.points())))
         kernel.write_bytes(b"a kernel rebuilt since")
         monkeypatch.setattr(runner, "execute", lambda *args: pytest.fail("measured despite the other kernel"))
         with pytest.raises(DatabaseError, match=f"uml {then} then, {program_digest(kernel)} now"):
             runner.run_scenario(sc, tmp_path / "db.sqlite", tmp_path / "runs")
+
+
+def test_the_report_names_the_points_whose_seeds_ran_different_programs(tmp_path):
+    with Database(tmp_path / "db.sqlite") as db:
+        sid = db.scenario_id("mix", "d", str(tmp_path / "mix.toml"), scenario_text("mix", 2, 2))
+        for seed, kernel in ((1, "k1"), (2, "k2")):
+            store(db, sid, "shared", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.1, seed=seed,
+                  versions={"binaries_sha256": {"uml": kernel, "sch_confucius.ko": "m"}})
+        store(db, sid, "per-cca", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.9,
+              versions={"binaries_sha256": {"uml": "k1"}})
+        assert report.mixed_programs(db, None) == {("mix", "shared", "-"): {"uml": ["k1", "k2"]}}
+        assert report.mixed_programs(db, "other") == {}
