@@ -28,7 +28,7 @@ $(DEBUG_X86_KERNEL): $(CROSS_SRC_STAMP) kernel/cross/prepare.sh kernel/debug-x86
 KMOD_X86_DEBUG_BUILD := $(BUILD)/kernel-x86-debug
 KMOD_X86_DEBUG := $(KMOD_X86_DEBUG_BUILD)/sch_confucius.ko
 $(KMOD_X86_DEBUG): $(KMOD_SRC) $(DEBUG_X86_KERNEL)
-	$(call kmod_build,$(KMOD_X86_DEBUG_BUILD),$(DEBUG_X86_TREE),KCFLAGS=-g)
+	$(call kmod_build,$(KMOD_X86_DEBUG_BUILD),$(DEBUG_X86_TREE),,-g)
 
 .PHONY: debug-kernel-x86 kmod-x86-debug
 debug-kernel-x86: $(DEBUG_X86_KERNEL)

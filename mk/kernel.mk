@@ -12,13 +12,16 @@ KMOD_UML   := $(KMOD_UML_BUILD)/sch_confucius.ko
 KMOD_SRC   := VERSION kernel/sch_confucius.c kernel/Kbuild kernel/include/uapi/linux/pkt_sched_confucius.h \
               $(CORE_SRC) $(CORE_HDR)
 
-# $(call kmod_build,build directory,kernel tree,extra make arguments): the module built
-# out of tree; any compiler warning fails the build.
+# $(call kmod_build,build directory,kernel tree,extra make arguments,extra KCFLAGS): the
+# module built out of tree; any compiler warning fails the build. The checkout's path is
+# mapped away from the debug information, so that every clone builds the same bytes (the
+# runs record the module's digest, and a resumed experiment compares it).
+KMOD_KCFLAGS := -ffile-prefix-map=$(abspath .)=.
 define kmod_build
 	@mkdir -p $(1)
 	ln -sf $(abspath kernel/sch_confucius.c) $(1)/sch_confucius.c
 	cp kernel/Kbuild $(1)/Kbuild
-	$(MAKE) -C $(2) $(3) M=$(abspath $(1)) CONFUCIUS_ROOT=$(abspath .) W=1 modules 2>&1 \
+	$(MAKE) -C $(2) $(3) KCFLAGS="$(KMOD_KCFLAGS) $(4)" M=$(abspath $(1)) CONFUCIUS_ROOT=$(abspath .) W=1 modules 2>&1 \
 		| tee $(1)/build.log
 	@if grep -q 'warning:' $(1)/build.log; then echo "kernel build has warnings"; exit 1; fi
 	@test -f $@
@@ -35,7 +38,7 @@ $(KMOD_UML): $(KMOD_SRC) $(UML_KERNEL)
 KMOD_UML_DEBUG_BUILD := $(BUILD)/kernel-uml-debug
 KMOD_UML_DEBUG := $(KMOD_UML_DEBUG_BUILD)/sch_confucius.ko
 $(KMOD_UML_DEBUG): $(KMOD_SRC) $(UML_DEBUG_KERNEL)
-	$(call kmod_build,$(KMOD_UML_DEBUG_BUILD),$(UML_DEBUG_TREE),ARCH=um UBSAN_SANITIZE=y KCFLAGS=-g)
+	$(call kmod_build,$(KMOD_UML_DEBUG_BUILD),$(UML_DEBUG_TREE),ARCH=um UBSAN_SANITIZE=y,-g)
 
 # `make kmod` for Debian's kernel, `make kmod KTREE=uml` (or `make kmod-uml`) for UML's.
 KTREE ?= debian

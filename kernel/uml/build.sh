@@ -49,6 +49,13 @@ while read -r line; do
 done < <(cat "$here/uml.config" $extra)
 [ "$missing" = 0 ]
 
+# A fixed build identity (the source's date, not the clock's) and no build directory in
+# the debug information, so that a rebuild of the same source, patches and config, in any
+# clone, is the same kernel byte for byte: the runs record its digest, and a resumed
+# experiment refuses a kernel whose digest differs.
+export KBUILD_BUILD_TIMESTAMP="$(LC_ALL=C date -u -d "@$(stat -c %Y "$tarball")")"
+export KBUILD_BUILD_USER=confucius KBUILD_BUILD_HOST=uml KBUILD_BUILD_VERSION=1
+export KCFLAGS="-ffile-prefix-map=$PWD=." KAFLAGS="-ffile-prefix-map=$PWD=."
 make ARCH=um -j"$jobs" linux modules
 # The module tree the guest's modprobe reads (modules.dep, modules.builtin ...).
 make ARCH=um modules_install INSTALL_MOD_PATH="$out/modules" >/dev/null
