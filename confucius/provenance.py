@@ -17,7 +17,7 @@ def program_digest(path: Path) -> str | None:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
 
 
-def recorded_programs(versions: dict) -> dict[str, str]:
+def recorded_programs(versions: dict) -> dict[str, str | None]:
     """The programs' digests that a run's `versions` records, by name: the lab's parts
     (`binaries_sha256`) and the simulator's program (`bottleneck_sha256`, `percca_sha256`)."""
     named = {key.removesuffix("_sha256"): digest for key, digest in versions.items()
