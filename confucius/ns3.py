@@ -47,4 +47,3 @@ def provenance(program: str, binary: Path, ns3_version: str) -> dict:
     return {"ns3": ns3_version, f"{program}_sha256": program_digest(binary),
             "git_commit": git("rev-parse", "HEAD") or None,
             "git_dirty": bool(git("status", "--porcelain", "--untracked-files=no"))}
-
