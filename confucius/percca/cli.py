@@ -85,7 +85,8 @@ def run_command(scenario: Path, engine: Optional[str] = _ENGINE,
         raise typer.Exit(1)
 
 
-def _fit_report(fit: percca_fit.Fit, checks: list[percca_fit.Check], written: Path | None) -> dict:
+def _fit_report(fit: percca_fit.Fit, checks: list[percca_fit.Check], unchecked: list[str],
+                written: Path | None) -> dict:
     by_scenario = {}
     for c in checks:
         by_scenario.setdefault(c.scenario, []).append(c)
@@ -94,7 +95,7 @@ def _fit_report(fit: percca_fit.Fit, checks: list[percca_fit.Check], written: Pa
     return {"params": fit.params.to_json(), "written": str(written) if written else None,
             "pairs": [vars(f) for f in fit.pairs], "g": fit.g,
             "samples": [dict(zip(("cca_i", "cca_j", "x_i", "thr_i", "thr_j"), s)) for s in fit.samples],
-            "validation": [vars(c) for c in checks], "error": errors}
+            "validation": [vars(c) for c in checks], "unchecked": unchecked, "error": errors}
 
 
 def _number(value, pattern: str = "{:.3f}") -> str:
@@ -161,7 +162,11 @@ def fit_command(fit_file: Path, engine: Optional[str] = _ENGINE,
     except percca_fit.FitError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2)
-    report = _fit_report(fitted, checks, write)
+    unchecked = percca_fit.unchecked(plan.validate, checks)
+    report = _fit_report(fitted, checks, unchecked, write)
+    if unchecked:
+        typer.echo(f"note: the fit is not checked against {', '.join(unchecked)}: no successful runs "
+                   "in the database (confucius percca run SCENARIO)", err=True)
     if as_json:
         typer.echo(json.dumps(report, indent=1, default=_plain))
     else:

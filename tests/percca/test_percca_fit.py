@@ -137,8 +137,7 @@ def test_the_validation_compares_each_run_with_the_model_on_its_draw(tmp_path):
     classes = ["reno"] * 4 + ["cubic", "bbr", "cubic", "cubic"] + ["bbr"] * 4   # one CUBIC flow with BBR
     with Database(tmp_path / "db.sqlite") as db:
         store_known_pairs(db, plan)
-        with pytest.raises(fit.FitError, match="no runs of mix"):
-            fit.validate(db, ["mix"], fit.fit_database(db, plan.mix_names).params)
+        assert fit.validate(db, ["mix"], fit.fit_database(db, plan.mix_names).params) == []
         store_run(db, mix, "shared", {"reno": 1e6, "cubic": 1e6, "bbr": 20e6}, min_thr=0.1)
         store_run(db, mix, "per-cca", {"reno": 8e6, "cubic": 8e6, "bbr": 8e6}, classes, min_thr=0.9,
                   classifier="f1=0.6")
@@ -173,6 +172,18 @@ def test_the_fit_command_writes_parameters_that_scenarios_read(tmp_path):
     text = MIX.replace('f1 = [0.6]', 'f1 = [0.6]\nparams = "lab.json"')
     assert parse_scenario(text, tmp_path / "mix.toml").params.relative == \
         fit.fit_database(Database(tmp_path / "db.sqlite"), plan.mix_names).params.relative
+    assert report["unchecked"] == []
+
+
+def test_the_fit_is_printed_and_written_when_a_validation_scenario_has_no_runs(tmp_path):
+    (tmp_path / "pairs.toml").write_text(GOOD)
+    with Database(tmp_path / "db.sqlite") as db:
+        store_known_pairs(db, fit.load(tmp_path / "pairs.toml"))
+    out = CliRunner().invoke(percca_app, ["fit", str(tmp_path / "pairs.toml"), "--db", str(tmp_path / "db.sqlite"),
+                                          "--write", str(tmp_path / "lab.json")])
+    assert out.exit_code == 0, out.output + out.stderr
+    assert "shared FIFO pairs:" in out.stdout and (tmp_path / "lab.json").is_file()
+    assert "not checked against mix: no successful runs" in out.stderr
     missing = CliRunner().invoke(percca_app, ["fit", str(tmp_path / "pairs.toml"), "--db", str(tmp_path / "no.sqlite")])
     assert missing.exit_code == 2 and "no database" in missing.output
 
