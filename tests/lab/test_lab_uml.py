@@ -76,12 +76,15 @@ def test_a_guest_whose_clock_stands_still_is_ended_with_nothing_left(tmp_path):
 
 
 def test_a_guest_that_computes_on_a_busy_host_is_not_ended(tmp_path):
-    # Its CPU work takes no guest time either, and with two CPU hogs per host core it takes
-    # more wall time than `stall` and than the timeout: the watchdog counts the guest's CPU
-    # seconds, of which the computation uses half, and the timeout the guest's seconds.
-    stall = timeout = 4.0
-    command = compute_for(stall / 2)
-    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2 * os.cpu_count())]
+    # Its CPU work takes no guest time either, and with three CPU hogs per host core it
+    # takes more wall time than `stall` and than the timeout (measured: 17-18 s): the
+    # watchdog counts the guest's CPU seconds and the timeout the guest's seconds. The
+    # computation takes a quarter of `stall` on the host; in the guest, beside the hogs, its
+    # session used 1.5-1.9 times that between two heartbeats (on a loaded host), and once
+    # over twice that, which made half of `stall` too little.
+    stall, timeout = 8.0, 4.0
+    command = compute_for(stall / 4)
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(3 * os.cpu_count())]
     try:
         result = uml.run(command, results_dir=tmp_path, timeout=timeout, stall=stall)
     finally:
