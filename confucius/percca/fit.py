@@ -237,7 +237,7 @@ def validate(db: Database, names: list[str], params: AggressivenessParams) -> li
     return checks
 
 
-def unchecked(names, checks: list[Check]) -> list[str]:
+def unchecked(names: tuple[str, ...] | list[str], checks: list[Check]) -> list[str]:
     """The named scenarios that no check covers: not run yet, or every run failed."""
     covered = {c.scenario for c in checks}
     return [n for n in names if n not in covered]
