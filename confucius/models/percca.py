@@ -12,13 +12,16 @@ are fractions of the link.
   aggressiveness (simple model) or the queue's own g_i(k) = Σ_j x_j^k·g_ij(x_i^k) (advanced
   model, Eq. 16).
 - Throughput (Eq. 15): Thr_i = Σ_j p_ij·c_j, with c_j proportional to the queue's flows or
-  optimised (`optimal_rates`).
+  optimised: for one flow distribution (`optimal_rates`, the seed's §III-F), or as whole
+  weights for many (`best_weighting`, e.g. a classifier's possible draws).
 - MinThr (Eq. 17): min_i avgThr_i / fairShare, where avgThr_i = Thr_i/N_i and fairShare is
   the mean of avgThr_i over the CCAs that have flows (confucius.metrics.min_thr, the same
   definition the lab's measurements use).
 """
 
 from dataclasses import dataclass
+from itertools import combinations
+from math import comb
 
 import numpy as np
 from scipy.optimize import linprog
@@ -173,6 +176,48 @@ def optimal_rates(p: np.ndarray, counts) -> tuple:
     y = result.x[:n_queues]
     rates = y / y.sum()
     return rates, min_thr(throughputs(p, rates), counts)
+
+
+def weight_grid(queues: int, most: int = 5000) -> np.ndarray:
+    """Every whole-number weighting of `queues` queues, each weight at least 1, that sums to
+    the largest total up to 100 with at most `most` weightings (one per row): 100, the
+    qdisc's hundredths, for up to three queues."""
+    if queues < 1:
+        raise ModelInputError("a weighting needs at least one queue")
+    total = next(t for t in range(100, queues - 1, -1) if comb(t - 1, queues - 1) <= most)
+    chosen = list(combinations(range(1, total), queues - 1))
+    cuts = np.array(chosen, dtype=int).reshape(len(chosen), queues - 1)
+    bounds = np.hstack([np.zeros((len(cuts), 1), int), cuts, np.full((len(cuts), 1), total)])
+    return np.diff(bounds, axis=1)
+
+
+def mean_min_thr(distributions, params: AggressivenessParams, counts, weightings: np.ndarray,
+                 frequencies=None) -> np.ndarray:
+    """The advanced model's MinThr of each weighting (a row of queue weights), averaged over
+    the flow distributions (each K×Q, at any scale: e.g. one draw's flow counts), each
+    counted as often as `frequencies` says (default once). An empty queue serves nobody
+    whatever its weight; MinThr, a ratio to the mean, is the same whether the
+    work-conserving link gives its time to the others or not."""
+    counts = list(check_counts(counts))
+    frequencies = np.ones(len(distributions)) if frequencies is None else np.asarray(frequencies, dtype=float)
+    rates = weightings / weightings.sum(axis=1, keepdims=True)
+    total = np.zeros(len(weightings))
+    for a, frequency in zip(distributions, frequencies):
+        a = np.asarray(a, dtype=float) / np.sum(a)
+        thr = rates @ packet_shares(a, advanced_aggressiveness(a, params)).T
+        total += frequency * np.array([metrics.min_thr(row, counts) for row in thr.tolist()])
+    return total / frequencies.sum()
+
+
+def best_weighting(distributions, params: AggressivenessParams, counts,
+                   frequencies=None) -> tuple[tuple[int, ...], float]:
+    """The weighting of `weight_grid` with the highest mean MinThr over `distributions`
+    (the advanced model, `mean_min_thr`), and that mean; the first of equals, so the choice
+    is repeatable."""
+    grid = weight_grid(np.shape(distributions[0])[1])
+    values = mean_min_thr(distributions, params, counts, grid, frequencies)
+    best = int(np.argmax(values))
+    return tuple(int(w) for w in grid[best]), float(values[best])
 
 
 @dataclass(frozen=True)

@@ -90,6 +90,33 @@ def draw(q: np.ndarray, flow_ccas: list[int], seed: int) -> list[int]:
     return (uniform >= cumulative).sum(axis=1).clip(max=len(q) - 1).tolist()
 
 
+def posterior_tables(q: np.ndarray, flow_ccas: list[int], classes: list[int], seed: int,
+                     samples: int = 200) -> np.ndarray:
+    """Tables of flows per (CCA, class) that the classifier `q` could have drawn, given how
+    many flows it put in each class: what an operator sees, without knowing which flow uses
+    which CCA. Samples of the draw's distribution conditioned on those counts, by a
+    Metropolis chain that swaps two flows' classes (a swap keeps every class's count), started
+    from the draw `classes` and run for 20 swaps per flow before the first sample and 2
+    between samples, so that the samples depend on the counts and not on the start."""
+    rows = np.asarray(flow_ccas)
+    state = np.array(classes)
+    flows, k = len(rows), len(q)
+    burn, thin = 20 * flows, 2 * flows
+    rng = np.random.default_rng(seed)
+    pairs = rng.integers(flows, size=(burn + samples * thin, 2))
+    uniform = rng.random(len(pairs))
+    tables = np.zeros((samples, k, k), dtype=int)
+    for step, ((f, g), u) in enumerate(zip(pairs.tolist(), uniform.tolist())):
+        a, b = state[f], state[g]
+        if rows[f] != rows[g] and a != b:
+            moved = q[rows[f], b] * q[rows[g], a]
+            if moved > 0 and u * q[rows[f], a] * q[rows[g], b] < moved:
+                state[f], state[g] = b, a
+        if step >= burn and (step - burn) % thin == thin - 1:
+            np.add.at(tables[(step - burn) // thin], (rows, state), 1)
+    return tables
+
+
 def realised_f1(flow_ccas: list[int], classes: list[int]) -> float:
     """The share of flows classified as their own CCA: the diagonal of the drawn A, the
     seed's F1 (Eq. 10) for this one draw."""

@@ -12,6 +12,7 @@ from confucius.models import percca as model
 from confucius.models.aggressiveness import AggressivenessParams
 from confucius.models.validate import ModelInputError
 
+from . import classifier as cls
 from .classifier import Classifier, expected_distribution
 
 
@@ -84,3 +85,21 @@ def optimised_weights(ccas: list[str], counts: list[int], policy: str, groups: l
     shares = model.packet_shares(queues, model.advanced_aggressiveness(queues, sub))
     rates, _ = model.optimal_rates(shares, counts)
     return tuple(max(1, round(r * WEIGHT_SCALE)) for r in rates)
+
+
+def draw_optimised_weights(ccas: list[str], counts: list[int], policy: str, groups: list[list[int]],
+                           classifier: Classifier, params: AggressivenessParams,
+                           flows: list[tuple[str, str]], seed: int) -> tuple[int, ...]:
+    """The class weights with the advanced model's highest mean MinThr over the draws the
+    classifier could have made with the flows per class of this draw (each flow's (cca,
+    classified_as)): what an operator who knows the classifier and sees its classes can
+    compute. Seed 003's optimum (`optimised_weights`) serves the expected distribution, which
+    a draw of a few flows per CCA is far from."""
+    sub = _subset_params(params, ccas)
+    index = {cca: i for i, cca in enumerate(ccas)}
+    tables = cls.posterior_tables(cls.conditional(classifier, ccas, sub),
+                                  [index[c] for c, _ in flows], [index[j] for _, j in flows], seed)
+    distinct, frequencies = np.unique(tables, axis=0, return_counts=True)
+    weights, _ = model.best_weighting([queue_distribution(t, policy, groups) for t in distinct], sub, counts,
+                                      frequencies)
+    return weights

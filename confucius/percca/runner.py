@@ -68,16 +68,22 @@ def queue_count(scenario: Scenario, point: Point) -> int:
 
 
 def point_weights(scenario: Scenario, point: Point) -> tuple[int, ...]:
-    """The queues' class weights at this point: given, the optimiser's (service "optimised"),
+    """The queues' class weights at this point: given, the optimiser's (the optimised
+    services: for the expected draw, or over the draws with this point's flows per class),
     or none (the qdisc weighs by mapped or active flows)."""
     if point.policy == "shared":
         return ()
     if scenario.service == "weights":
         return scenario.weights
+    params = scenario.optimise_params or scenario.params
     if scenario.service == "optimised":
         return models.optimised_weights(scenario.ccas, scenario.counts, point.policy,
-                                        scenario.groups(point.policy), point.classifier,
-                                        scenario.optimise_params or scenario.params)
+                                        scenario.groups(point.policy), point.classifier, params)
+    if scenario.service == "optimised-draws":
+        drawn = [(f.cca, f.classified_as) for f in flows_of(scenario, point)]
+        return models.draw_optimised_weights(scenario.ccas, scenario.counts, point.policy,
+                                             scenario.groups(point.policy), point.classifier, params,
+                                             drawn, point.seed)
     return ()
 
 

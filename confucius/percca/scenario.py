@@ -24,9 +24,11 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
     classes = [["reno", "cubic"], ["bbr"]]   # per-class: every CCA in one class
     service = "flows"                 # queues weighted by the flows mapped to them (the seed's),
                                       # "weights", "optimised" (the advanced model's optimal
-                                      # rates, §III-F) or "active" (confucius: its backlogged flows)
+                                      # rates for the expected draw, §III-F), "optimised-draws"
+                                      # (the best weights over the draws with this draw's flows
+                                      # per class) or "active" (confucius: its backlogged flows)
     weights = [1, 1]                  # one whole number per queue (service = "weights")
-    optimise_params = "seed003"       # service = "optimised": the operator's model (default:
+    optimise_params = "seed003"       # the optimised services: the operator's model (default:
                                       # the classifier's params)
     qdisc = "confucius"               # mode external; or "drr" (tail-drop pfifo per queue)
 
@@ -61,7 +63,8 @@ from .classifier import KINDS, Classifier
 from .models import optimised_weights
 
 POLICIES = ("shared", "per-cca", "per-class")
-SERVICES = ("flows", "weights", "optimised", "active")
+SERVICES = ("flows", "weights", "optimised", "optimised-draws", "active")
+OPTIMISED = ("optimised", "optimised-draws")
 QDISCS = ("confucius", "drr")
 UML_CONFIG = REPO / "kernel" / "uml" / "uml.config"
 FIRST_PORT = 6000
@@ -220,8 +223,8 @@ def _read_optimise_params(t: _Table, service: str) -> AggressivenessParams | Non
     spec = t.string("optimise_params")
     if spec is None:
         return None
-    if service != "optimised":
-        raise t.error("optimise_params", "applies only with service = \"optimised\"")
+    if service not in OPTIMISED:
+        raise t.error("optimise_params", "applies only with service = \"optimised\" or \"optimised-draws\"")
     return _load_params(t, spec, "optimise_params")
 
 
@@ -313,7 +316,8 @@ def _read_published(t: _Table, ccas: list[str]) -> tuple[Classifier, ...]:
 
 
 def _check_optimisable(scenario: Scenario) -> None:
-    """Every point of service "optimised" needs the advanced model's optimum (§III-F)."""
+    """Every point of an optimised service needs the advanced model's optimum (§III-F),
+    whose parameters the draws' optimum needs too."""
     params = scenario.optimise_params or scenario.params
     for policy in (p for p in scenario.policies if p != "shared"):
         for classifier in scenario.classifiers:
@@ -321,7 +325,7 @@ def _check_optimisable(scenario: Scenario) -> None:
                 optimised_weights(scenario.ccas, scenario.counts, policy, scenario.groups(policy),
                                   classifier, params)
             except (ModelInputError, KeyError) as err:
-                raise ScenarioError(f"{scenario.path}: queues.service: \"optimised\" needs the advanced "
+                raise ScenarioError(f"{scenario.path}: queues.service: \"{scenario.service}\" needs the advanced "
                                     f"model's optimum for {policy} at {classifier.label}, which these "
                                     f"parameters cannot give ({err}): set queues.optimise_params") from None
 
@@ -350,7 +354,7 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
         qdisc=qdisc, classifiers=classifiers, params=params, params_source=spec,
         optimise_params=optimise, description=top.string("description", ""))
     top.done()
-    if service == "optimised":
+    if service in OPTIMISED:
         _check_optimisable(scenario)
     digest = hashlib.sha256(f"{text}\0engine={engine_name}".encode()).hexdigest()[:16]
     object.__setattr__(scenario, "digest", digest)

@@ -145,6 +145,10 @@ def _weights_at(sc: percca_scenario.Scenario, policy: str, f1: float) -> tuple[i
 
 
 def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) -> None:
+    """The models' MinThr against F1 for the classifier's expected draw; none for service
+    "optimised-draws", whose weights belong to each run's draw (its runs carry their own)."""
+    if sc.service == "optimised-draws" and policy != "shared":
+        return
     groups = sc.groups(policy)
     try:
         low = lowest_f1([sc.params.g[c] for c in sc.ccas])

@@ -157,3 +157,33 @@ def test_parameters_are_checked():
         AggressivenessParams(("a", "b"), {"c": 1.0})
     with pytest.raises(ModelInputError, match="no relative aggressiveness"):
         AggressivenessParams(("a", "b", "c"), {}, {}).relative_aggressiveness("a", "b", 0.5)
+
+
+@pytest.mark.parametrize("queues, total", [(1, 100), (2, 100), (3, 100), (4, 33), (5, 21)])
+def test_weight_grid_holds_every_whole_weighting_of_a_total(queues, total):
+    grid = percca.weight_grid(queues)
+    assert (grid.sum(axis=1) == total).all() and grid.min() == (1 if queues > 1 else total)
+    assert len(grid) == math.comb(total - 1, queues - 1) <= 5000
+    assert len({tuple(row) for row in grid.tolist()}) == len(grid)
+
+
+@pytest.mark.parametrize("f1", [0.6, 0.83])
+def test_best_weighting_of_one_distribution_is_the_optimum_in_hundredths(f1):
+    counts = [50, 50, 50]
+    a = percca.flow_distribution(f1, presets.SEED003.training_g(), counts)
+    _, optimum = percca.optimal_rates(percca.packet_shares(a, percca.advanced_aggressiveness(a, presets.SEED003)),
+                                      counts)
+    weights, value = percca.best_weighting([a], presets.SEED003, counts)
+    assert sum(weights) == 100
+    # MinThr is linear-fractional in the rates: hundredths reach the LP's optimum closely.
+    assert optimum - 0.02 <= value <= optimum + 1e-9
+
+
+def test_mean_min_thr_counts_each_distribution_by_its_frequency():
+    counts = [5, 5, 5]
+    one = percca.flow_distribution(0.6, presets.SEED003.training_g(), counts)
+    other = percca.flow_distribution(0.95, presets.SEED003.training_g(), counts)
+    grid = percca.weight_grid(3)[::97]
+    twice = percca.mean_min_thr([one, other], presets.SEED003, counts, grid, [2, 1])
+    listed = percca.mean_min_thr([one, one, other], presets.SEED003, counts, grid)
+    np.testing.assert_allclose(twice, listed)

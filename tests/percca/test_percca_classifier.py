@@ -72,3 +72,44 @@ def test_the_models_on_a_draw_follow_where_its_bbr_flows_went():
     shark = models.drawn_distribution(CCAS, [(c, c) for c in CCAS for _ in range(5)][:-1] + [("bbr", "reno")])
     low = models.predicted_for_distribution(CCAS, [5, 5, 5], "per-cca", groups, shark, (), SEED003, "advanced")
     assert low < 0.5
+
+
+def _rejection_posterior(q, flow_ccas, per_class, draws=60000):
+    """The tables of plain draws whose flows per class are `per_class`, averaged: the
+    posterior the chain must sample, by brute force."""
+    rows = np.asarray(flow_ccas)
+    uniform = np.random.default_rng(99).random((draws, len(rows)))[:, :, None]
+    classes = (uniform >= np.cumsum(q, axis=1)[rows][None]).sum(axis=2).clip(max=len(q) - 1)
+    kept = classes[((classes[:, :, None] == np.arange(len(q))).sum(axis=1) == per_class).all(axis=1)]
+    tables = np.zeros((len(kept), len(q), len(q)))
+    for i in range(len(q)):
+        for j in range(len(q)):
+            tables[:, i, j] = ((rows == i) & (kept == j)).sum(axis=1)
+    return tables.mean(axis=0), len(kept)
+
+
+def test_posterior_tables_keep_the_counts_and_sample_the_conditioned_draw():
+    q = cls.conditional(Classifier("f1", f1=0.6), CCAS, SEED003)
+    flow_ccas = [i for i in range(3) for _ in range(5)]
+    classes = cls.draw(q, flow_ccas, 1)
+    per_class = np.bincount(classes, minlength=3)
+    tables = cls.posterior_tables(q, flow_ccas, classes, seed=7, samples=2000)
+    assert (tables.sum(axis=1) == per_class).all() and (tables.sum(axis=2) == 5).all()
+    expected, kept = _rejection_posterior(q, flow_ccas, per_class)
+    print(f"per class {per_class.tolist()}: chain\n{tables.mean(axis=0).round(2)}\n"
+          f"rejection ({kept} draws kept)\n{expected.round(2)}")
+    assert kept > 1000
+    np.testing.assert_allclose(tables.mean(axis=0), expected, atol=0.2)
+    # The chain forgets its start: begun from another draw with the same counts.
+    swapped = list(classes)
+    f, g = next((f, g) for f in range(15) for g in range(15)
+                if flow_ccas[f] != flow_ccas[g] and classes[f] != classes[g])
+    swapped[f], swapped[g] = swapped[g], swapped[f]
+    again = cls.posterior_tables(q, flow_ccas, swapped, seed=8, samples=2000)
+    np.testing.assert_allclose(again.mean(axis=0), expected, atol=0.2)
+
+
+def test_an_ideal_classifiers_posterior_is_its_draw():
+    flow_ccas = [0, 0, 1, 2, 2]
+    tables = cls.posterior_tables(np.eye(3), flow_ccas, flow_ccas, seed=1, samples=10)
+    assert (tables == np.diag([2, 1, 2])).all()

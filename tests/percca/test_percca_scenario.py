@@ -138,6 +138,33 @@ def test_optimised_service_installs_the_optimisers_rates_as_weights(tmp_path):
     assert predicted > proportional
 
 
+def test_optimised_draws_service_beats_proportional_and_the_expected_optimum_on_its_draws(tmp_path):
+    import numpy as np
+
+    from confucius.models import percca as model
+    from confucius.percca import classifier as cls
+    from confucius.percca import models, runner
+    sc = read(OPTIMISED.replace('service = "optimised"', 'service = "optimised-draws"'), tmp_path)
+    point = next(p for p in sc.points() if p.classifier.f1 == 0.6)
+    flows = runner.flows_of(sc, point)
+    weights = runner.point_weights(sc, point)
+    assert sum(weights) == 100 and runner.point_weights(sc, point) == weights
+    assert runner.tc_lines(sc, point, flows)[0].endswith("weights " + ":".join(map(str, weights)))
+    # What the optimiser weighs: the draws with this draw's flows per class (a fresh chain).
+    index = {c: i for i, c in enumerate(sc.ccas)}
+    tables = cls.posterior_tables(cls.conditional(point.classifier, sc.ccas, sc.params),
+                                  [index[f.cca] for f in flows], [index[f.classified_as] for f in flows],
+                                  seed=1234, samples=400)
+    per_class = tables[0].sum(axis=0)
+    expected = models.optimised_weights(sc.ccas, sc.counts, "per-cca", sc.groups("per-cca"),
+                                        point.classifier, sc.params)
+    chosen, proportional, seed_optimum = model.mean_min_thr(
+        list(tables), sc.params, sc.counts, np.array([weights, per_class, expected]))
+    print(f"F1 0.6, flows per class {per_class.tolist()}: weights {weights} {chosen:.3f}, "
+          f"proportional {proportional:.3f}, the expected draw's optimum {expected} {seed_optimum:.3f}")
+    assert chosen >= proportional - 0.01 and chosen > seed_optimum
+
+
 @pytest.mark.parametrize("base, change, field", [
     (GOOD, ("[classifier]", 'optimise_params = "seed003"\n[classifier]'), "queues.optimise_params"),
     (OPTIMISED, ('service = "optimised"', 'service = "optimised"\nweights = [1, 1, 1]'), "queues.weights"),
