@@ -147,7 +147,11 @@ def test_unreachable_server_times_out(lab, tmp_path):
     started = time.monotonic()
     load = run_page_load(lab["client"], tmp_path / "two.json", tmp_path / "hosts", timeout=1.0,
                          netns=lab["client_ns"])
-    assert time.monotonic() - started < 5
+    # The 1 s given, not the default 60 s (nor run_page_load's own bound, 31 s here): a
+    # wide margin in wall time, which a busy host stretches.
+    elapsed = time.monotonic() - started
+    print(f"timed out after {elapsed:.2f} s of wall time")
+    assert elapsed < 30
     assert not load.ok and "timeout" in load.error
     assert [o.status for o in load.objects] == ["failed", "skipped", "skipped", "skipped"]
 
