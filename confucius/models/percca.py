@@ -178,13 +178,14 @@ def optimal_rates(p: np.ndarray, counts) -> tuple:
     return rates, min_thr(throughputs(p, rates), counts)
 
 
-def weight_grid(queues: int, most: int = 5000) -> np.ndarray:
+def weight_grid(queues: int, largest_total: int = 100, most: int = 5000) -> np.ndarray:
     """Every whole-number weighting of `queues` queues, each weight at least 1, that sums to
-    the largest total up to 100 with at most `most` weightings (one per row): 100, the
-    qdisc's hundredths, for up to three queues."""
-    if queues < 1:
-        raise ModelInputError("a weighting needs at least one queue")
-    total = next(t for t in range(100, queues - 1, -1) if comb(t - 1, queues - 1) <= most)
+    the largest total up to `largest_total` with at most `most` weightings (one per row):
+    all hundredths for up to three queues."""
+    total = next((t for t in range(largest_total, queues - 1, -1) if comb(t - 1, queues - 1) <= most), None)
+    if queues < 1 or total is None:
+        raise ModelInputError(f"no whole weighting of {queues} queues up to {largest_total} "
+                              f"in at most {most} rows")
     chosen = list(combinations(range(1, total), queues - 1))
     cuts = np.array(chosen, dtype=int).reshape(len(chosen), queues - 1)
     bounds = np.hstack([np.zeros((len(cuts), 1), int), cuts, np.full((len(cuts), 1), total)])
@@ -202,20 +203,22 @@ def mean_min_thr(distributions, params: AggressivenessParams, counts, weightings
     frequencies = np.ones(len(distributions)) if frequencies is None else np.asarray(frequencies, dtype=float)
     rates = weightings / weightings.sum(axis=1, keepdims=True)
     total = np.zeros(len(weightings))
-    for a, frequency in zip(distributions, frequencies):
+    for a, frequency in zip(distributions, frequencies, strict=True):
         a = np.asarray(a, dtype=float) / np.sum(a)
-        thr = rates @ packet_shares(a, advanced_aggressiveness(a, params)).T
+        thr = throughputs(packet_shares(a, advanced_aggressiveness(a, params)), rates.T).T
         total += frequency * np.array([metrics.min_thr(row, counts) for row in thr.tolist()])
     return total / frequencies.sum()
 
 
-def best_weighting(distributions, params: AggressivenessParams, counts,
-                   frequencies=None) -> tuple[tuple[int, ...], float]:
+def best_weighting(distributions, params: AggressivenessParams, counts, frequencies=None,
+                   largest_total: int = 100) -> tuple[tuple[int, ...], float]:
     """The weighting of `weight_grid` with the highest mean MinThr over `distributions`
     (the advanced model, `mean_min_thr`), and that mean; the first of equals, so the choice
     is repeatable."""
-    grid = weight_grid(np.shape(distributions[0])[1])
+    grid = weight_grid(np.shape(distributions[0])[1], largest_total)
     values = mean_min_thr(distributions, params, counts, grid, frequencies)
+    if np.isnan(values).any():
+        raise ModelInputError("the model gave no MinThr for some weighting")
     best = int(np.argmax(values))
     return tuple(int(w) for w in grid[best]), float(values[best])
 

@@ -92,16 +92,20 @@ def draw(q: np.ndarray, flow_ccas: list[int], seed: int) -> list[int]:
 
 def posterior_tables(q: np.ndarray, flow_ccas: list[int], classes: list[int], seed: int,
                      samples: int = 200) -> np.ndarray:
-    """Tables of flows per (CCA, class) that the classifier `q` could have drawn, given how
-    many flows it put in each class: what an operator sees, without knowing which flow uses
-    which CCA. Samples of the draw's distribution conditioned on those counts, by a
-    Metropolis chain that swaps two flows' classes (a swap keeps every class's count), started
-    from the draw `classes` and run for 20 swaps per flow before the first sample and 2
-    between samples, so that the samples depend on the counts and not on the start."""
+    """Tables of flows per (CCA, class) that the classifier `q` could have drawn for these
+    flows of these CCAs, given how many it put in each class: what an operator who knows the
+    flow mix sees, without knowing which flow uses which CCA. Samples of the draw's
+    distribution conditioned on those counts, by a Metropolis chain whose proposals swap two
+    flows' classes (a swap keeps every class's count), started from the draw `classes`, with
+    20 proposals per flow before the first sample and 2 between samples, so that the
+    samples depend on the counts and not on the start. Swaps reach every table with those
+    counts while q has no cycle of zeros (none of the classifiers the scenarios accept has)."""
     rows = np.asarray(flow_ccas)
     state = np.array(classes)
     flows, k = len(rows), len(q)
     burn, thin = 20 * flows, 2 * flows
+    # The point's seed, as its draw's: the measured runs' weights repeat (the burn-in
+    # forgets what the two share).
     rng = np.random.default_rng(seed)
     pairs = rng.integers(flows, size=(burn + samples * thin, 2))
     uniform = rng.random(len(pairs))

@@ -87,19 +87,23 @@ def optimised_weights(ccas: list[str], counts: list[int], policy: str, groups: l
     return tuple(max(1, round(r * WEIGHT_SCALE)) for r in rates)
 
 
-def draw_optimised_weights(ccas: list[str], counts: list[int], policy: str, groups: list[list[int]],
-                           classifier: Classifier, params: AggressivenessParams,
-                           flows: list[tuple[str, str]], seed: int) -> tuple[int, ...]:
+def optimised_weights_over_draws(ccas: list[str], counts: list[int], policy: str, groups: list[list[int]],
+                                 classifier: Classifier, params: AggressivenessParams,
+                                 flows: list[tuple[str, str]], seed: int) -> tuple[int, ...]:
     """The class weights with the advanced model's highest mean MinThr over the draws the
     classifier could have made with the flows per class of this draw (each flow's (cca,
     classified_as)): what an operator who knows the classifier and sees its classes can
     compute. Seed 003's optimum (`optimised_weights`) serves the expected distribution, which
-    a draw of a few flows per CCA is far from."""
+    a draw of a few flows per CCA is far from. The hundredths go to the queues with flows;
+    an empty queue, which any weight leaves unserved, keeps weight 1."""
     sub = _subset_params(params, ccas)
     index = {cca: i for i, cca in enumerate(ccas)}
     tables = cls.posterior_tables(cls.conditional(classifier, ccas, sub),
                                   [index[c] for c, _ in flows], [index[j] for _, j in flows], seed)
     distinct, frequencies = np.unique(tables, axis=0, return_counts=True)
-    weights, _ = model.best_weighting([queue_distribution(t, policy, groups) for t in distinct], sub, counts,
-                                      frequencies)
-    return weights
+    queues = [queue_distribution(t, policy, groups) for t in distinct]
+    used = queues[0].sum(axis=0) > 0
+    best, _ = model.best_weighting([q[:, used] for q in queues], sub, counts, frequencies, WEIGHT_SCALE)
+    weights = np.ones(len(used), dtype=int)
+    weights[used] = best
+    return tuple(int(w) for w in weights)

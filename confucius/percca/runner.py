@@ -81,16 +81,15 @@ def point_weights(scenario: Scenario, point: Point) -> tuple[int, ...]:
                                         scenario.groups(point.policy), point.classifier, params)
     if scenario.service == "optimised-draws":
         drawn = [(f.cca, f.classified_as) for f in flows_of(scenario, point)]
-        return models.draw_optimised_weights(scenario.ccas, scenario.counts, point.policy,
-                                             scenario.groups(point.policy), point.classifier, params,
-                                             drawn, point.seed)
+        return models.optimised_weights_over_draws(scenario.ccas, scenario.counts, point.policy,
+                                                   scenario.groups(point.policy), point.classifier, params,
+                                                   drawn, point.seed)
     return ()
 
 
-def tc_lines(scenario: Scenario, point: Point, flows: list[Flow]) -> list[str]:
-    weights = list(point_weights(scenario, point)) or None
+def tc_lines(scenario: Scenario, point: Point, flows: list[Flow], weights: tuple[int, ...]) -> list[str]:
     return tc.bottleneck(point.policy, scenario.qdisc, scenario.rate_bps, scenario.buffer,
-                         queue_count(scenario, point), weights, [(f.port, f.queue) for f in flows],
+                         queue_count(scenario, point), list(weights) or None, [(f.port, f.queue) for f in flows],
                          active=scenario.service == "active")
 
 
@@ -98,11 +97,11 @@ def occupancy_kind(scenario: Scenario, point: Point) -> str:
     return "confucius" if point.policy != "shared" and scenario.qdisc == "confucius" else "qdisc"
 
 
-def guest_spec(scenario: Scenario, point: Point, flows: list[Flow]) -> dict:
+def guest_spec(scenario: Scenario, point: Point, flows: list[Flow], weights: tuple[int, ...]) -> dict:
     return {"rtt_s": scenario.rtt_s, "warmup_s": scenario.warmup_s, "duration_s": scenario.duration_s,
             "port": FIRST_PORT, "sample_s": scenario.sample_s,
             "flows": [{"cca": f.cca, "queue": f.queue} for f in flows],
-            "tc": tc_lines(scenario, point, flows), "occupancy": occupancy_kind(scenario, point)}
+            "tc": tc_lines(scenario, point, flows, weights), "occupancy": occupancy_kind(scenario, point)}
 
 
 def run_dir(root: Path, scenario: Scenario, point: Point) -> Path:
@@ -115,18 +114,22 @@ def _queue_names(scenario: Scenario, point: Point) -> list[list[str]]:
     return [[scenario.ccas[i] for i in group] for group in scenario.groups(point.policy)]
 
 
-def _model(scenario: Scenario, point: Point, which: str) -> float | None:
+def _model(scenario: Scenario, point: Point, which: str, weights: tuple[int, ...]) -> float | None:
+    """The model's MinThr for the classifier's expected draw; none for weights chosen for
+    this run's own draw (service "optimised-draws"), which the report's "on draws" columns
+    judge instead."""
+    if scenario.service == "optimised-draws" and point.policy != "shared":
+        return None
     value = models.predicted_min_thr(scenario.ccas, scenario.counts, point.policy,
                                      scenario.groups(point.policy), point.classifier,
-                                     point_weights(scenario, point), scenario.params, which)
+                                     weights, scenario.params, which)
     return None if math.isnan(value) else value
 
 
-def _run_row(scenario: Scenario, point: Point, flows: list[Flow], spec: dict, directory: Path,
-             versions: dict) -> dict:
+def _run_row(scenario: Scenario, point: Point, flows: list[Flow], weights: tuple[int, ...], spec: dict,
+             directory: Path, versions: dict) -> dict:
     c = point.classifier
     index = {cca: i for i, cca in enumerate(scenario.ccas)}
-    weights = point_weights(scenario, point)
     return {
         "point_key": point.key, "policy": point.policy, "qdisc": scenario.qdisc if point.policy != "shared" else "pfifo",
         "service": scenario.service,
@@ -143,8 +146,8 @@ def _run_row(scenario: Scenario, point: Point, flows: list[Flow], spec: dict, di
         "time_mode": time_mode(scenario.engine),
         "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
         "versions": json.dumps(versions),
-        "model_simple": _model(scenario, point, "simple"),
-        "model_advanced": _model(scenario, point, "advanced"),
+        "model_simple": _model(scenario, point, "simple", weights),
+        "model_advanced": _model(scenario, point, "advanced", weights),
     }
 
 
@@ -192,10 +195,10 @@ def _boot(scenario: Scenario, point: Point, flows: list[Flow], directory: Path, 
         return None, f"{err}\nguest.log:\n{log.read_text(errors='replace')[-3000:] if log.is_file() else ''}"
 
 
-def _simulate(scenario: Scenario, point: Point, flows: list[Flow], directory: Path, row: dict,
-              echo: bool) -> tuple[Figures | None, str | None]:
+def _simulate(scenario: Scenario, point: Point, flows: list[Flow], weights: tuple[int, ...], directory: Path,
+              row: dict, echo: bool) -> tuple[Figures | None, str | None]:
     """One ns-3 run of the point; what ns-3 installed stands where the lab's tc lines do."""
-    args = ns3.arguments(scenario, point, flows, queue_count(scenario, point), point_weights(scenario, point))
+    args = ns3.arguments(scenario, point, flows, queue_count(scenario, point), weights)
     row["tc_commands"] = json.dumps([ns3.PERCCA.name, *args])
     row["guest_kernel"] = f"ns-3 {ns3.describe()['ns3']}"
     if echo:
@@ -213,12 +216,15 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
     directory = run_dir(root, scenario, point)
     directory.mkdir(parents=True, exist_ok=True)
     flows = flows_of(scenario, point)
-    spec = guest_spec(scenario, point, flows)
+    weights = point_weights(scenario, point)
+    spec = guest_spec(scenario, point, flows, weights)
     (directory / "spec.json").write_text(json.dumps(spec, indent=1) + "\n")
-    row = _run_row(scenario, point, flows, spec, directory, versions)
-    measure = _simulate if scenario.engine == "ns3" else _boot
+    row = _run_row(scenario, point, flows, weights, spec, directory, versions)
     started = time.time()
-    fig, error = measure(scenario, point, flows, directory, row, echo)
+    if scenario.engine == "ns3":
+        fig, error = _simulate(scenario, point, flows, weights, directory, row, echo)
+    else:
+        fig, error = _boot(scenario, point, flows, directory, row, echo)
     row.update(started_unix=started, wall_s=time.time() - started,
                status="ok" if error is None else "failed", error=error)
     measured = ([], [], [])

@@ -118,7 +118,7 @@ class Scenario:
     classifiers: tuple[Classifier, ...]
     params: AggressivenessParams
     params_source: str
-    optimise_params: AggressivenessParams | None = None   # service "optimised"; None: params
+    optimise_params: AggressivenessParams | None = None   # the optimised services; None: params
     description: str = ""
     digest: str = field(default="")
 

@@ -47,8 +47,8 @@ def test_boots_the_lab_environment_and_pings_across_namespaces(tmp_path):
     assert "3 received" in result.output and "rtt min/avg/max/mdev = 10.0" in result.output
     assert "Linux version" in (tmp_path / "dmesg.txt").read_text()
     # The boot finished; how long it took is the host's wall time, a figure, not a check.
-    print(f"booted in {result.boot_time:.1f} s of wall time")
     assert result.boot_time is not None
+    print(f"booted in {result.boot_time:.1f} s of wall time")
 
 
 def test_our_module_loads_by_name_and_shapes(tmp_path):

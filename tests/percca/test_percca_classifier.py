@@ -3,6 +3,7 @@
 is the target F1 (seed 003 Eq. 10) and the misclassifications follow Eq. 7: spread alike
 over the other CCAs, falling as 1/√g_i."""
 
+import itertools
 import math
 
 import numpy as np
@@ -74,39 +75,35 @@ def test_the_models_on_a_draw_follow_where_its_bbr_flows_went():
     assert low < 0.5
 
 
-def _rejection_posterior(q, flow_ccas, per_class, draws=60000):
-    """The tables of plain draws whose flows per class are `per_class`, averaged: the
-    posterior the chain must sample, by brute force."""
+def _exact_posterior(q, flow_ccas, per_class):
+    """The mean table over every assignment of classes to the flows that has `per_class`
+    flows per class, each weighed by its probability Π q[cca, class]: the posterior the
+    chain must sample, by enumeration."""
     rows = np.asarray(flow_ccas)
-    uniform = np.random.default_rng(99).random((draws, len(rows)))[:, :, None]
-    classes = (uniform >= np.cumsum(q, axis=1)[rows][None]).sum(axis=2).clip(max=len(q) - 1)
-    kept = classes[((classes[:, :, None] == np.arange(len(q))).sum(axis=1) == per_class).all(axis=1)]
-    tables = np.zeros((len(kept), len(q), len(q)))
-    for i in range(len(q)):
-        for j in range(len(q)):
-            tables[:, i, j] = ((rows == i) & (kept == j)).sum(axis=1)
-    return tables.mean(axis=0), len(kept)
+    total, mean = 0.0, np.zeros(q.shape)
+    for classes in itertools.product(range(len(q)), repeat=len(rows)):
+        if (np.bincount(classes, minlength=len(q)) == per_class).all():
+            weight = np.prod(q[rows, classes])
+            table = np.zeros(q.shape)
+            np.add.at(table, (rows, classes), 1)
+            total += weight
+            mean += weight * table
+    return mean / total
 
 
 def test_posterior_tables_keep_the_counts_and_sample_the_conditioned_draw():
     q = cls.conditional(Classifier("f1", f1=0.6), CCAS, SEED003)
-    flow_ccas = [i for i in range(3) for _ in range(5)]
-    classes = cls.draw(q, flow_ccas, 1)
+    flow_ccas = [0, 0, 0, 1, 1, 2, 2]
+    classes = [0, 1, 2, 2, 1, 2, 0]
     per_class = np.bincount(classes, minlength=3)
-    tables = cls.posterior_tables(q, flow_ccas, classes, seed=7, samples=2000)
-    assert (tables.sum(axis=1) == per_class).all() and (tables.sum(axis=2) == 5).all()
-    expected, kept = _rejection_posterior(q, flow_ccas, per_class)
-    print(f"per class {per_class.tolist()}: chain\n{tables.mean(axis=0).round(2)}\n"
-          f"rejection ({kept} draws kept)\n{expected.round(2)}")
-    assert kept > 1000
-    np.testing.assert_allclose(tables.mean(axis=0), expected, atol=0.2)
-    # The chain forgets its start: begun from another draw with the same counts.
-    swapped = list(classes)
-    f, g = next((f, g) for f in range(15) for g in range(15)
-                if flow_ccas[f] != flow_ccas[g] and classes[f] != classes[g])
-    swapped[f], swapped[g] = swapped[g], swapped[f]
-    again = cls.posterior_tables(q, flow_ccas, swapped, seed=8, samples=2000)
-    np.testing.assert_allclose(again.mean(axis=0), expected, atol=0.2)
+    tables = cls.posterior_tables(q, flow_ccas, classes, seed=7, samples=4000)
+    assert (tables.sum(axis=1) == per_class).all() and (tables.sum(axis=2) == [3, 2, 2]).all()
+    expected = _exact_posterior(q, flow_ccas, per_class)
+    print(f"per class {per_class.tolist()}: chain\n{tables.mean(axis=0).round(3)}\nexact\n{expected.round(3)}")
+    np.testing.assert_allclose(tables.mean(axis=0), expected, atol=0.05)
+    # The chain forgets its start: begun from another assignment with the same counts.
+    again = cls.posterior_tables(q, flow_ccas, [2, 0, 1, 0, 2, 1, 2], seed=8, samples=4000)
+    np.testing.assert_allclose(again.mean(axis=0), expected, atol=0.05)
 
 
 def test_an_ideal_classifiers_posterior_is_its_draw():

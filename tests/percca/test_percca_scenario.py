@@ -125,7 +125,7 @@ def test_optimised_service_installs_the_optimisers_rates_as_weights(tmp_path):
     assert weights == tuple(max(1, round(r * models.WEIGHT_SCALE)) for r in rates)
     assert abs(sum(weights) - models.WEIGHT_SCALE) <= len(weights)
     flows = runner.flows_of(sc, point)
-    root = runner.tc_lines(sc, point, flows)[0]
+    root = runner.tc_lines(sc, point, flows, weights)[0]
     assert root.endswith("weights " + ":".join(map(str, weights)))
     # What the run stores beside it: the model with these (rounded) weights, near the optimum.
     predicted = models.predicted_min_thr(sc.ccas, sc.counts, "per-cca", sc.groups("per-cca"), point.classifier,
@@ -149,7 +149,7 @@ def test_optimised_draws_service_beats_proportional_and_the_expected_optimum_on_
     flows = runner.flows_of(sc, point)
     weights = runner.point_weights(sc, point)
     assert sum(weights) == 100 and runner.point_weights(sc, point) == weights
-    assert runner.tc_lines(sc, point, flows)[0].endswith("weights " + ":".join(map(str, weights)))
+    assert runner.tc_lines(sc, point, flows, weights)[0].endswith("weights " + ":".join(map(str, weights)))
     # What the optimiser weighs: the draws with this draw's flows per class (a fresh chain).
     index = {c: i for i, c in enumerate(sc.ccas)}
     tables = cls.posterior_tables(cls.conditional(point.classifier, sc.ccas, sc.params),
@@ -163,6 +163,23 @@ def test_optimised_draws_service_beats_proportional_and_the_expected_optimum_on_
     print(f"F1 0.6, flows per class {per_class.tolist()}: weights {weights} {chosen:.3f}, "
           f"proportional {proportional:.3f}, the expected draw's optimum {expected} {seed_optimum:.3f}")
     assert chosen >= proportional - 0.01 and chosen > seed_optimum
+
+
+def test_optimised_draws_service_gives_an_empty_class_weight_1_and_serves_per_class_queues(tmp_path):
+    from confucius.percca import models, runner
+    sc = read(GOOD.replace("[classifier]", 'service = "optimised-draws"\n[classifier]'), tmp_path)
+    # A draw that put no flow in CUBIC's class (a CUBIC flow taken for Reno, one for BBR).
+    flows = [("reno", "reno")] * 3 + [("cubic", "reno"), ("cubic", "bbr"), ("cubic", "reno")] + [("bbr", "bbr")] * 3
+    f1 = sc.classifiers[0]
+    weights = models.optimised_weights_over_draws(sc.ccas, sc.counts, "per-cca", sc.groups("per-cca"), f1,
+                                                  sc.params, flows, seed=1)
+    assert weights[1] == 1 and weights[0] + weights[2] == 100
+    merged = models.optimised_weights_over_draws(sc.ccas, sc.counts, "per-class", sc.groups("per-class"), f1,
+                                                 sc.params, flows, seed=1)
+    assert len(merged) == 2 and sum(merged) == 100
+    # Stored beside each run: no prediction for the expected draw, whose weights these are not.
+    point = next(p for p in sc.points() if p.policy == "per-cca")
+    assert runner._model(sc, point, "advanced", runner.point_weights(sc, point)) is None
 
 
 @pytest.mark.parametrize("base, change, field", [
