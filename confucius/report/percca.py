@@ -99,6 +99,15 @@ def _x(row: PointRow) -> float:
     return row.f1_target if row.f1_target is not None else row.f1_drawn
 
 
+def axis(sc: percca_scenario.Scenario):
+    """The figure's x axis for a scenario, (label, position of a row): the classifiers'
+    interval when all are published ones (seed 003 Fig. 4), else F1."""
+    intervals = {c.label: c.interval_s for c in sc.classifiers if c.kind == "published"}
+    if intervals and len(intervals) == len(sc.classifiers):
+        return "classifier interval (s)", lambda row: intervals[row.classifier]
+    return "classifier F1", _x
+
+
 def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
     import matplotlib
     matplotlib.use("Agg")
@@ -111,28 +120,33 @@ def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
     fig, axes = plt.subplots(1, len(names), figsize=(6 * len(names), 4.5), squeeze=False)
     for ax, name in zip(axes[0], names):
         sc = scenarios[name]
+        label, x = axis(sc)
         mine = [r for r in rows if r.scenario == name]
         for policy in sorted({r.policy for r in mine}):
             colour = POLICY_COLOURS[policy]
-            points = sorted((r for r in mine if r.policy == policy), key=_x)
             if policy == "shared":
-                for r in points:
+                for r in (r for r in mine if r.policy == policy):
                     ax.axhspan(r.min_thr_low, r.min_thr_high, color=colour, alpha=0.15)
                     ax.axhline(r.min_thr, color=colour, label=f"shared FIFO, lab ({r.runs} runs)")
+                _model_curves(ax, sc, policy, colour)
+                continue
+            points = sorted((r for r in mine if r.policy == policy), key=x)
+            ax.errorbar([x(r) for r in points], [r.min_thr for r in points],
+                        yerr=[[r.min_thr - r.min_thr_low for r in points],
+                              [r.min_thr_high - r.min_thr for r in points]],
+                        fmt="o", color=colour, capsize=3, label=f"{policy}, lab (mean, min-max)")
+            if all(c.kind == "f1" for c in sc.classifiers):
+                _model_curves(ax, sc, policy, colour)
             else:
-                ax.errorbar([_x(r) for r in points], [r.min_thr for r in points],
-                            yerr=[[r.min_thr - r.min_thr_low for r in points],
-                                  [r.min_thr_high - r.min_thr for r in points]],
-                            fmt="o", color=colour, capsize=3, label=f"{policy}, lab (mean, min-max)")
-            _model_curves(ax, sc, policy, colour)
-        ax.set_xlabel("classifier F1")
+                _model_points(ax, points, x, policy, colour)
+        ax.set_xlabel(label)
         ax.set_ylabel("MinThr (of the fair share)")
         counts = ", ".join(f"{n} {c}" for c, n in sc.flows)
         ax.set_title(f"{name}: {counts}\n{sc.rate_bps / 1e6:g} Mbit/s, {sc.rtt_s * 1e3:g} ms, "
                      f"{sc.buffer} packets, {sc.qdisc}", fontsize=9)
         ax.set_ylim(0, 1.05)
         ax.grid(alpha=0.3)
-        ax.legend(fontsize=7, loc="upper left")
+        ax.legend(fontsize=7, loc="best")
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=130)
@@ -145,22 +159,35 @@ def _weights_at(sc: percca_scenario.Scenario, policy: str, f1: float) -> tuple[i
 
 
 def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) -> None:
-    """The models' MinThr against F1 for the classifier's expected draw; none for service
-    "optimised-draws", whose weights belong to each run's draw (its runs carry their own)."""
+    """The models' MinThr against F1 for the classifier's expected draw (a level for the
+    shared FIFO); none for service "optimised-draws", whose weights belong to each run's
+    draw (its runs carry their own)."""
     if sc.service == "optimised-draws" and policy != "shared":
         return
     groups = sc.groups(policy)
+    if policy == "shared":
+        for which, style in zip(MODELS, (":", "--")):
+            y = models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, None, (), sc.params, which)
+            if not math.isnan(y):
+                ax.axhline(y, linestyle=style, color=colour, label=f"{policy}, {which} model")
+        return
     try:
         low = lowest_f1([sc.params.g[c] for c in sc.ccas])
     except KeyError:
         return
     f1s = np.linspace(max(low, 0.34), 1.0, 60)
     for which, style in zip(MODELS, (":", "--")):
-        if policy == "shared":
-            y = models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, None, (), sc.params, which)
-            values = [y] * len(f1s)
-        else:
-            values = [models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, Classifier("f1", f1=f),
-                                               _weights_at(sc, policy, f), sc.params, which) for f in f1s]
+        values = [models.predicted_min_thr(sc.ccas, sc.counts, policy, groups, Classifier("f1", f1=f),
+                                           _weights_at(sc, policy, f), sc.params, which) for f in f1s]
         if not all(math.isnan(v) for v in values):
             ax.plot(f1s, values, style, color=colour, label=f"{policy}, {which} model")
+
+
+def _model_points(ax, points: list[PointRow], x, policy: str, colour: str) -> None:
+    """The models' MinThr at each point, for classifiers that no F1 curve describes (per-CCA
+    accuracies, published ones): stored with the runs, for the classifier's expected draw."""
+    for which, style in zip(MODELS, (":", "--")):
+        values = [getattr(r, f"model_{which}") for r in points]
+        if any(v is not None for v in values):
+            ax.plot([x(r) for r in points], [math.nan if v is None else v for v in values], style,
+                    marker="x", color=colour, label=f"{policy}, {which} model")

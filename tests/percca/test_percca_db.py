@@ -3,11 +3,13 @@
 report, and exported as the inputs of `confucius model percca-fit`."""
 
 import json
+from dataclasses import replace
 
 import pytest
 
 from confucius.lab import uml
 from confucius.lab.db import SCHEMA_VERSION, Database, DatabaseError
+from confucius.lab.engine import REPO
 from confucius.provenance import program_digest
 from confucius.models import fitting
 from confucius.percca import runner, scenario as percca_scenario, stored
@@ -88,3 +90,14 @@ def test_the_report_names_the_points_whose_seeds_ran_different_programs(tmp_path
               versions={"binaries_sha256": {"uml": "k1"}})
         assert report.mixed_programs(db, None) == {("mix", "shared", "-"): {"uml": ["k1", "k2"]}}
         assert report.mixed_programs(db, "other") == {}
+
+
+def test_the_figure_puts_published_classifiers_on_their_interval_and_the_rest_on_f1():
+    published = percca_scenario.load(REPO / "scenarios/percca/percca-published.toml")
+    label, x = report.axis(published)
+    row = report.PointRow("percca-published", "per-cca", "dragonfly@5s", None, 0.91, 3, 0.9, 0.8, 1.0,
+                          0.97, 0.93, 0.7, 0.66, 0.85, 0.87)
+    assert label == "classifier interval (s)" and x(row) == 5.0
+    equal = percca_scenario.load(REPO / "scenarios/percca/percca-equal.toml")
+    label, x = report.axis(equal)
+    assert label == "classifier F1" and x(row) == 0.91 and x(replace(row, f1_target=0.83)) == 0.83
