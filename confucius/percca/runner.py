@@ -114,11 +114,17 @@ def _queue_names(scenario: Scenario, point: Point) -> list[list[str]]:
     return [[scenario.ccas[i] for i in group] for group in scenario.groups(point.policy)]
 
 
+def weights_follow_the_draw(scenario: Scenario, policy: str) -> bool:
+    """Whether a point's weights were chosen for its own draw (service "optimised-draws"),
+    so that the models on the classifier's expected draw say nothing of them: the report's
+    "on draws" columns judge them instead."""
+    return scenario.service == "optimised-draws" and policy != "shared"
+
+
 def _model(scenario: Scenario, point: Point, which: str, weights: tuple[int, ...]) -> float | None:
-    """The model's MinThr for the classifier's expected draw; none for weights chosen for
-    this run's own draw (service "optimised-draws"), which the report's "on draws" columns
-    judge instead."""
-    if scenario.service == "optimised-draws" and point.policy != "shared":
+    """The model's MinThr for the classifier's expected draw (none where the weights follow
+    the draw)."""
+    if weights_follow_the_draw(scenario, point.policy):
         return None
     value = models.predicted_min_thr(scenario.ccas, scenario.counts, point.policy,
                                      scenario.groups(point.policy), point.classifier,

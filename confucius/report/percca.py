@@ -135,7 +135,7 @@ def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
                         yerr=[[r.min_thr - r.min_thr_low for r in points],
                               [r.min_thr_high - r.min_thr for r in points]],
                         fmt="o", color=colour, capsize=3, label=f"{policy}, lab (mean, min-max)")
-            if all(c.kind == "f1" for c in sc.classifiers):
+            if all(c.kind in ("f1", "ideal") for c in sc.classifiers):
                 _model_curves(ax, sc, policy, colour)
             else:
                 _model_points(ax, points, x, policy, colour)
@@ -160,9 +160,8 @@ def _weights_at(sc: percca_scenario.Scenario, policy: str, f1: float) -> tuple[i
 
 def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) -> None:
     """The models' MinThr against F1 for the classifier's expected draw (a level for the
-    shared FIFO); none for service "optimised-draws", whose weights belong to each run's
-    draw (its runs carry their own)."""
-    if sc.service == "optimised-draws" and policy != "shared":
+    shared FIFO); none where the weights follow each run's draw."""
+    if runner.weights_follow_the_draw(sc, policy):
         return
     groups = sc.groups(policy)
     if policy == "shared":
