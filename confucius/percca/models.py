@@ -87,6 +87,21 @@ def optimised_weights(ccas: list[str], counts: list[int], policy: str, groups: l
     return tuple(max(1, round(r * WEIGHT_SCALE)) for r in rates)
 
 
+def check_optimiser(service: str, ccas: list[str], counts: list[int], policy: str,
+                    groups: list[list[int]], classifier: Classifier,
+                    params: AggressivenessParams) -> None:
+    """Raise ModelInputError (or KeyError) where `service`'s optimiser cannot run at this
+    point with these parameters: seed 003's (`optimised`) solves its LP for the expected
+    distribution; the draws' (`optimised-draws`) needs the advanced model's MinThr for every
+    weighting, tried here on the expected distribution."""
+    if service == "optimised":
+        optimised_weights(ccas, counts, policy, groups, classifier, params)
+        return
+    sub = _subset_params(params, ccas)
+    queues = queue_distribution(expected_distribution(classifier, ccas, counts, sub), policy, groups)
+    model.best_weighting([queues], sub, counts)
+
+
 def optimised_weights_over_draws(ccas: list[str], counts: list[int], policy: str, groups: list[list[int]],
                                  classifier: Classifier, params: AggressivenessParams,
                                  flows: list[tuple[str, str]], seed: int) -> tuple[int, ...]:

@@ -60,7 +60,7 @@ from confucius.models.validate import ModelInputError
 from confucius.units import UnitError, parse_time
 
 from .classifier import KINDS, Classifier
-from .models import optimised_weights
+from .models import check_optimiser
 
 POLICIES = ("shared", "per-cca", "per-class")
 SERVICES = ("flows", "weights", "optimised", "optimised-draws", "active")
@@ -316,14 +316,14 @@ def _read_published(t: _Table, ccas: list[str]) -> tuple[Classifier, ...]:
 
 
 def _check_optimisable(scenario: Scenario) -> None:
-    """Every point of an optimised service needs the advanced model's optimum (§III-F),
-    whose parameters the draws' optimum needs too."""
+    """Every point of an optimised service needs the advanced model (§III-F) with
+    parameters its optimiser can use."""
     params = scenario.optimise_params or scenario.params
     for policy in (p for p in scenario.policies if p != "shared"):
         for classifier in scenario.classifiers:
             try:
-                optimised_weights(scenario.ccas, scenario.counts, policy, scenario.groups(policy),
-                                  classifier, params)
+                check_optimiser(scenario.service, scenario.ccas, scenario.counts, policy,
+                                scenario.groups(policy), classifier, params)
             except (ModelInputError, KeyError) as err:
                 raise ScenarioError(f"{scenario.path}: queues.service: \"{scenario.service}\" needs the advanced "
                                     f"model's optimum for {policy} at {classifier.label}, which these "

@@ -193,9 +193,10 @@ def test_bad_optimised_fields_are_named(tmp_path, base, change, field):
         read(base.replace(*change), tmp_path)
 
 
-def test_optimised_service_needs_the_advanced_models_pairs(tmp_path):
+@pytest.mark.parametrize("service", ["optimised", "optimised-draws"])
+def test_optimised_services_need_the_advanced_models_pairs(tmp_path, service):
     (tmp_path / "g-only.json").write_text('{"ccas": ["reno", "cubic", "bbr"], '
                                           '"g": {"reno": 0.1, "cubic": 0.2, "bbr": 2.7}}')
-    text = OPTIMISED.replace('service = "optimised"', 'service = "optimised"\noptimise_params = "g-only.json"')
-    with pytest.raises(ScenarioError, match=r"queues\.service: \"optimised\" needs the advanced model's optimum"):
+    text = OPTIMISED.replace('service = "optimised"', f'service = "{service}"\noptimise_params = "g-only.json"')
+    with pytest.raises(ScenarioError, match=rf"queues\.service: \"{service}\" needs the advanced model's optimum"):
         read(text, tmp_path)
