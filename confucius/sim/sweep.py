@@ -45,18 +45,31 @@ def in_process(tasks: Sequence[planning.SimTask], binary: Path) -> Iterator[Outc
             yield task, None, str(err), started, time.monotonic() - clock
 
 
+# A local cluster's upkeep for a dashboard it does not have: the servers' 20 ms event-loop
+# tick, the workers' 10 ms statistical profiler and the 500 ms system monitor. Measured with
+# one worker: 9 % of a core when idle, 2.4 % with these settings.
+QUIET_CLUSTER = {
+    "distributed.admin.tick.interval": "1s",
+    "distributed.worker.profile.enabled": False,
+    "distributed.admin.system-monitor.interval": "10s",
+}
+
+
 @contextmanager
 def dask_client(address: str | None, workers: int):
-    """A client of the scheduler at `address`, or of a local cluster of `workers`
-    single-threaded processes (the simulator is single-threaded: one core each)."""
+    """A client of the scheduler at `address` (left as its owner configured it), or of a
+    local cluster of `workers` single-threaded processes (the simulator is single-threaded:
+    one core each)."""
+    import dask
     from distributed import Client, LocalCluster
 
     if address:
         with Client(address) as client:
             yield client
         return
-    with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
-                      silence_logs=40) as cluster, Client(cluster) as client:
+    with dask.config.set(QUIET_CLUSTER), \
+            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+                         silence_logs=40) as cluster, Client(cluster) as client:
         yield client
 
 
