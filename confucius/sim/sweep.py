@@ -67,8 +67,9 @@ def dask_client(address: str | None, workers: int):
         with Client(address) as client:
             yield client
         return
+    # The scheduler's HTTP server on any free port: on 8787, the default, a second sweep warns.
     with dask.config.set(QUIET_CLUSTER), \
-            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None,
+            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                          silence_logs=40) as cluster, Client(cluster) as client:
         yield client
 
