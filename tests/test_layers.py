@@ -13,13 +13,14 @@ PACKAGE = Path(__file__).resolve().parents[1] / "confucius"
 # Each part and the parts it may import. `cli` and `__main__` sit on top (the command line
 # registers every part by name, lazily).
 ALLOWED = {
-    "metrics": set(), "units": set(), "rtflow": set(), "provenance": set(), "ns3": {"provenance"},
+    "metrics": set(), "units": set(), "rtflow": set(), "provenance": set(), "cluster": set(),
+    "ns3": {"provenance"},
     "web": {"metrics", "units"},
     "models": {"metrics", "units"},
     "coredemo": set(),
     # the simulator reads the lab's scenarios, writes its database and prints the report's table
-    "sim": {"metrics", "units", "rtflow", "provenance", "ns3", "web", "lab", "report"},
-    "lab": {"metrics", "units", "rtflow", "provenance", "web"},
+    "sim": {"metrics", "units", "rtflow", "provenance", "cluster", "ns3", "web", "lab", "report"},
+    "lab": {"metrics", "units", "rtflow", "provenance", "cluster", "web"},
     "percca": {"metrics", "units", "models", "provenance", "ns3", "lab"},
     "report": {"metrics", "units", "rtflow", "provenance", "web", "lab", "models", "percca"},
     "cli": set(), "__main__": {"cli"},

@@ -288,7 +288,8 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
 
 
 def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional[Path], resume: bool,
-                  attempts: int, max_failures: int, echo: bool) -> None:
+                  attempts: int, max_failures: int, echo: bool, workers: int = 1,
+                  address: Optional[str] = None) -> None:
     from confucius.lab import runner, scenario as scenario_module
     from confucius.lab.db import DatabaseError
 
@@ -298,7 +299,8 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
                                    results_root=results or runner.DEFAULT_RESULTS,
                                    schedulers=_names(choice.schedulers), controllers=_names(choice.controllers),
                                    resume=resume, attempts=attempts, max_failures=max_failures,
-                                   progress=sys.stderr.isatty() and not echo, echo=echo)
+                                   progress=sys.stderr.isatty() and not echo, echo=echo,
+                                   workers=workers, address=address)
     except (runner.RunnerError, scenario_module.ScenarioError, DatabaseError) as err:
         _fail(str(err))
     typer.echo(f"{loaded.name}: {report.runs} runs ({report.failed} failed), "
@@ -353,10 +355,16 @@ def matrix_command(
     results: Optional[Path] = _RESULTS,
     attempts: int = typer.Option(3, min=1, help="Tries per measurement (disturbed or failed ones are redone)."),
     max_failures: int = typer.Option(3, min=1, help="Stop after this many failed runs in a row."),
+    workers: int = typer.Option(1, min=1, help="VMs at once, on a local Dask cluster (one core each); "
+                                                "runs in real time (qemu) still take the machine in turn."),
+    scheduler: Optional[str] = typer.Option(None, "--scheduler",
+                                            help="A Dask scheduler's address (tcp://host:8786) whose workers "
+                                                 "run the VMs (each needs this tree at the same path)."),
     echo: bool = _ECHO,
 ):
     """Run SCENARIO's whole matrix, resuming: measurements already in the database are skipped."""
-    _run_scenario(choice, db, results, resume=True, attempts=attempts, max_failures=max_failures, echo=echo)
+    _run_scenario(choice, db, results, resume=True, attempts=attempts, max_failures=max_failures, echo=echo,
+                  workers=workers, address=scheduler)
 
 
 @_scenario_command("plan")

@@ -113,7 +113,7 @@ class FlentTest:
     data_file: Path | None
     summary: flent.FlentSummary | None
     error: str | None
-    plot: Path | None = None         # Flent's plot, drawn on the host (runner.execute)
+    plot: Path | None = None         # Flent's plot, drawn on the host (runner.measure)
     plot_error: str | None = None
 
 

@@ -29,9 +29,9 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable, Iterator, Sequence
 
-from confucius import rtflow
+from confucius import cluster, rtflow
 from confucius.provenance import program_digest
 
 from . import schedulers as sched
@@ -520,9 +520,18 @@ def _failure(result: vm.VMResult, directory: Path) -> str | None:
         return f"{err}\nguest.log:\n{tail}"
 
 
-def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, results_root: Path,
-            versions: dict, echo: bool = False) -> tuple[int, RunData | None, str | None]:
-    """Boot the VM for one task; store what came back. Returns (run id, data, error)."""
+@dataclass
+class Measurement:
+    """What one task's VM boot gave, for the database: its `runs` row, the run's data (None
+    where nothing can be trusted) and the error (None if it went well)."""
+    row: dict
+    data: RunData | None
+    error: str | None
+
+
+def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
+            echo: bool = False) -> Measurement:
+    """Boot the VM for one task and read what it left (here or on a Dask worker)."""
     directory = _run_dir(results_root, scenario, task)
     inputs = workload.write_inputs([workload.page(scenario, ref) for ref, _ in task.pages],
                                    directory / "inputs", lambda path: in_guest(directory, path)) if task.pages else {}
@@ -553,8 +562,31 @@ def execute(scenario: Scenario, task: Task, db: Database, scenario_id: int, resu
                status="ok" if error is None else "failed", error=error)
     if data is not None:
         row.update(_measured(data))
-    run_id = db.store_run(scenario_id, row, data)
-    return run_id, data, error
+    return Measurement(row, data, error)
+
+
+def measurements(tasks: Sequence[Task], scenario: Scenario, results_root: Path, versions: dict,
+                 echo: bool = False, workers: int = 1,
+                 address: str | None = None) -> Iterator[tuple[Task, Measurement]]:
+    """Each task's measurement as it finishes: here, one after the other, or on Dask
+    (cluster.as_completed: a local cluster of `workers`, or the scheduler at `address`),
+    one VM per worker. A run in real time takes the machine's slot (engine.machine_slot),
+    so qemu's runs wait for each other whatever the workers; UML's in virtual time do not."""
+    if workers == 1 and address is None:
+        for task in tasks:
+            yield task, measure(task, scenario, results_root, versions, echo)
+        return
+    for task, measured, error, _ in cluster.as_completed(measure, tasks, scenario, results_root, versions, echo,
+                                                          address=address, workers=workers):
+        if error is not None:
+            raise RunnerError(f"{task_name(task)} raised on its worker: {error}")
+        yield task, measured
+
+
+def task_name(task: Task) -> str:
+    cell = task.cell
+    return (f"{cell.scheduler.name} / {cell.controller} / rep {cell.repetition}"
+            f"{f' / {len(task.pages)} pages' if task.pages else ''}")
 
 
 # --------------------------------------------------------------------------- the matrix
@@ -570,9 +602,12 @@ class MatrixReport:
 
 def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: Path = DEFAULT_RESULTS,
                schedulers=None, controllers=None, resume: bool = True, attempts: int = 3,
-               max_failures: int = 3, progress: bool = True, echo: bool = False,
+               max_failures: int = 3, progress: bool = True, echo: bool = False, workers: int = 1,
+               address: str | None = None,
                on_run: Callable[[Task, RunData | None, str | None], None] | None = None) -> MatrixReport:
-    """Run what is still to do; stop after `max_failures` failed runs in a row."""
+    """Run what is still to do (`measurements`: with more than one worker or a scheduler's
+    `address`, on Dask) and store each run as it finishes; stop after `max_failures` failed
+    runs in a row."""
     check_built(scenario)
     cells(scenario, schedulers, controllers)  # unknown names are refused before anything is written
     report = MatrixReport()
@@ -585,10 +620,10 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
         versions = provenance(scenario.engine)
         failures_in_row = 0
         with Progress(progress, sum(t.units for t in tasks)) as bar:
-            for task in tasks:
-                bar.describe(f"{task.cell.scheduler.name} / {task.cell.controller} / rep {task.cell.repetition}"
-                             f"{f' / {len(task.pages)} pages' if task.pages else ''}")
-                run_id, data, error = execute(scenario, task, db, scenario_id, results_root, versions, echo)
+            bar.describe(f"{scenario.name}: {len(tasks)} runs")
+            for task, measured in measurements(tasks, scenario, results_root, versions, echo, workers, address):
+                data, error = measured.data, measured.error
+                run_id = db.store_run(scenario_id, measured.row, data)
                 report.runs += 1
                 report.run_ids.append(run_id)
                 if on_run:
@@ -604,6 +639,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
                         raise RunnerError(f"{failures_in_row} runs in a row failed; the last: {error}")
                 else:
                     failures_in_row = 0
+                bar.describe(task_name(task))
                 bar.advance(task.units)
     return report
 

@@ -9,11 +9,11 @@ failed task is stored as a failed run with its error while the others go on."""
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
+from confucius import cluster
 from confucius.lab.db import Database
 from confucius.lab.runner import Progress
 from confucius.lab.scenario import Scenario
@@ -45,53 +45,15 @@ def in_process(tasks: Sequence[planning.SimTask], binary: Path) -> Iterator[Outc
             yield task, None, str(err), started, time.monotonic() - clock
 
 
-# A local cluster's upkeep for a dashboard it does not have: the servers' 20 ms event-loop
-# tick, the workers' 10 ms statistical profiler and the 500 ms system monitor. Measured with
-# one worker: 9 % of a core when idle, 2.4 % with these settings.
-QUIET_CLUSTER = {
-    "distributed.admin.tick.interval": "1s",
-    "distributed.worker.profile.enabled": False,
-    "distributed.admin.system-monitor.interval": "10s",
-}
-
-
-@contextmanager
-def dask_client(address: str | None, workers: int):
-    """A client of the scheduler at `address` (left as its owner configured it), or of a
-    local cluster of `workers` single-threaded processes (the simulator is single-threaded:
-    one core each)."""
-    import dask
-    from distributed import Client, LocalCluster
-
-    if address:
-        with Client(address) as client:
-            yield client
-        return
-    # The scheduler's HTTP server on any free port: on 8787, the default, a second sweep warns.
-    with dask.config.set(QUIET_CLUSTER), \
-            LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
-                         silence_logs=40) as cluster, Client(cluster) as client:
-        yield client
-
-
 def on_dask(tasks: Sequence[planning.SimTask], binary: Path, address: str | None = None,
             workers: int = 2) -> Iterator[Outcome]:
-    """The tasks on a Dask cluster (dask_client), yielded as they finish."""
-    from distributed import as_completed
-
-    with dask_client(address, workers) as client:
-        submitted = {}
-        for task in tasks:
-            future = client.submit(worker.simulate, task, binary, pure=False)
-            submitted[future.key] = (future, task, time.time())
-        for future in as_completed([f for f, _, _ in submitted.values()]):
-            _, task, started = submitted[future.key]
-            try:
-                result = future.result()
-            except Exception as err:  # the task's own error, raised again here by Dask
-                yield task, None, f"{type(err).__name__}: {err}", started, time.time() - started
-                continue
+    """The tasks on a Dask cluster (cluster.dask_client), yielded as they finish."""
+    for task, result, error, submitted in cluster.as_completed(worker.simulate, tasks, binary,
+                                                                address=address, workers=workers):
+        if error is None:
             yield task, result, None, result.started_unix, result.wall_s
+        else:
+            yield task, None, error, submitted, time.time() - submitted
 
 
 def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, schedulers=None,

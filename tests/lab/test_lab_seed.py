@@ -215,3 +215,22 @@ def test_a_load_starts_its_drawn_phase_after_the_warm_up(tmp_path):
     print(f"phase drawn {phase:.3f} s, waited {waited:.3f} s after a warm-up of {warmup_s:.3f} s")
     assert json.loads(spec)["pages"][0]["phase_s"] == phase > 0
     assert phase <= waited < phase + 0.1
+
+
+@needs_uml
+def test_two_vms_at_once_on_a_local_dask_cluster_measure_what_one_alone_measures(tmp_path):
+    scenario = load(tmp_path, SCENARIO.replace("repetitions = 2\n", "")
+                    .replace('names = ["fq_codel"]', 'names = ["fq_codel", "pfifo"]'))
+    together, alone = tmp_path / "together.sqlite", tmp_path / "alone.sqlite"
+    report = runner.run_matrix(scenario, db_path=together, results_root=tmp_path / "runs", resume=False,
+                               attempts=1, max_failures=1, progress=False, workers=2)
+    assert report.failed == 0 and len(report.run_ids) == 2
+    [solo] = runner.run_matrix(scenario, db_path=alone, results_root=tmp_path / "runs", resume=False,
+                               attempts=1, max_failures=1, progress=False, schedulers=["fq_codel"]).run_ids
+    with sqlite3.connect(together) as conn:
+        [(beside,)] = conn.execute("SELECT id FROM runs WHERE scheduler = 'fq_codel'").fetchall()
+        overlap = conn.execute("SELECT MAX(started_unix) < MIN(started_unix + duration_s) FROM runs").fetchone()[0]
+    assert overlap, "the two runs did not run at the same time"
+    first, second = measured(together, beside), measured(alone, solo)
+    print(f"{len(first['frames'])} frames, page {first['pages']} beside pfifo's run and alone")
+    assert first == second

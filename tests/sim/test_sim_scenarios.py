@@ -152,18 +152,6 @@ def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_p
     assert len(rows(db, "SELECT id FROM runs")) == 3
 
 
-def _config_of(keys):
-    import dask
-    return {key: dask.config.get(key) for key in keys}
-
-
-def test_a_local_clusters_workers_run_without_a_dashboards_upkeep():
-    from confucius.sim import sweep
-    with sweep.dask_client(None, 1) as client:
-        seen = client.run(_config_of, list(sweep.QUIET_CLUSTER))
-    assert list(seen.values()) == [sweep.QUIET_CLUSTER]
-
-
 def frame(capture_s: float, delay_ms: float | None) -> rtflow.Frame:
     return rtflow.Frame(frame_id=round(capture_s * 60), capture_ns=round(capture_s * 1e9), key=False,
                         size_bytes=1000, packets=1, packets_received=int(delay_ms is not None),
