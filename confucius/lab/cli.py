@@ -314,6 +314,11 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
 _RUN_DB = typer.Option(None, help="Results database \\[default: results/lab/lab.sqlite].")
 _RESULTS = typer.Option(None, help="Folder for the runs' raw logs \\[default: results/lab/runs].")
 _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
+_WORKERS = typer.Option(1, min=1, help="VMs at once, on a local Dask cluster (one core each); "
+                                       "runs in real time (qemu) still take the machine in turn.")
+_DASK_SCHEDULER = typer.Option(None, "--scheduler",
+                               help="A Dask scheduler's address (tcp://host:8786) whose workers run the "
+                                    "VMs (each needs this tree at the same path).")
 
 
 @app.command("soak")
@@ -342,10 +347,13 @@ def run_scenario_command(
     choice: _ScenarioChoice,
     db: Optional[Path] = _RUN_DB,
     results: Optional[Path] = _RESULTS,
+    workers: int = _WORKERS,
+    scheduler: Optional[str] = _DASK_SCHEDULER,
     echo: bool = _ECHO,
 ):
     """Run SCENARIO for each scheduler (one VM boot per run), measuring everything afresh."""
-    _run_scenario(choice, db, results, resume=False, attempts=1, max_failures=1, echo=echo)
+    _run_scenario(choice, db, results, resume=False, attempts=1, max_failures=1, echo=echo,
+                  workers=workers, address=scheduler)
 
 
 @_scenario_command("matrix")
@@ -355,11 +363,8 @@ def matrix_command(
     results: Optional[Path] = _RESULTS,
     attempts: int = typer.Option(3, min=1, help="Tries per measurement (disturbed or failed ones are redone)."),
     max_failures: int = typer.Option(3, min=1, help="Stop after this many failed runs in a row."),
-    workers: int = typer.Option(1, min=1, help="VMs at once, on a local Dask cluster (one core each); "
-                                                "runs in real time (qemu) still take the machine in turn."),
-    scheduler: Optional[str] = typer.Option(None, "--scheduler",
-                                            help="A Dask scheduler's address (tcp://host:8786) whose workers "
-                                                 "run the VMs (each needs this tree at the same path)."),
+    workers: int = _WORKERS,
+    scheduler: Optional[str] = _DASK_SCHEDULER,
     echo: bool = _ECHO,
 ):
     """Run SCENARIO's whole matrix, resuming: measurements already in the database are skipped."""
