@@ -83,6 +83,7 @@ CREATE TABLE IF NOT EXISTS flows (
     port INTEGER, started_ns INTEGER, ended_ns INTEGER, bytes INTEGER,
     details TEXT);                     -- JSON: kind-specific fields
 CREATE INDEX IF NOT EXISTS flows_run ON flows (run_id, kind);
+CREATE INDEX IF NOT EXISTS flows_page ON flows (page_id);   -- a load's connections, for its JFI
 CREATE TABLE IF NOT EXISTS frames (
     flow_id INTEGER NOT NULL REFERENCES flows(id), frame_id INTEGER NOT NULL,
     capture_ns INTEGER NOT NULL, key INTEGER, size_bytes INTEGER, packets INTEGER,

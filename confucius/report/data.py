@@ -35,13 +35,21 @@ def _frame(row) -> rtflow.Frame:
                         complete=bool(row["complete"]))
 
 
+# The queries asked once per page load. Each must find its rows through an index (the test
+# reads their plans): a table scan per load makes a report of a 1000-page sweep quadratic.
+RT_FLOWS_SQL = "SELECT id FROM flows WHERE run_id=? AND kind='rt' AND session=? ORDER BY number"
+FRAMES_SQL = "SELECT * FROM frames WHERE flow_id=? AND capture_ns >= ? AND capture_ns < ? ORDER BY capture_ns"
+CONNECTIONS_SQL = ("SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web' "
+                   "AND started_ns IS NOT NULL AND ended_ns IS NOT NULL")
+BACKLOG_SQL = "SELECT target_bps, queue_bytes FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ?"
+PER_LOAD_QUERIES = (RT_FLOWS_SQL, FRAMES_SQL, CONNECTIONS_SQL, BACKLOG_SQL)
+
+
 def frames(db: Database, flow_id: int, start_ns: int | None = None, end_ns: int | None = None) -> list[rtflow.Frame]:
-    sql = "SELECT * FROM frames WHERE flow_id=?"
-    params: list = [flow_id]
-    if start_ns is not None:
-        sql += " AND capture_ns >= ? AND capture_ns < ?"
-        params += [start_ns, end_ns]
-    return [_frame(r) for r in db.query(sql + " ORDER BY capture_ns", params)]
+    """An RT flow's frames, all or those captured in [start_ns, end_ns)."""
+    rows = (db.query("SELECT * FROM frames WHERE flow_id=? ORDER BY capture_ns", (flow_id,)) if start_ns is None
+            else db.query(FRAMES_SQL, (flow_id, start_ns, end_ns)))
+    return [_frame(r) for r in rows]
 
 
 @dataclass
@@ -95,15 +103,12 @@ WHERE p.id IN (SELECT MAX(id) FROM pages WHERE valid = 1 GROUP BY unit_key)
 
 
 def _rt_flows(db: Database, run_id: int, session: int) -> list[int]:
-    return [r["id"] for r in db.query("SELECT id FROM flows WHERE run_id=? AND kind='rt' AND session=? "
-                                      "ORDER BY number", (run_id, session))]
+    return [r["id"] for r in db.query(RT_FLOWS_SQL, (run_id, session))]
 
 
 def _connections(db: Database, page_row: int) -> list[tuple[int, int, int]]:
     """The page's connections as metrics.load_jfi takes them: (bytes, opened, last byte)."""
-    return [(c["bytes"], c["started_ns"], c["ended_ns"]) for c in db.query(
-        "SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web' "
-        "AND started_ns IS NOT NULL AND ended_ns IS NOT NULL", (page_row,))]
+    return [(c["bytes"], c["started_ns"], c["ended_ns"]) for c in db.query(CONNECTIONS_SQL, (page_row,))]
 
 
 def rates(db: Database, flow_id: int) -> list[rtflow.RateSample]:
@@ -113,9 +118,8 @@ def rates(db: Database, flow_id: int) -> list[rtflow.RateSample]:
 
 
 def _sender_backlog_ms(db: Database, flows: list[int], start_ns: int, end_ns: int) -> float:
-    samples = [(r["target_bps"], r["queue_bytes"]) for f in flows for r in db.query(
-        "SELECT target_bps, queue_bytes FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ?",
-        (f, start_ns, end_ns))]
+    samples = [(r["target_bps"], r["queue_bytes"]) for f in flows
+               for r in db.query(BACKLOG_SQL, (f, start_ns, end_ns))]
     return metrics.sender_backlog_ms(samples)
 
 
