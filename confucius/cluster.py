@@ -37,6 +37,7 @@ def dask_client(address: str | None, workers: int):
     with dask.config.set(QUIET_CLUSTER), \
             LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=":0",
                          silence_logs=40) as cluster, Client(cluster) as client:
+        client.wait_for_workers(workers)  # so that the first tasks spread over all of them
         yield client
 
 
