@@ -22,15 +22,25 @@ QUIET_CLUSTER = {
 }
 
 
+class ClusterError(RuntimeError):
+    """No Dask to run the tasks on: the package is missing or the scheduler cannot be reached."""
+
+
 @contextmanager
 def dask_client(address: str | None, workers: int):
     """A client of the scheduler at `address` (left as its owner configured it), or of a
     local cluster of `workers` single-threaded processes."""
-    import dask
-    from distributed import Client, LocalCluster
-
+    try:
+        import dask
+        from distributed import Client, LocalCluster
+    except ImportError as err:
+        raise ClusterError(f"Dask distributed is not installed ({err}): pip install -e '.[lab,sim]'") from None
     if address:
-        with Client(address) as client:
+        try:
+            client = Client(address, timeout="10s")
+        except (OSError, TimeoutError) as err:
+            raise ClusterError(f"no Dask scheduler answers at {address}: {err}") from None
+        with client:
             yield client
         return
     # The scheduler's HTTP server on any free port: on 8787, the default, a second cluster warns.
@@ -43,20 +53,40 @@ def dask_client(address: str | None, workers: int):
 
 def as_completed(function: Callable, tasks: Sequence[Task], *args, address: str | None = None,
                  workers: int = 2) -> Iterator[tuple[Task, object, str | None, float]]:
-    """`function(task, *args)` for each task on a Dask cluster (dask_client), submitted in
-    order, yielded as each finishes: (task, result or None, its error or None, the time it
-    was submitted)."""
-    from distributed import as_completed as finished
+    """`function(task, *args)` for each task on a Dask cluster (dask_client), yielded as each
+    finishes: (task, result or None, its error or None, the time it was submitted). Tasks
+    are submitted in order, only as many at once as the workers have threads, so each
+    result is let go once read and a stop stops before the next task. If the caller stops
+    early, this waits for the tasks under way before the cluster closes: a task that owns
+    an outside process (a VM) ends it itself."""
+    from distributed import as_completed as finished, wait
 
     with dask_client(address, workers) as client:
-        submitted = {}
-        for task in tasks:
-            future = client.submit(function, task, *args, pure=False)
-            submitted[future.key] = (future, task, time.time())
-        for future in finished([f for f, _, _ in submitted.values()]):
-            _, task, at = submitted[future.key]
-            try:
-                result, error = future.result(), None
-            except Exception as err:  # the task's own error, raised again here by Dask
-                result, error = None, f"{type(err).__name__}: {err}"
-            yield task, result, error, at
+        waiting = iter(tasks)
+        under_way: dict[str, tuple[object, Task, float]] = {}
+
+        def submit_next(done) -> None:
+            task = next(waiting, _NONE)
+            if task is not _NONE:
+                future = client.submit(function, task, *args, pure=False)
+                under_way[future.key] = (future, task, time.time())
+                done.add(future)
+
+        done = finished()
+        for _ in range(max(1, sum(client.nthreads().values()))):
+            submit_next(done)
+        try:
+            for future in done:
+                _, task, at = under_way.pop(future.key)
+                try:
+                    result, error = future.result(), None
+                except Exception as err:  # the task's own error, raised again here by Dask
+                    result, error = None, f"{type(err).__name__}: {err}"
+                future.release()
+                yield task, result, error, at
+                submit_next(done)
+        finally:
+            wait([future for future, _, _ in under_way.values()])
+
+
+_NONE = object()

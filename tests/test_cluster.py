@@ -3,6 +3,8 @@
 the upkeep meant for a dashboard, results as they finish, a task's error beside the others'
 results."""
 
+import pytest
+
 from confucius import cluster
 
 
@@ -26,3 +28,28 @@ def test_a_local_clusters_workers_run_without_a_dashboards_upkeep():
 def test_every_task_comes_back_once_with_its_result_or_its_error():
     came = {task: (result, error) for task, result, error, _ in cluster.as_completed(_halve, [2, 3, 8], workers=2)}
     assert came == {2: (1, None), 3: (None, "ValueError: 3 is odd"), 8: (4, None)}
+
+
+def _mark_after(path):
+    import time
+    from pathlib import Path
+    time.sleep(0.5)
+    Path(path).touch()
+    return path
+
+
+def test_a_caller_that_stops_early_leaves_no_task_running_and_starts_no_more(tmp_path):
+    marks = [str(tmp_path / f"task-{n}") for n in range(6)]
+    finished = cluster.as_completed(_mark_after, marks, workers=2)
+    first, _, error, _ = next(finished)
+    finished.close()
+    done = sorted(p.name for p in tmp_path.iterdir())
+    # Two at a time: the other task under way finished before the cluster closed, and no
+    # third one started.
+    assert error is None and first in marks[:2]
+    assert done == ["task-0", "task-1"]
+
+
+def test_a_scheduler_that_does_not_answer_is_named():
+    with pytest.raises(cluster.ClusterError, match="no Dask scheduler answers at tcp://127.0.0.1:9"):
+        list(cluster.as_completed(_halve, [2], address="tcp://127.0.0.1:9"))

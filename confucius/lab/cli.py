@@ -290,6 +290,7 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
 def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional[Path], resume: bool,
                   attempts: int, max_failures: int, echo: bool, workers: int = 1,
                   address: Optional[str] = None) -> None:
+    from confucius.cluster import ClusterError
     from confucius.lab import runner, scenario as scenario_module
     from confucius.lab.db import DatabaseError
 
@@ -301,7 +302,7 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
                                    resume=resume, attempts=attempts, max_failures=max_failures,
                                    progress=sys.stderr.isatty() and not echo, echo=echo,
                                    workers=workers, address=address)
-    except (runner.RunnerError, scenario_module.ScenarioError, DatabaseError) as err:
+    except (runner.RunnerError, scenario_module.ScenarioError, DatabaseError, ClusterError) as err:
         _fail(str(err))
     typer.echo(f"{loaded.name}: {report.runs} runs ({report.failed} failed), "
                f"{report.units_valid} valid measurements, {report.units_invalid} invalid; "
@@ -314,11 +315,12 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
 _RUN_DB = typer.Option(None, help="Results database \\[default: results/lab/lab.sqlite].")
 _RESULTS = typer.Option(None, help="Folder for the runs' raw logs \\[default: results/lab/runs].")
 _ECHO = typer.Option(False, help="Print the VM consoles instead of a progress bar.")
-_WORKERS = typer.Option(1, min=1, help="VMs at once, on a local Dask cluster (one core each); "
-                                       "runs in real time (qemu) still take the machine in turn.")
+_WORKERS = typer.Option(1, min=1, help="VMs at once, on a local Dask cluster (one core each); only in "
+                                       "virtual time (uml).")
 _DASK_SCHEDULER = typer.Option(None, "--scheduler",
                                help="A Dask scheduler's address (tcp://host:8786) whose workers run the "
-                                    "VMs (each needs this tree at the same path).")
+                                    "VMs (uml; each needs this tree, built, and the results folder at the "
+                                    "same paths).")
 
 
 @app.command("soak")

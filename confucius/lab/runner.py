@@ -571,7 +571,7 @@ def measurements(tasks: Sequence[Task], scenario: Scenario, results_root: Path, 
     """Each task's measurement as it finishes: here, one after the other, or on Dask
     (cluster.as_completed: a local cluster of `workers`, or the scheduler at `address`),
     one VM per worker. A run in real time takes the machine's slot (engine.machine_slot),
-    so qemu's runs wait for each other whatever the workers; UML's in virtual time do not."""
+    so run_matrix keeps qemu's runs here; UML's in virtual time may run side by side."""
     if workers == 1 and address is None:
         for task in tasks:
             yield task, measure(task, scenario, results_root, versions, echo)
@@ -608,6 +608,11 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
     """Run what is still to do (`measurements`: with more than one worker or a scheduler's
     `address`, on Dask) and store each run as it finishes; stop after `max_failures` failed
     runs in a row."""
+    engine = ENGINES[scenario.engine]
+    if (workers > 1 or address) and engine.TIME_MODE not in engine.HOST_INDEPENDENT:
+        raise RunnerError(f"{scenario.engine} runs in real time, one VM at a time per machine (its runs would "
+                          f"only queue, and record the wait): run it without --workers and --scheduler, or "
+                          f"use --engine uml")
     check_built(scenario)
     cells(scenario, schedulers, controllers)  # unknown names are refused before anything is written
     report = MatrixReport()

@@ -79,6 +79,7 @@ def episode_command(
 def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resume: bool, attempts: int,
               execute=None):
     """Load the scenario, simulate, store; say what was skipped and what failed."""
+    from confucius.cluster import ClusterError
     from confucius.lab.db import DatabaseError
     from confucius.lab.scenario import ScenarioError, load
     from confucius.sim import sweep
@@ -90,7 +91,7 @@ def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resum
         report = sweep.sweep(scenario, db, binary=binary, schedulers=_names(schedulers),
                              controllers=_names(controllers), resume=resume, attempts=attempts,
                              progress=sys.stderr.isatty(), execute=execute)
-    except (ScenarioError, PlanError, SimError, DatabaseError) as err:
+    except (ScenarioError, PlanError, SimError, DatabaseError, ClusterError) as err:
         _fail(str(err))
     for note in differences(scenario):
         typer.echo(f"note: {note}", err=True)

@@ -217,6 +217,14 @@ def test_a_load_starts_its_drawn_phase_after_the_warm_up(tmp_path):
     assert phase <= waited < phase + 0.1
 
 
+@pytest.mark.parametrize("options", [{"workers": 2}, {"address": "tcp://127.0.0.1:8786"}])
+def test_a_real_time_engine_refuses_vms_side_by_side_before_writing_anything(tmp_path, options):
+    scenario = load(tmp_path, engine="qemu")
+    with pytest.raises(runner.RunnerError, match="qemu runs in real time, one VM at a time"):
+        runner.run_matrix(scenario, db_path=tmp_path / "lab.sqlite", results_root=tmp_path / "runs", **options)
+    assert not (tmp_path / "lab.sqlite").exists() and not (tmp_path / "runs").exists()
+
+
 @needs_uml
 def test_two_vms_at_once_on_a_local_dask_cluster_measure_what_one_alone_measures(tmp_path):
     scenario = load(tmp_path, SCENARIO.replace("repetitions = 2\n", "")
