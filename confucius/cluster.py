@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import time
 from contextlib import contextmanager
+from itertools import islice
 from typing import Callable, Iterator, Sequence, TypeVar
 
 Task = TypeVar("Task")
@@ -64,17 +65,15 @@ def as_completed(function: Callable, tasks: Sequence[Task], *args, address: str 
     with dask_client(address, workers) as client:
         waiting = iter(tasks)
         under_way: dict[str, tuple[object, Task, float]] = {}
+        done = finished()
 
-        def submit_next(done) -> None:
-            task = next(waiting, _NONE)
-            if task is not _NONE:
+        def submit(count: int) -> None:
+            for task in islice(waiting, count):
                 future = client.submit(function, task, *args, pure=False)
                 under_way[future.key] = (future, task, time.time())
                 done.add(future)
 
-        done = finished()
-        for _ in range(max(1, sum(client.nthreads().values()))):
-            submit_next(done)
+        submit(max(1, sum(client.nthreads().values())))
         try:
             for future in done:
                 _, task, at = under_way.pop(future.key)
@@ -84,9 +83,6 @@ def as_completed(function: Callable, tasks: Sequence[Task], *args, address: str 
                     result, error = None, f"{type(err).__name__}: {err}"
                 future.release()
                 yield task, result, error, at
-                submit_next(done)
+                submit(1)
         finally:
             wait([future for future, _, _ in under_way.values()])
-
-
-_NONE = object()
