@@ -509,6 +509,13 @@ def steal_over(seconds: float) -> float:
     return host_load(before, HostSample.now())["steal"]
 
 
+def in_virtual_time(scenario: Scenario) -> bool:
+    """Whether the scenario's engine keeps a clock that no host load can shape (uml's
+    inf-cpu): its runs need no low steal and may run side by side."""
+    engine = ENGINES[scenario.engine]
+    return engine.TIME_MODE in engine.HOST_INDEPENDENT
+
+
 def _failure(result: vm.VMResult, directory: Path) -> str | None:
     """Why the run failed (with the end of the guest's log), or None."""
     try:
@@ -541,7 +548,7 @@ def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
     row = _run_row(scenario, task, spec, directory, versions, seed)
     engine = ENGINES[scenario.engine]
     engine_options = {} if seed is None else {"seed": seed}
-    paused = 0.0 if engine.TIME_MODE in engine.HOST_INDEPENDENT else wait_for_low_steal()
+    paused = 0.0 if in_virtual_time(scenario) else wait_for_low_steal()
     started, host_before = time.time(), HostSample.now()
     data, error = None, None
     try:
@@ -608,8 +615,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
     """Run what is still to do (`measurements`: with more than one worker or a scheduler's
     `address`, on Dask) and store each run as it finishes; stop after `max_failures` failed
     runs in a row."""
-    engine = ENGINES[scenario.engine]
-    if (workers > 1 or address) and engine.TIME_MODE not in engine.HOST_INDEPENDENT:
+    if (workers > 1 or address) and not in_virtual_time(scenario):
         raise RunnerError(f"{scenario.engine} runs in real time, one VM at a time per machine (its runs would "
                           f"only queue, and record the wait): run it without --workers and --scheduler, or "
                           f"use --engine uml")
