@@ -9,6 +9,7 @@ import sys
 import time
 import typing
 from dataclasses import dataclass, field, fields
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import List, Optional
 
@@ -406,7 +407,8 @@ def plan_command(
 
 @app.command("merge")
 def merge_command(
-    sources: List[Path] = typer.Argument(..., help="Results databases to copy from (read only)."),
+    sources: List[Path] = typer.Argument(..., help="Results databases to copy from (read only; "
+                                                   "NAME.sqlite.xz as `lab export` writes it too)."),
     db: Path = typer.Option(..., help="Results database to copy into (made if missing)."),
 ):
     """Copy into --db every run of SOURCES it lacks, with its pages, flows, frames and
@@ -424,6 +426,47 @@ def merge_command(
                            f"{copied.get('percca_runs', 0)} per-CCA runs copied into {db}")
     except DatabaseError as err:
         _fail(str(err))
+
+
+def _since(text: Optional[str]) -> Optional[float]:
+    """Unix seconds, or an ISO 8601 time (UTC unless it names its zone)."""
+    if text is None:
+        return None
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise typer.BadParameter(f"{text!r} is neither unix seconds nor an ISO 8601 time") from None
+    return (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)).timestamp()
+
+
+@app.command("export")
+def export_command(
+    source: Path = typer.Argument(..., help="Results database to export from (read only)."),
+    out: Path = typer.Option(..., help="New database to write; NAME.sqlite.xz is compressed."),
+    since: Optional[str] = typer.Option(None, help="Only the runs started at or after this time "
+                                                   "(unix seconds or ISO 8601, UTC by default)."),
+    samples: bool = typer.Option(False, help="Keep the qdisc's and flows' time series and every frame."),
+):
+    """Write the runs of SOURCE (or those since a time) to a new database that `lab merge`
+    and `report` read: by default without the time series that only the timelines read,
+    and with the RT flows' frames around each page load alone. How the project keeps its
+    measurements between machines (data/README.md)."""
+    from confucius.lab.db import Database, DatabaseError, check_source
+
+    try:
+        start = _since(since)
+        check_source(source)
+        with Database(source) as database:
+            kept = database.export(out, since_unix=start, samples=samples)
+    except DatabaseError as err:
+        _fail(str(err))
+    typer.echo(f"{out}: {kept.get('runs', 0)} runs ({kept.get('pages', 0)} page loads, "
+               f"{kept.get('frames', 0)} frames) and {kept.get('percca_runs', 0)} per-CCA runs, "
+               f"{out.stat().st_size / 1e6:.1f} MB")
 
 
 @app.command("schedulers")

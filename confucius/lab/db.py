@@ -15,13 +15,18 @@ wall clock. Rates in bit/s, delays in ms.
     run_id = db.store_run(scenario, run_info, run_data)
     db.valid_units(cell_key)       # what a resumed matrix can skip
     db.merge("other.sqlite")       # a matrix measured in several processes, as one
+    db.export("part.sqlite.xz", since_unix=t0)   # the runs since t0, small, to keep or send
 """
 
 from __future__ import annotations
 
 import json
+import lzma
 import math
+import shutil
 import sqlite3
+import tempfile
+from contextlib import contextmanager
 from graphlib import TopologicalSorter
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -355,6 +360,10 @@ class Database:
         check_source(source)
         if source.resolve() == self.path.resolve():
             raise DatabaseError(f"{source} is the database it would be merged into")
+        with _plain(source) as plain:
+            return self._merge_attached(plain)
+
+    def _merge_attached(self, source: Path) -> dict[str, int]:
         self.conn.execute("ATTACH DATABASE ? AS src", (str(source),))
         tables: list[str] = []
         try:
@@ -365,6 +374,35 @@ class Database:
             for table in tables:
                 self.conn.execute(f'DROP TABLE IF EXISTS temp."merged_{table}"')
             self.conn.execute("DETACH DATABASE src")
+
+    # ------------------------------------------------------------------ exporting
+
+    def export(self, target, since_unix: float | None = None, samples: bool = False) -> dict[str, int]:
+        """Write the new database `target` with the runs (and per-CCA runs) started at or after
+        `since_unix` (all by default), with all that hangs on them. Without `samples`, what the
+        load reports do not read is left out (EXPORT_SAMPLE_TABLES), and the RT flows' frames
+        and rate logs keep only the time around each page load: a matrix's measurements small
+        enough to keep beside the code (data/README.md). A target named *.xz is compressed,
+        and `merge` reads it as it is. The rows kept per table."""
+        target = Path(target)
+        if target.exists():
+            raise DatabaseError(f"{target} exists: an export goes into a new database")
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="confucius-export-", dir=target.parent) as tmp:
+            plain = Path(tmp) / "export.sqlite"
+            out = sqlite3.connect(plain)
+            try:
+                self.conn.backup(out)
+                _prune(out, since_unix, samples)
+                counts = {t: out.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in _tables(out)}
+            finally:
+                out.close()
+            if target.suffix == ".xz":
+                with plain.open("rb") as data, lzma.open(plain.with_suffix(".xz"), "wb", preset=9) as packed:
+                    shutil.copyfileobj(data, packed)
+                plain = plain.with_suffix(".xz")
+            plain.replace(target)
+        return counts
 
     def _tables_parents_first(self) -> list[str]:
         def names(schema: str) -> set[str]:
@@ -421,12 +459,80 @@ class Database:
         self.conn.executemany(f"INSERT INTO {table} ({','.join(columns)}) VALUES ({marks})", rows)
 
 
+# What an export leaves out unless asked for samples: time series that the timelines and the
+# lab's checks read, and the load reports (summary, seeds, stalls, steps) do not.
+EXPORT_SAMPLE_TABLES = ("qdisc_stats", "qdisc_flows", "flow_samples", "probes", "percca_occupancy")
+# Of an RT flow's frames and rate log, an export without samples keeps each page load's
+# window and this much before the load (more than `report timeline` draws by default).
+EXPORT_MARGIN_NS = 10 * 10**9
+
+
+def _tables(conn: sqlite3.Connection) -> list[str]:
+    return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name != 'meta' "
+                                       "ORDER BY name")]
+
+
+def _parents(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
+    """(column, parent table) for each of `table`'s references."""
+    return [(r[3], r[2]) for r in conn.execute(f'PRAGMA foreign_key_list("{table}")')]
+
+
+def _prune(conn: sqlite3.Connection, since_unix: float | None, samples: bool) -> None:
+    """Reduce a copy of a results database to an export (Database.export), then compact it."""
+    with conn:
+        if since_unix is not None:
+            for table in _RUN_IDENTITY:
+                conn.execute(f"DELETE FROM {table} WHERE started_unix < ?", (since_unix,))
+        if not samples:
+            for table in EXPORT_SAMPLE_TABLES:
+                conn.execute(f"DELETE FROM {table}")
+            for table, column in (("frames", "capture_ns"), ("rt_rates", "time_ns")):
+                conn.execute(f"DELETE FROM {table} WHERE NOT EXISTS (SELECT 1 FROM flows f JOIN pages p "
+                             f"ON p.run_id = f.run_id AND p.session = f.session WHERE f.id = {table}.flow_id "
+                             f"AND {table}.{column} BETWEEN p.started_ns - ? AND p.window_end_ns)",
+                             (EXPORT_MARGIN_NS,))
+        graph = {t: {parent for _, parent in _parents(conn, t)} - {t} for t in _tables(conn)}
+        for table in TopologicalSorter(graph).static_order():
+            for column, parent in _parents(conn, table):
+                conn.execute(f'DELETE FROM "{table}" WHERE "{column}" IS NOT NULL '
+                             f'AND "{column}" NOT IN (SELECT id FROM "{parent}")')
+        conn.execute("DELETE FROM scenarios WHERE id NOT IN (SELECT scenario_id FROM runs "
+                     "UNION SELECT scenario_id FROM percca_runs)")
+        # A third of the file, and opening it as a Database makes them again (SCHEMA).
+        for (index,) in conn.execute("SELECT name FROM sqlite_master WHERE type='index' AND sql IS NOT NULL").fetchall():
+            conn.execute(f'DROP INDEX "{index}"')
+    conn.execute("VACUUM")
+    conn.execute("PRAGMA journal_mode=DELETE")   # one file, no WAL beside it
+
+
+@contextmanager
+def _plain(path: Path) -> Iterator[Path]:
+    """`path` itself, or for an xz-compressed database (NAME.sqlite.xz) its content in a
+    temporary file."""
+    if path.suffix != ".xz":
+        yield path
+        return
+    with tempfile.TemporaryDirectory(prefix="confucius-db-") as tmp:
+        plain = Path(tmp) / path.stem
+        try:
+            with lzma.open(path) as packed, plain.open("wb") as out:
+                shutil.copyfileobj(packed, out)
+        except (lzma.LZMAError, EOFError) as err:
+            raise DatabaseError(f"{path} is not an xz-compressed results database: {err}") from None
+        yield plain
+
+
 def check_source(path: Path) -> None:
     """Refuse, before anything changes, a source that is not a results database this code reads."""
     if not path.is_file():
         raise DatabaseError(f"{path}: no such database")
+    with _plain(path) as plain:
+        _check_plain_source(plain, path)
+
+
+def _check_plain_source(plain: Path, path: Path) -> None:
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{plain.resolve().as_uri()}?mode=ro", uri=True)
         try:
             row = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
         finally:

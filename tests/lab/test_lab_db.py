@@ -7,6 +7,7 @@ connections, two qdisc samples, an irtt probe and a bulk flow."""
 
 import csv
 import json
+import sqlite3
 from pathlib import Path
 
 import pytest
@@ -230,7 +231,6 @@ def test_store_and_read_back_with_metrics(tmp_path):
 
 
 def test_a_database_of_another_kind_is_refused(tmp_path):
-    import sqlite3
     other = tmp_path / "other.sqlite"
     sqlite3.connect(other).execute("CREATE TABLE t (x)").connection.commit()
     with pytest.raises(DatabaseError, match="not a results database"):
@@ -242,13 +242,13 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
 
 def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6,
            host_load: dict | None = None, engine: tuple = ("qemu", "real", None), versions: dict | None = None,
-           status: str = "ok") -> None:
+           status: str = "ok", started_unix: float = 0.0) -> None:
     run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
                        "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
-                       "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": status, "started_unix": 0.0,
+                       "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": status, "started_unix": started_unix,
                        "results_dir": str(folder), "spec": "{}", "engine": engine[0], "time_mode": engine[1],
                        "seed": engine[2],
                        "host_load": json.dumps(host_load) if host_load else None,
@@ -471,7 +471,6 @@ def test_a_matrix_measured_in_two_databases_merges_into_one_that_resumes(tmp_pat
 
 
 def test_a_bad_merge_source_is_refused_and_changes_nothing(tmp_path, scenario):
-    import sqlite3
     from typer.testing import CliRunner
 
     from confucius.lab.cli import app as lab_app
@@ -491,3 +490,72 @@ def test_a_bad_merge_source_is_refused_and_changes_nothing(tmp_path, scenario):
     assert not (tmp_path / "new.sqlite").exists()
     result = CliRunner().invoke(lab_app, ["merge", str(good), "--db", str(tmp_path / "new.sqlite")])
     assert result.exit_code == 0 and "1 runs (1 page loads)" in result.output
+
+
+def _load_metrics(db: Database) -> list[tuple]:
+    return [(r.scheduler, r.page_key, r.stall_s, r.max_delay_ms, r.lost_share, r.plt_s, r.jfi, r.sender_backlog_ms)
+            for r in data.page_results(db)]
+
+
+def test_an_export_keeps_what_the_load_reports_read_and_merges_back(tmp_path, scenario):
+    """An export since a time holds the later runs alone; without samples it has no time
+    series and no frame far from a load, yet every load metric equals the source's; its xz
+    file merges into a fresh database, from which the matrix resumes as from the source."""
+    with Database(tmp_path / "lab.sqlite") as db:
+        tasks = runner.plan(scenario, None)
+        _store(db, scenario, tasks[0], tmp_path / "r0", started_unix=100.0)
+        _store(db, scenario, tasks[1], tmp_path / "r1", started_unix=200.0)
+        _store(db, scenario, tasks[2], tmp_path / "r2", started_unix=300.0)
+        flow = db.query("SELECT id FROM flows WHERE kind='rt' AND run_id=3")[0][0]
+        with db.conn:
+            db.conn.execute("INSERT INTO frames (flow_id, frame_id, capture_ns, complete) VALUES (?, -1, ?, 0)",
+                            (flow, LOAD_START - 60_000_000_000))
+        source = _counts(db)
+        assert source["qdisc_stats"] and source["probes"]
+        later = [m for m in _load_metrics(db) if m[:2] != (tasks[0].cell.scheduler.name, tasks[0].pages[0][0].key)]
+        kept = db.export(tmp_path / "part.sqlite.xz", since_unix=150.0)
+        remaining = [t.pages[0][1] for t in runner.plan(scenario, db)]
+    # Each run's 600 frames but the far one and the last two, which its load's window ends before.
+    assert kept["runs"] == 2 and kept["pages"] == 2 and kept["frames"] == 2 * 598 and kept["scenarios"] == 1
+    assert all(kept[t] == 0 for t in ("qdisc_stats", "qdisc_flows", "flow_samples", "probes"))
+    assert kept["objects"] == source["objects"] * 2 // 3
+    with Database(tmp_path / "fresh.sqlite") as fresh:
+        assert fresh.merge(tmp_path / "part.sqlite.xz")["runs"] == 2
+        assert _load_metrics(fresh) == later
+        assert fresh.query("PRAGMA foreign_key_check") == []
+        assert [t.pages[0][1] for t in runner.plan(scenario, fresh)] == \
+            sorted(remaining + [tasks[0].pages[0][1]], key=[t.pages[0][1] for t in tasks].index)
+
+
+def test_an_export_with_samples_keeps_every_row(tmp_path, scenario):
+    with Database(tmp_path / "lab.sqlite") as db:
+        _store(db, scenario, runner.plan(scenario, None)[0], tmp_path / "r0")
+        kept = db.export(tmp_path / "all.sqlite", samples=True)
+        assert kept == _counts(db)
+        expected = _load_metrics(db)
+    indexes = "SELECT COUNT(*) FROM sqlite_master WHERE type='index' AND sql IS NOT NULL"
+    assert sqlite3.connect(tmp_path / "all.sqlite").execute(indexes).fetchone()[0] == 0
+    with Database(tmp_path / "all.sqlite") as exported:   # opened as a database, it has its indexes again
+        assert exported.query(indexes)[0][0] > 0 and _load_metrics(exported) == expected
+
+
+def test_an_export_never_overwrites_and_a_bad_xz_is_refused(tmp_path, scenario):
+    from typer.testing import CliRunner
+
+    from confucius.lab.cli import app as lab_app
+    with Database(tmp_path / "lab.sqlite") as db:
+        _store(db, scenario, runner.plan(scenario, None)[0], tmp_path / "r0")
+    taken = tmp_path / "taken.sqlite.xz"
+    taken.write_bytes(b"not xz")
+    result = CliRunner().invoke(lab_app, ["export", str(tmp_path / "lab.sqlite"), "--out", str(taken)])
+    assert result.exit_code == 2 and "exists" in result.output and taken.read_bytes() == b"not xz"
+    result = CliRunner().invoke(lab_app, ["merge", str(taken), "--db", str(tmp_path / "new.sqlite")])
+    assert result.exit_code == 2 and "not an xz-compressed results database" in " ".join(result.output.split())
+    assert not (tmp_path / "new.sqlite").exists()
+    result = CliRunner().invoke(lab_app, ["export", str(tmp_path / "lab.sqlite"), "--out",
+                                          str(tmp_path / "x.sqlite"), "--since", "yesterday"])
+    assert result.exit_code == 2 and "ISO 8601" in result.output and not (tmp_path / "x.sqlite").exists()
+    result = CliRunner().invoke(lab_app, ["export", str(tmp_path / "lab.sqlite"), "--out",
+                                          str(tmp_path / "x.sqlite.xz"), "--since", "1970-01-01T00:00:00"])
+    assert result.exit_code == 0 and "1 runs (1 page loads" in result.output
+    assert [p.name for p in tmp_path.glob("confucius-export-*")] == []
