@@ -408,11 +408,7 @@ class Database:
         def names(schema: str) -> set[str]:
             return {r[0] for r in self.conn.execute(f"SELECT name FROM {schema}.sqlite_master WHERE type='table'")}
         tables = (names("main") & names("src")) - {"meta"}
-        graph = {t: {parent for parent in self._foreign_keys(t).values() if parent in tables} for t in tables}
-        return list(TopologicalSorter(graph).static_order())
-
-    def _foreign_keys(self, table: str) -> dict[str, str]:
-        return {r["from"]: r["table"] for r in self.conn.execute(f'PRAGMA main.foreign_key_list("{table}")')}
+        return _parents_first(self.conn, tables)
 
     def _copy_table(self, table: str) -> int:
         """Copy `table`'s rows whose parents were copied, their references renumbered;
@@ -421,7 +417,7 @@ class Database:
             return [r["name"] for r in self.conn.execute(f'PRAGMA {schema}.table_info("{table}")')]
         mine = columns("main")
         shared = [c for c in mine if c in set(columns("src")) and c != "id"]
-        parents = list(self._foreign_keys(table).items())
+        parents = list(_foreign_keys(self.conn, table).items())
         joins = " ".join(f'LEFT JOIN temp."merged_{parent}" p{i} ON p{i}.old = s."{column}"'
                          for i, (column, parent) in enumerate(parents))
         kept = [f'(s."{column}" IS NULL OR p{i}.old IS NOT NULL)' for i, (column, _) in enumerate(parents)]
@@ -472,9 +468,15 @@ def _tables(conn: sqlite3.Connection) -> list[str]:
                                        "ORDER BY name")]
 
 
-def _parents(conn: sqlite3.Connection, table: str) -> list[tuple[str, str]]:
-    """(column, parent table) for each of `table`'s references."""
-    return [(r[3], r[2]) for r in conn.execute(f'PRAGMA foreign_key_list("{table}")')]
+def _foreign_keys(conn: sqlite3.Connection, table: str) -> dict[str, str]:
+    """The parent table of each of `table`'s referencing columns (in the main schema)."""
+    return {r[3]: r[2] for r in conn.execute(f'PRAGMA main.foreign_key_list("{table}")')}
+
+
+def _parents_first(conn: sqlite3.Connection, tables) -> list[str]:
+    """`tables`, each after the tables among them that it references."""
+    graph = {t: {parent for parent in _foreign_keys(conn, t).values() if parent in tables} for t in tables}
+    return list(TopologicalSorter(graph).static_order())
 
 
 def _prune(conn: sqlite3.Connection, since_unix: float | None, samples: bool) -> None:
@@ -491,9 +493,8 @@ def _prune(conn: sqlite3.Connection, since_unix: float | None, samples: bool) ->
                              f"ON p.run_id = f.run_id AND p.session = f.session WHERE f.id = {table}.flow_id "
                              f"AND {table}.{column} BETWEEN p.started_ns - ? AND p.window_end_ns)",
                              (EXPORT_MARGIN_NS,))
-        graph = {t: {parent for _, parent in _parents(conn, t)} - {t} for t in _tables(conn)}
-        for table in TopologicalSorter(graph).static_order():
-            for column, parent in _parents(conn, table):
+        for table in _parents_first(conn, set(_tables(conn))):
+            for column, parent in _foreign_keys(conn, table).items():
                 conn.execute(f'DELETE FROM "{table}" WHERE "{column}" IS NOT NULL '
                              f'AND "{column}" NOT IN (SELECT id FROM "{parent}")')
         conn.execute("DELETE FROM scenarios WHERE id NOT IN (SELECT scenario_id FROM runs "
