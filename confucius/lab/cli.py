@@ -445,7 +445,7 @@ def _since(text: Optional[str]) -> Optional[float]:
 
 @app.command("export")
 def export_command(
-    source: Path = typer.Argument(..., help="Results database to export from (read only)."),
+    source: Path = typer.Argument(..., help="Results database to export from (read only; NAME.sqlite.xz too)."),
     out: Path = typer.Option(..., help="New database to write; NAME.sqlite.xz is compressed."),
     since: Optional[str] = typer.Option(None, help="Only the runs started at or after this time "
                                                    "(unix seconds or ISO 8601, UTC by default)."),
@@ -455,13 +455,10 @@ def export_command(
     and `report` read: by default without the time series that only the timelines read,
     and with the RT flows' frames around each page load alone. How the project keeps its
     measurements between machines (data/README.md)."""
-    from confucius.lab.db import Database, DatabaseError, check_source
+    from confucius.lab.db import DatabaseError, export
 
     try:
-        start = _since(since)
-        check_source(source)
-        with Database(source) as database:
-            kept = database.export(out, since_unix=start, samples=samples)
+        kept = export(source, out, since_unix=_since(since), samples=samples)
     except DatabaseError as err:
         _fail(str(err))
     typer.echo(f"{out}: {kept.get('runs', 0)} runs ({kept.get('pages', 0)} page loads, "

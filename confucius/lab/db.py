@@ -384,25 +384,7 @@ class Database:
         and rate logs keep only the time around each page load: a matrix's measurements small
         enough to keep beside the code (data/README.md). A target named *.xz is compressed,
         and `merge` reads it as it is. The rows kept per table."""
-        target = Path(target)
-        if target.exists():
-            raise DatabaseError(f"{target} exists: an export goes into a new database")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryDirectory(prefix="confucius-export-", dir=target.parent) as tmp:
-            plain = Path(tmp) / "export.sqlite"
-            out = sqlite3.connect(plain)
-            try:
-                self.conn.backup(out)
-                _prune(out, since_unix, samples)
-                counts = {t: out.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in _tables(out)}
-            finally:
-                out.close()
-            if target.suffix == ".xz":
-                with plain.open("rb") as data, lzma.open(plain.with_suffix(".xz"), "wb", preset=9) as packed:
-                    shutil.copyfileobj(data, packed)
-                plain = plain.with_suffix(".xz")
-            plain.replace(target)
-        return counts
+        return _write_export(self.conn, Path(target), since_unix, samples)
 
     def _tables_parents_first(self) -> list[str]:
         def names(schema: str) -> set[str]:
@@ -504,6 +486,39 @@ def _prune(conn: sqlite3.Connection, since_unix: float | None, samples: bool) ->
             conn.execute(f'DROP INDEX "{index}"')
     conn.execute("VACUUM")
     conn.execute("PRAGMA journal_mode=DELETE")   # one file, no WAL beside it
+
+
+def export(source: Path, target: Path, since_unix: float | None = None, samples: bool = False) -> dict[str, int]:
+    """Database.export from the results database `source` (NAME.sqlite.xz too), which is
+    only read: a matrix may be writing it."""
+    check_source(source)
+    with _plain(source) as plain:
+        conn = sqlite3.connect(f"{plain.resolve().as_uri()}?mode=ro", uri=True)
+        try:
+            return _write_export(conn, target, since_unix, samples)
+        finally:
+            conn.close()
+
+
+def _write_export(conn: sqlite3.Connection, target: Path, since_unix: float | None, samples: bool) -> dict[str, int]:
+    if target.exists():
+        raise DatabaseError(f"{target} exists: an export goes into a new database")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="confucius-export-", dir=target.parent) as tmp:
+        plain = Path(tmp) / "export.sqlite"
+        out = sqlite3.connect(plain)
+        try:
+            conn.backup(out)
+            _prune(out, since_unix, samples)
+            counts = {t: out.execute(f'SELECT COUNT(*) FROM "{t}"').fetchone()[0] for t in _tables(out)}
+        finally:
+            out.close()
+        if target.suffix == ".xz":
+            with plain.open("rb") as data, lzma.open(plain.with_suffix(".xz"), "wb", preset=9) as packed:
+                shutil.copyfileobj(data, packed)
+            plain = plain.with_suffix(".xz")
+        plain.replace(target)
+    return counts
 
 
 @contextmanager

@@ -559,3 +559,8 @@ def test_an_export_never_overwrites_and_a_bad_xz_is_refused(tmp_path, scenario):
                                           str(tmp_path / "x.sqlite.xz"), "--since", "1970-01-01T00:00:00"])
     assert result.exit_code == 0 and "1 runs (1 page loads" in result.output
     assert [p.name for p in tmp_path.glob("confucius-export-*")] == []
+    # A kept export is read as it is, and only read.
+    kept = (tmp_path / "x.sqlite.xz").read_bytes()
+    result = CliRunner().invoke(lab_app, ["export", str(tmp_path / "x.sqlite.xz"), "--out", str(tmp_path / "y.sqlite")])
+    assert result.exit_code == 0 and "1 runs (1 page loads" in result.output
+    assert (tmp_path / "x.sqlite.xz").read_bytes() == kept
