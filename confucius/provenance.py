@@ -6,7 +6,7 @@ lab's matrix, the simulator's sweep, the per-CCA runs)."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 
@@ -15,6 +15,15 @@ def program_digest(path: Path) -> str | None:
     (None when it is not built)."""
     path = Path(path)
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16] if path.is_file() else None
+
+
+def programs_not_as_recorded(recorded: Mapping[str, str | None], paths: Mapping[str, Path]) -> list[str]:
+    """Each of the programs at `paths` whose digest here is not the one `recorded`, said in
+    a line: what a Dask worker checks before it runs a task, since the client that planned
+    the task records its own programs' digests with the result."""
+    found = {name: program_digest(path) for name, path in sorted(paths.items())}
+    return [f"{name}: {digest or 'not built'} here, {recorded.get(name) or 'not built'} recorded"
+            for name, digest in found.items() if digest != recorded.get(name)]
 
 
 def recorded_programs(versions: dict) -> dict[str, str | None]:

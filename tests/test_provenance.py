@@ -2,7 +2,7 @@
 """How runs name the programs that measured them: the digests each engine records, and the
 programs a set of runs records with more than one digest."""
 
-from confucius.provenance import mixed_programs, program_digest, recorded_programs
+from confucius.provenance import mixed_programs, program_digest, programs_not_as_recorded, recorded_programs
 
 
 def test_a_program_s_digest_is_its_sha256_prefix_or_none_when_not_built(tmp_path):
@@ -25,3 +25,13 @@ def test_only_programs_recorded_with_two_digests_are_mixed():
             {"bottleneck_sha256": "s1"}, {"bottleneck_sha256": "s1"}, {}]
     assert mixed_programs(runs) == {"rtflow": ["aa", "bb"]}
     assert mixed_programs([]) == {}
+
+
+def test_programs_not_as_recorded_are_named_with_both_digests(tmp_path):
+    built, missing = tmp_path / "rtflow", tmp_path / "uml"
+    built.write_bytes(b"abc")
+    paths = {"rtflow": built, "uml": missing}
+    assert programs_not_as_recorded({"rtflow": "ba7816bf8f01cfea", "uml": None}, paths) == []
+    assert programs_not_as_recorded({"rtflow": "0" * 16, "uml": "1" * 16}, paths) == [
+        f"rtflow: ba7816bf8f01cfea here, {'0' * 16} recorded", f"uml: not built here, {'1' * 16} recorded"]
+    assert programs_not_as_recorded({}, {"rtflow": built}) == ["rtflow: ba7816bf8f01cfea here, not built recorded"]

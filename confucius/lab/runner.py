@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from confucius import cluster, rtflow
-from confucius.provenance import program_digest
+from confucius.provenance import program_digest, programs_not_as_recorded
 
 from . import schedulers as sched
 from . import flent, topology, uml, vm, workload
@@ -539,6 +539,7 @@ class Measurement:
 def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
             echo: bool = False) -> Measurement:
     """Boot the VM for one task and read what it left (here or on a Dask worker)."""
+    check_programs_recorded(scenario, task, versions)
     directory = _run_dir(results_root, scenario, task)
     inputs = workload.write_inputs([workload.page(scenario, ref) for ref, _ in task.pages],
                                    directory / "inputs", lambda path: in_guest(directory, path)) if task.pages else {}
@@ -570,6 +571,16 @@ def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
     if data is not None:
         row.update(_measured(data))
     return Measurement(row, data, error)
+
+
+def check_programs_recorded(scenario: Scenario, task: Task, versions: dict) -> None:
+    """Refuse a task whose programs here are not those `versions` records with its result:
+    a worker built from another tree, or a part rebuilt since the matrix started."""
+    used = {name: path for name, (path, _) in built_parts(scenario, [task.cell.scheduler]).items()}
+    differ = programs_not_as_recorded(versions.get("binaries_sha256") or {}, used)
+    if differ:
+        raise RunnerError(f"{platform.node()} runs other programs than the matrix records "
+                          f"({'; '.join(differ)}): build the same tree wherever its tasks run")
 
 
 def measurements(tasks: Sequence[Task], scenario: Scenario, results_root: Path, versions: dict,

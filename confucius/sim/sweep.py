@@ -17,6 +17,7 @@ from confucius import cluster
 from confucius.lab.db import Database
 from confucius.lab.runner import Progress
 from confucius.lab.scenario import Scenario
+from confucius.provenance import program_digest
 
 from . import bottleneck as bn
 from . import plan as planning
@@ -37,18 +38,20 @@ class SweepReport:
 
 def in_process(tasks: Sequence[planning.SimTask], binary: Path) -> Iterator[Outcome]:
     """The tasks one after the other, here."""
+    digest = program_digest(binary)
     for task in tasks:
         started, clock = time.time(), time.monotonic()
         try:
-            yield task, worker.simulate(task, binary), None, started, time.monotonic() - clock
+            yield task, worker.simulate(task, binary, digest), None, started, time.monotonic() - clock
         except bn.SimError as err:
             yield task, None, str(err), started, time.monotonic() - clock
 
 
 def on_dask(tasks: Sequence[planning.SimTask], binary: Path, address: str | None = None,
             workers: int = 2) -> Iterator[Outcome]:
-    """The tasks on a Dask cluster (cluster.dask_client), yielded as they finish."""
-    for task, result, error, submitted in cluster.as_completed(worker.simulate, tasks, binary,
+    """The tasks on a Dask cluster (cluster.dask_client), yielded as they finish; each
+    worker checks that its program is this one."""
+    for task, result, error, submitted in cluster.as_completed(worker.simulate, tasks, binary, program_digest(binary),
                                                                 address=address, workers=workers):
         if error is None:
             yield task, result, None, result.started_unix, result.wall_s

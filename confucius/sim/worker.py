@@ -6,6 +6,7 @@ bottleneck is built (a Dask worker, or this process); touches no database."""
 
 from __future__ import annotations
 
+import platform
 import tempfile
 import time
 from dataclasses import dataclass
@@ -13,6 +14,7 @@ from pathlib import Path
 
 from confucius import rtflow
 from confucius.lab.results import read_samples
+from confucius.provenance import programs_not_as_recorded
 
 from . import bottleneck as bn
 from .plan import SimPage, SimTask, page_options, trace_text
@@ -36,8 +38,13 @@ class TaskResult:
     wall_s: float
 
 
-def simulate(task: SimTask, binary: Path = bn.BOTTLENECK) -> TaskResult:
-    """Every page of the task, one bottleneck run each; SimError when one fails."""
+def simulate(task: SimTask, binary: Path = bn.BOTTLENECK, digest: str | None = None) -> TaskResult:
+    """Every page of the task, one bottleneck run each; SimError when one fails, or when
+    `binary` here is not the program of `digest` (the one the sweep records)."""
+    differ = programs_not_as_recorded({"bottleneck": digest}, {"bottleneck": binary}) if digest else []
+    if differ:
+        raise bn.SimError(f"{platform.node()} runs another program than the sweep records ({differ[0]}): "
+                          f"build the same tree wherever its tasks run")
     started, clock = time.time(), time.monotonic()
     with tempfile.TemporaryDirectory(prefix="confucius-sim-") as scratch:
         runs = [simulate_page(task, page, Path(scratch), binary) for page in task.pages]

@@ -189,6 +189,19 @@ def test_the_record_of_the_bottleneck_is_what_the_spec_sends_and_the_row_stores(
         assert json.loads(row["tc_commands"]) == record
 
 
+def test_a_task_whose_programs_are_not_those_recorded_is_refused_before_it_boots(tmp_path, scenario):
+    # What a Dask worker built from another tree would run: the client records its own digests.
+    task = runner.plan(scenario, None)[0]
+    used = runner.built_parts(scenario, [task.cell.scheduler])
+    here = runner.program_digests(used)
+    results = tmp_path / "results"
+    other = {**here, "rtflow": "0" * 16}
+    with pytest.raises(runner.RunnerError, match=f"rtflow: {here['rtflow'] or 'not built'} here, 0{{16}} recorded"):
+        runner.measure(task, scenario, results, {"binaries_sha256": other})
+    assert not results.exists()
+    runner.check_programs_recorded(scenario, task, {"binaries_sha256": here})
+
+
 def test_cell_keys_name_the_setup_without_htb_s_bucket(scenario):
     # The form keys have always used: changing it would make every measured unit new.
     task = runner.plan(scenario, None)[0]

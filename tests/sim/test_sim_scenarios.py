@@ -17,9 +17,10 @@ from confucius.provenance import program_digest
 from confucius.lab.scenario import load
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
-from confucius.sim.bottleneck import BOTTLENECK
+from confucius.sim.bottleneck import BOTTLENECK, SimError
 from confucius.sim.plan import plan
 from confucius.sim.store import window_end
+from confucius.sim.worker import simulate
 
 REPO = Path(__file__).resolve().parents[2]
 runner = CliRunner()
@@ -150,6 +151,12 @@ def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_p
     assert third.exit_code == 2 and "resuming would mix two versions" in " ".join(third.output.split())
     assert f"bottleneck {program_digest(BOTTLENECK)} then, {program_digest(rebuilt)} now" in third.output
     assert len(rows(db, "SELECT id FROM runs")) == 3
+
+
+def test_a_worker_whose_program_is_not_the_recorded_one_simulates_nothing(tmp_path, small):
+    [task] = [t for t in plan(load(small()))[0] if t.cell.cell.scheduler.name == "confucius"]
+    with pytest.raises(SimError, match=f"bottleneck: {program_digest(BOTTLENECK)} here, 0{{16}} recorded"):
+        simulate(task, BOTTLENECK, "0" * 16)
 
 
 def frame(capture_s: float, delay_ms: float | None) -> rtflow.Frame:
