@@ -661,8 +661,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
                         raise RunnerError(f"{failures_in_row} runs in a row failed; the last: {error}")
                 else:
                     failures_in_row = 0
-                bar.describe(task_name(task))
-                bar.advance(task.units)
+                bar.finished(task_name(task), task.units)
     return report
 
 
@@ -701,7 +700,10 @@ class Progress:
         else:
             print(text, file=sys.stderr)
 
-    def advance(self, units: int) -> None:
+    def finished(self, name: str, units: int) -> None:
+        """Count `units` more as measured, by the task `name` (tasks end in any order, and
+        others are under way: the bar names the last one that ended)."""
+        self.describe(f"last done: {name}")
         self.done += units
         if self.enabled:
             self.bar.advance(self.task, units)

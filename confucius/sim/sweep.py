@@ -86,7 +86,6 @@ def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, sc
                     report.failed += 1
                     report.errors.append(f"{name}: {error}")
                     bar.note(f"run {run_id} ({name}) failed: {error}")
-                bar.describe(name)
-                bar.advance(len(task.pages))
+                bar.finished(name, len(task.pages))
     return report
 
