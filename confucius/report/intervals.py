@@ -17,10 +17,12 @@ def ratio_interval(pairs: Sequence[tuple[float, float]], confidence: float = 0.9
                    resamples: int = 10_000, seed: int = 0) -> tuple[float, float]:
     """Percentile bootstrap interval of Σa / Σb (metrics.ratio_of_sums) over paired (a, b),
     resampling the pairs (pages): how far two schedulers' ratio could move with another
-    sample of pages. Seeded, so that a report is reproducible."""
+    sample of pages. Seeded, and of the pairs in sorted order, so that a report is
+    reproducible from the same pages whatever order a database holds them in (a merge
+    of kept sittings numbers them otherwise)."""
     if len(pairs) < 2:
         return math.nan, math.nan
-    values = np.asarray(pairs, dtype=float)
+    values = np.asarray(sorted(pairs), dtype=float)
     picks = np.random.default_rng(seed).integers(0, len(values), size=(resamples, len(values)))
     numerator, denominator = values[picks, 0].sum(axis=1), values[picks, 1].sum(axis=1)
     ratios = numerator[denominator > 0] / denominator[denominator > 0]

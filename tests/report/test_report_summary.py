@@ -66,6 +66,7 @@ def test_ratio_interval_resamples_pages():
     low, high = intervals.ratio_interval(pairs)
     assert low < sum(a for a, _ in pairs) / sum(b for _, b in pairs) < high
     assert intervals.ratio_interval(pairs) == (low, high)  # seeded: the same report twice
+    assert intervals.ratio_interval(pairs[::-1]) == (low, high)  # the pages in another order
 
 
 def test_share_interval_is_wilsons():
