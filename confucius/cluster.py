@@ -59,8 +59,9 @@ def as_completed(function: Callable, tasks: Sequence[Task], *args, address: str 
     are submitted in order, only as many at once as the workers have threads, so each
     result is let go once read and a stop stops before the next task. If the caller stops
     early, this waits for the tasks under way before the cluster closes: a task that owns
-    an outside process (a VM) ends it itself."""
-    from distributed import as_completed as finished, wait
+    an outside process (a VM) ends it itself. Ctrl-C does not wait: it reaches a local
+    cluster's workers and their processes as well, and their tasks would never end."""
+    from distributed import as_completed as finished
 
     with dask_client(address, workers) as client:
         waiting = iter(tasks)
@@ -84,5 +85,27 @@ def as_completed(function: Callable, tasks: Sequence[Task], *args, address: str 
                 future.release()
                 yield task, result, error, at
                 submit(1)
+        except KeyboardInterrupt:
+            client.cancel([future for future, _, _ in under_way.values()], force=True)
+            under_way.clear()
+            raise
         finally:
-            wait([future for future, _, _ in under_way.values()])
+            _wait_while_workers(client, [future for future, _, _ in under_way.values()])
+
+
+# How often a wait for the tasks under way looks whether any worker is left.
+WORKERS_POLL_S = 1.0
+
+
+def _wait_while_workers(client, futures: list) -> None:
+    """Wait for `futures` to end, while the cluster has a worker to end them: Ctrl-C can
+    stop a local cluster's workers before this process sees it (their tasks then end
+    cancelled, not interrupted), and a task without a worker is never done."""
+    from distributed import wait
+
+    while futures and client.nthreads():
+        try:
+            wait(futures, timeout=WORKERS_POLL_S)
+            return
+        except TimeoutError:
+            continue

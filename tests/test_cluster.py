@@ -50,6 +50,33 @@ def test_a_caller_that_stops_early_leaves_no_task_running_and_starts_no_more(tmp
     assert done == ["task-0", "task-1"]
 
 
+def _quick_or_slow(task):
+    import time
+    time.sleep(0 if task == "quick" else 120)
+    return task
+
+
+def test_ctrl_c_stops_without_waiting_for_the_tasks_under_way():
+    import time
+
+    finished = cluster.as_completed(_quick_or_slow, ["quick", "slow", "slow"], workers=2)
+    assert next(finished)[0] == "quick"   # one slow task is under way from here on
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        finished.throw(KeyboardInterrupt)  # where Ctrl-C finds the caller: waiting for the next result
+    # The cluster closes at once rather than after the slow task's 120 s.
+    assert time.monotonic() - started < 60
+
+
+def test_tasks_without_a_worker_left_are_not_waited_for():
+    # Ctrl-C may stop a local cluster's workers before this process sees it.
+    class NoWorkerLeft:
+        def nthreads(self):
+            return {}
+
+    cluster._wait_while_workers(NoWorkerLeft(), [object()])   # returns: nothing is left to end it
+
+
 def test_a_scheduler_that_does_not_answer_is_named():
     with pytest.raises(cluster.ClusterError, match="no Dask scheduler answers at tcp://127.0.0.1:9"):
         list(cluster.as_completed(_halve, [2], address="tcp://127.0.0.1:9"))

@@ -305,6 +305,10 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
                                    workers=workers, address=address)
     except (runner.RunnerError, scenario_module.ScenarioError, DatabaseError, ClusterError) as err:
         _fail(str(err))
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: the runs that finished are in {db or runner.DEFAULT_DB} "
+                   f"(`confucius lab matrix` resumes from them)", err=True)
+        raise typer.Exit(130)
     typer.echo(f"{loaded.name}: {report.runs} runs ({report.failed} failed), "
                f"{report.units_valid} valid measurements, {report.units_invalid} invalid; "
                f"database {db or runner.DEFAULT_DB}", err=True)

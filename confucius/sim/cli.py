@@ -93,6 +93,10 @@ def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resum
                              progress=sys.stderr.isatty(), execute=execute)
     except (ScenarioError, PlanError, SimError, DatabaseError, ClusterError) as err:
         _fail(str(err))
+    except KeyboardInterrupt:
+        typer.echo(f"interrupted: the runs that finished are in {db} (`confucius sim sweep` resumes from them)",
+                   err=True)
+        raise typer.Exit(130)
     for note in differences(scenario):
         typer.echo(f"note: {note}", err=True)
     for skip in report.skipped:
