@@ -137,6 +137,6 @@ def sweep_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
     from confucius.sim import sweep
 
     _, report = _simulate(scenario, db, schedulers, controllers, binary, resume=True, attempts=attempts,
-                          execute=lambda tasks: sweep.on_dask(tasks, binary, scheduler, workers))
+                          execute=lambda tasks, digest: sweep.on_dask(tasks, binary, digest, scheduler, workers))
     if report.tasks and report.failed == report.tasks:
         raise typer.Exit(1)

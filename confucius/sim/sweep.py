@@ -17,7 +17,6 @@ from confucius import cluster
 from confucius.lab.db import Database
 from confucius.lab.runner import Progress
 from confucius.lab.scenario import Scenario
-from confucius.provenance import program_digest
 
 from . import bottleneck as bn
 from . import plan as planning
@@ -36,9 +35,8 @@ class SweepReport:
     errors: list[str] = field(default_factory=list)
 
 
-def in_process(tasks: Sequence[planning.SimTask], binary: Path) -> Iterator[Outcome]:
-    """The tasks one after the other, here."""
-    digest = program_digest(binary)
+def in_process(tasks: Sequence[planning.SimTask], binary: Path, digest: str | None) -> Iterator[Outcome]:
+    """The tasks one after the other, here, by the program of `digest` (the one recorded)."""
     for task in tasks:
         started, clock = time.time(), time.monotonic()
         try:
@@ -47,11 +45,11 @@ def in_process(tasks: Sequence[planning.SimTask], binary: Path) -> Iterator[Outc
             yield task, None, str(err), started, time.monotonic() - clock
 
 
-def on_dask(tasks: Sequence[planning.SimTask], binary: Path, address: str | None = None,
+def on_dask(tasks: Sequence[planning.SimTask], binary: Path, digest: str | None, address: str | None = None,
             workers: int = 2) -> Iterator[Outcome]:
     """The tasks on a Dask cluster (cluster.dask_client), yielded as they finish; each
-    worker checks that its program is this one."""
-    for task, result, error, submitted in cluster.as_completed(worker.simulate, tasks, binary, program_digest(binary),
+    worker checks that its program is the one of `digest` (the one recorded)."""
+    for task, result, error, submitted in cluster.as_completed(worker.simulate, tasks, binary, digest,
                                                                 address=address, workers=workers):
         if error is None:
             yield task, result, None, result.started_unix, result.wall_s
@@ -61,10 +59,11 @@ def on_dask(tasks: Sequence[planning.SimTask], binary: Path, address: str | None
 
 def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, schedulers=None,
           controllers=None, resume: bool = True, attempts: int = 3, progress: bool = True,
-          execute: Callable[[Sequence[planning.SimTask]], Iterator[Outcome]] | None = None) -> SweepReport:
+          execute: Callable[[Sequence[planning.SimTask], str | None], Iterator[Outcome]] | None = None
+          ) -> SweepReport:
     """Simulate what is still to do (everything without `resume`) and store it; `execute`
-    runs the tasks (in_process by default)."""
-    execute = execute or (lambda tasks: in_process(tasks, binary))
+    runs the tasks by the program of the digest the runs record (in_process by default)."""
+    execute = execute or (lambda tasks, digest: in_process(tasks, binary, digest))
     report = SweepReport()
     with Database(db_path) as db:
         tasks, report.skipped = planning.plan(scenario, db if resume else None, binary=binary,
@@ -75,7 +74,7 @@ def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, sc
         produced = store.versions(bn.describe(binary)["ns3"], binary)
         with Progress(progress, sum(len(t.pages) for t in tasks)) as bar:
             bar.describe(f"{scenario.name}: {len(tasks)} tasks")
-            for task, result, error, started, wall_s in execute(tasks):
+            for task, result, error, started, wall_s in execute(tasks, produced["bottleneck_sha256"]):
                 cell = task.cell.cell
                 name = f"{cell.scheduler.name} / {cell.controller} / rep {cell.repetition} / chunk {task.chunk}"
                 run_id = store.store(db, scenario_id, scenario, task, produced, result, error, started, wall_s)
