@@ -43,7 +43,7 @@ from .contract import RunSpec
 from .guest.schedule import IDLE_S
 from .guest.traffic import WRITE_RESULTS_S
 from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
-from .scenario import PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice, controller_label
+from .scenario import UML_SEED_MAX, PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice, controller_label
 
 REPO = vm.REPO
 # The lab's engines by name (engine.ENGINES): each has run(), PROJECT_MODULES, TIME_MODE and
@@ -207,7 +207,7 @@ def run_seed(scenario: Scenario, cell: Cell) -> int | None:
     with the run, so that the run can be repeated)."""
     seed = scenario_seed(scenario, cell)
     if seed is None and scenario.engine == "uml":
-        return secrets.randbelow(uml.SEED_LIMIT)
+        return secrets.randbelow(UML_SEED_MAX + 1)
     return seed
 
 

@@ -77,8 +77,11 @@ SIM_SAMPLES = ("flows", "queues")
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
 BUILTIN_CCAS = ("cubic", "reno")
-# [uml] seed: repetition r's guest gets seed + r (the engine takes up to 2^63 - 1).
-UML_SEED_MAX = 2**32 - 1
+# [uml] seed: repetition r's guest gets seed + r. The engine takes up to 2^63 - 1, and a
+# scenario has up to MAX_REPETITIONS; the seeds runs draw come from the same range, so a
+# scenario can name any run's seed and repeat it.
+MAX_REPETITIONS = 1000
+UML_SEED_MAX = 2**63 - MAX_REPETITIONS
 NAMED_PAGE = re.compile(r"^(amazon|p\d{4}|flows-(\d+)-size-(\d+))$")
 
 
@@ -689,7 +692,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         raise top.error("duration", "a scenario without [web] page loads needs duration, e.g. \"60s\"")
     scenario = Scenario(
         name=name, description=top.string("description", ""), path=path, text=text,
-        seed=top.integer("seed", 0, 0), repetitions=top.integer("repetitions", 1, 1, 1000),
+        seed=top.integer("seed", 0, 0), repetitions=top.integer("repetitions", 1, 1, MAX_REPETITIONS),
         duration_s=duration, link=link, schedulers=_read_schedulers(top.table("schedulers"), path),
         rt_sets=rt_sets, rt=rt, warmup=_read_warmup(top.table("warmup")), web=web,
         bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),

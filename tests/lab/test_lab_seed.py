@@ -65,7 +65,15 @@ def test_without_a_seed_each_uml_run_draws_one_and_the_key_is_as_before(tmp_path
     cell = runner.plan(unseeded, None)[0].cell
     assert "seed" not in runner._conditions(unseeded, cell)
     seeds = {runner.run_seed(unseeded, cell) for _ in range(5)}
-    assert len(seeds) == 5 and all(0 <= seed < uml.SEED_LIMIT for seed in seeds)
+    assert len(seeds) == 5 and all(0 <= seed <= sc.UML_SEED_MAX for seed in seeds)
+
+
+def test_a_scenario_can_name_any_seed_a_run_drew_and_its_last_repetition_s_seed_fits_the_engine(tmp_path):
+    top = SCENARIO.replace("seed = 7", f"seed = {sc.UML_SEED_MAX}").replace("repetitions = 2",
+                                                                             f"repetitions = {sc.MAX_REPETITIONS}")
+    scenario = load(tmp_path, top)
+    last = runner.plan(scenario, None)[-1].cell
+    assert runner.run_seed(scenario, last) == uml.SEED_LIMIT - 1
 
 
 def test_qemu_runs_have_no_seed_even_when_the_scenario_sets_one(tmp_path):
@@ -75,7 +83,7 @@ def test_qemu_runs_have_no_seed_even_when_the_scenario_sets_one(tmp_path):
     assert "seed" not in runner._conditions(scenario, cell)
 
 
-@pytest.mark.parametrize("value", ["-1", "4294967296", "1.5", '"7"', "true"])
+@pytest.mark.parametrize("value", ["-1", str(sc.UML_SEED_MAX + 1), "1.5", '"7"', "true"])
 def test_a_seed_out_of_range_or_not_a_whole_number_is_refused(tmp_path, value):
     with pytest.raises(sc.ScenarioError, match=r"uml.*seed"):
         load(tmp_path, SCENARIO.replace("seed = 7", f"seed = {value}"))
