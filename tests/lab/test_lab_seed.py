@@ -205,6 +205,39 @@ def test_a_guest_program_s_time_stamp_counter_is_the_guest_s_clock(tmp_path):
     assert tsc_reads(tmp_path / "b", 5) == first      # and nothing from the host
 
 
+# Guest ns spent by 100 calls failing on a file (a missing path, readlink on a file, a
+# terminal's ioctl on a file) and by 100 receives on an empty non-blocking socket.
+FAILED_CALLS = """python3 - <<'PY'
+import fcntl, os, socket, termios, time
+def cost(call):
+    start = time.monotonic_ns()
+    for _ in range(100):
+        try:
+            call()
+        except OSError:
+            pass
+    return time.monotonic_ns() - start
+sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+sock.setblocking(False)
+files = [cost(lambda: os.stat("/no/such/file")), cost(lambda: os.readlink("/etc/passwd")),
+         cost(lambda: fcntl.ioctl(0, termios.TCGETS, bytes(64)))]
+print(*files, cost(lambda: sock.recv(1)))
+PY
+"""
+
+
+@needs_uml
+def test_a_call_failing_on_a_file_takes_no_guest_time_and_one_not_ready_still_does(tmp_path):
+    # kernel/uml/patches/0003-file-errors-take-no-time.patch: how many calls fail on files
+    # follows the host's files (a checkout's compiled Python, its path), so they must not
+    # move the guest's clock; "not ready" keeps upstream's microsecond, against livelock.
+    result = uml.run(FAILED_CALLS, results_dir=tmp_path, seed=5, timeout=120)
+    result.check()
+    *files, not_ready = (int(word) for word in result.output.split()[-4:])
+    print("guest ns of 100 calls failing on files, and 100 EAGAIN:", files, not_ready)
+    assert all(spent <= 256 for spent in files)   # the one clock read that ends the span
+    assert 100_000 <= not_ready < 110_000
+
 @needs_uml
 def test_a_load_starts_its_drawn_phase_after_the_warm_up(tmp_path):
     scenario = load(tmp_path, SCENARIO.replace("repetitions = 2\n", "")
