@@ -31,6 +31,7 @@ import mmap
 import os
 import signal
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
@@ -107,13 +108,16 @@ def _seed_options(seed: int | None, time_mode: str) -> list[str]:
     return [f"{SEED_OPTION}={seed}", *clock]
 
 
-def _command(image: Path, memory: str, time_mode: str, seed: int | None, ctl: Path) -> list[str]:
+def _command(image: Path, memory: str, time_mode: str, seed: int | None, ctl: Path,
+             uml_dir: Path) -> list[str]:
     # Root is the host's, read-only over hostfs; the console is the process's stdout and
-    # every other line is closed. LAB_CTL reaches init as an environment variable.
+    # every other line is closed. LAB_CTL reaches init as an environment variable. UML
+    # keeps its pid file and control socket in uml_dir (by default ~/.uml, where a killed
+    # kernel leaves them behind).
     clock = [TIME_MODES[time_mode]] if TIME_MODES[time_mode] else []
     return [str(image), f"mem={memory}", "root=/dev/root", "rootfstype=hostfs", "rootflags=/",
             "ro", f"init={INIT_SCRIPT}", "con=null", "ssl=null", "con0=null,fd:1", "quiet",
-            *clock, *_seed_options(seed, time_mode), f"LAB_CTL={ctl}"]
+            *clock, *_seed_options(seed, time_mode), f"uml_dir={uml_dir}", f"LAB_CTL={ctl}"]
 
 
 def _engine_env() -> dict[str, str]:
@@ -238,8 +242,9 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     modules = project_modules(modules, FLAVOURS[flavour][1])
     settings = {"LAB_POWER_OFF": "o", "LAB_UML_MODULES": str(uml.modules)}
     with job("uml", script, args, uml, results_dir=results_dir, modules=modules, env=env,
-             interactive=False, settings=settings) as run_job:
-        command = _command(uml.image, memory, time_mode, seed, run_job.ctl)
+             interactive=False, settings=settings) as run_job, \
+            tempfile.TemporaryDirectory(prefix="lab-uml-") as uml_dir:
+        command = _command(uml.image, memory, time_mode, seed, run_job.ctl, Path(uml_dir))
         heartbeat = _Heartbeat(run_job.ctl / "alive", stall)
         # Where the guest's clock is independent of the host, so is its timeout: a busy host
         # slows a run without ending it.

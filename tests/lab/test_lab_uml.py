@@ -98,13 +98,24 @@ def test_a_guest_that_computes_on_a_busy_host_is_not_ended(tmp_path):
     assert "computed" in result.output and result.duration > max(stall, timeout)
 
 
-def test_the_timeout_counts_the_guest_s_seconds(tmp_path):
+def test_the_timeout_counts_the_guest_s_seconds(tmp_path, monkeypatch):
     # Idle time is skipped in inf-cpu: the guest's 10 s pass at once, and end the run.
     # (That the clock is the guest's: tests/lab/test_lab_supervise.py, and the busy host above.)
-    result = uml.run("echo sleeping; sleep 3600; echo woke", results_dir=tmp_path, timeout=10)
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    result = uml.run("echo sleeping; sleep 3600; echo woke", results_dir=tmp_path / "run", timeout=10)
     assert result.timed_out and not result.stalled
     assert "sleeping" in result.output and "woke" not in result.output
     print(f"10 s of guest time took {result.duration:.1f} s of wall time")
+    # The killed kernel's pid file and control socket went with the run, not into ~/.uml.
+    assert not (home / ".uml").exists()
+
+
+def test_a_run_boots_whatever_home_is(tmp_path, monkeypatch):
+    # UML 6.1 made ~/.uml at boot and crashed (make_umid) when it could not.
+    monkeypatch.setenv("HOME", str(tmp_path / "no-such-home"))
+    uml.run("true", results_dir=tmp_path / "run", timeout=30).check()
 
 
 def compute_for(cpu_s: float) -> str:
