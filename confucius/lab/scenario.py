@@ -66,6 +66,7 @@ from typing import Any, Sequence
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
 from . import schedulers as sched
+from . import uml
 from .contract import FLENT_TESTS, Bulk, Flent, Probes, Warmup  # the scenario's parts that the spec carries as they are
 from .engine import ENGINES
 from .topology import SHAPINGS
@@ -77,11 +78,11 @@ SIM_SAMPLES = ("flows", "queues")
 RT_CPU_CHOICES = ("realtime", "shared")
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
 BUILTIN_CCAS = ("cubic", "reno")
-# [uml] seed: repetition r's guest gets seed + r. The engine takes up to 2^63 - 1, and a
-# scenario has up to MAX_REPETITIONS; the seeds runs draw come from the same range, so a
-# scenario can name any run's seed and repeat it.
+# [uml] seed: repetition r's guest gets seed + r. The engine takes seeds below
+# uml.SEED_LIMIT, and a scenario has up to MAX_REPETITIONS; the seeds runs draw come from
+# the same range, so a scenario can name any run's seed and repeat it.
 MAX_REPETITIONS = 1000
-UML_SEED_MAX = 2**63 - MAX_REPETITIONS
+UML_SEED_MAX = uml.SEED_LIMIT - MAX_REPETITIONS
 NAMED_PAGE = re.compile(r"^(amazon|p\d{4}|flows-(\d+)-size-(\d+))$")
 
 

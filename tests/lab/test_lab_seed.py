@@ -238,6 +238,7 @@ def test_a_call_failing_on_a_file_takes_no_guest_time_and_one_not_ready_still_do
     assert all(spent <= 256 for spent in files)   # the one clock read that ends the span
     assert 100_000 <= not_ready < 110_000
 
+
 @needs_uml
 def test_a_load_starts_its_drawn_phase_after_the_warm_up(tmp_path):
     scenario = load(tmp_path, SCENARIO.replace("repetitions = 2\n", "")
