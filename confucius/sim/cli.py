@@ -140,3 +140,41 @@ def sweep_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
                           execute=lambda tasks, digest: sweep.on_dask(tasks, binary, digest, scheduler, workers))
     if report.tasks and report.failed == report.tasks:
         raise typer.Exit(1)
+
+
+@app.command("alone")
+def alone_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Optional[List[str]] = _SCHEDULERS,
+                  controllers: Optional[List[str]] = _CONTROLLERS, binary: Path = _BINARY,
+                  as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")):
+    """How much of the stall the pages caused: SCENARIO's simulated loads in the database beside
+    the video alone over the same windows (each cell's episode again without its page)."""
+    import json
+    from dataclasses import asdict
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from confucius.lab.db import DatabaseError
+    from confucius.lab.scenario import ScenarioError, load
+    from confucius.report.data import ReportError
+    from confucius.sim.alone import compare
+    from confucius.sim.bottleneck import NS3_CCAS, SimError
+
+    try:
+        loaded = load(scenario, ccas=NS3_CCAS)
+        cells = compare(loaded, db, binary, _names(schedulers), _names(controllers))
+    except (ScenarioError, SimError, DatabaseError, ReportError) as err:
+        _fail(str(err))
+    console = Console()
+    if as_json:
+        console.print_json(json.dumps([asdict(c) for c in cells]))
+        return
+    table = Table(title=f"{loaded.name}: the video's stall with each page and alone over the same window")
+    for name in ("scheduler", "RT", "loads", "stall s", "alone s", "w/ stall", "alone w/ stall"):
+        table.add_column(name, justify="right")
+    for c in cells:
+        table.add_row(c.scheduler, c.controller, str(c.loads), f"{c.stall_s:.3f}", f"{c.alone_stall_s:.3f}",
+                      str(c.stalled), str(c.alone_stalled))
+    console.print(table)
+    console.print("stall s: mean per load (frame delay > 190 ms) over the load's window; alone s: the same "
+                  "window of the same episode without its page; w/ stall: loads with any stall")

@@ -1,0 +1,114 @@
+# SPDX-License-Identifier: MIT
+"""`confucius sim alone`: how much of a simulated load's stall its page caused. Each
+cell's episode is simulated again without its page, with the options, seed and load start
+its run recorded and the link as the sweep played it. The video's stall over each load's
+own window is then set beside its stall with the page. ns-3 is deterministic, so up to the
+load's start the video is the one the load met (a test compares the frames)."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from confucius import metrics, rtflow
+from confucius.lab.scenario import Scenario
+from confucius.provenance import programs_not_as_recorded, recorded_programs
+from confucius.report.data import PageResult, open_db, page_results
+
+from . import bottleneck as bn
+from .plan import LinkTrace, link_trace, trace_text
+
+# The bottleneck's options that act only with a page (its tail, and the calm that ends it).
+PAGE_ONLY = ("--page-tail=", "--calm=", "--late=")
+
+
+@dataclass(frozen=True)
+class AloneCell:
+    """One (scheduler, controller) of a scenario: its loads' stall with the page and the
+    video's stall alone over the same windows."""
+    scheduler: str
+    controller: str
+    loads: int
+    stall_s: float            # mean per load, with the page
+    alone_stall_s: float      # mean per load over the same windows, the video alone
+    stalled: int              # loads with a stall, with the page
+    alone_stalled: int        # the same windows with a stall, the video alone
+
+
+@dataclass(frozen=True)
+class Episode:
+    """An episode without its page: the cell's options and the load's start."""
+    args: tuple[str, ...]
+    start_s: float
+
+
+def episode_of(spec: dict, page_id: str) -> Episode:
+    """The episode a run's page met, as the run's spec records it, less the page."""
+    start = spec["page_starts_s"][spec["pages"].index(page_id)]
+    return Episode(tuple(a for a in spec["bottleneck"] if not a.startswith(PAGE_ONLY)), start)
+
+
+def simulate_alone(episode: Episode, end_s: float, trace: LinkTrace | None,
+                   binary: Path = bn.BOTTLENECK) -> list[rtflow.Frame]:
+    """The video's frames of the episode without its page, until `end_s`."""
+    with tempfile.TemporaryDirectory(prefix="confucius-sim-alone-") as folder:
+        scratch = Path(folder)
+        args = [*episode.args, f"--duration={end_s}s", f"--frame-log={scratch / 'frames.csv'}"]
+        if trace is not None:
+            (scratch / "trace.txt").write_text(trace_text(trace, episode.start_s))
+            args.append(f"--trace={scratch / 'trace.txt'}")
+        bn.run_bottleneck(args, binary)
+        return rtflow.read_frames(scratch / "frames.csv")
+
+
+def alone_stall_s(frames: Sequence[rtflow.Frame], start_s: float, window_ns: int) -> float:
+    start_ns = round(start_s * 1e9)
+    return metrics.stall_duration(metrics.in_window(frames, start_ns, start_ns + window_ns))
+
+
+def _runs(db, results: list[PageResult], binary: Path) -> dict[int, dict]:
+    """The loads' runs' specs; SimError when one is not simulated, or by another program."""
+    specs = {}
+    for run_id in sorted({r.run_id for r in results}):
+        row = db.query("SELECT engine, spec, versions FROM runs WHERE id=?", (run_id,))[0]
+        if row["engine"] != "ns3":
+            raise bn.SimError(f"run {run_id} ran on {row['engine']}, not in the simulator")
+        recorded = recorded_programs(json.loads(row["versions"] or "{}"))
+        differ = programs_not_as_recorded({"bottleneck": recorded.get("bottleneck")}, {"bottleneck": binary})
+        if differ:
+            raise bn.SimError(f"run {run_id} was simulated by another program ({differ[0]}): build it, "
+                              f"or give it with --binary")
+        specs[run_id] = json.loads(row["spec"])
+    return specs
+
+
+def compare(scenario: Scenario, db_path: Path, binary: Path = bn.BOTTLENECK,
+            schedulers: Sequence[str] | None = None, controllers: Sequence[str] | None = None) -> list[AloneCell]:
+    """Per (scheduler, controller) of the scenario's simulated loads in the database, the
+    stall with the page beside the video's alone over the same windows."""
+    db = open_db(db_path)
+    results = [r for r in page_results(db, scenario.name)
+               if (not schedulers or r.scheduler in schedulers) and (not controllers or r.controller in controllers)]
+    if not results:
+        raise bn.SimError(f"{db_path} holds no loads of scenario {scenario.name!r}"
+                          f"{' for these schedulers and controllers' if schedulers or controllers else ''}")
+    specs = _runs(db, results, binary)
+    episodes = {r.page_row: episode_of(specs[r.run_id], r.page_id) for r in results}
+    windows = {r.page_row: r.window_end_ns - r.load_start_ns for r in results}
+    ends: dict[Episode, float] = {}
+    for row, episode in episodes.items():
+        ends[episode] = max(ends.get(episode, 0.0), episode.start_s + windows[row] / 1e9 + 1.0)
+    trace = link_trace(scenario)
+    frames = {episode: simulate_alone(episode, end, trace, binary) for episode, end in ends.items()}
+    cells: dict[tuple[str, str], list[tuple[float, float]]] = {}
+    for r in results:
+        episode = episodes[r.page_row]
+        cells.setdefault((r.scheduler, r.controller), []).append(
+            (r.stall_s, alone_stall_s(frames[episode], episode.start_s, windows[r.page_row])))
+    return [AloneCell(scheduler, controller, len(pairs), metrics.mean(p for p, _ in pairs),
+                      metrics.mean(a for _, a in pairs), sum(metrics.stalled(p) for p, _ in pairs),
+                      sum(metrics.stalled(a) for _, a in pairs))
+            for (scheduler, controller), pairs in sorted(cells.items())]
