@@ -3,6 +3,13 @@
 the upkeep meant for a dashboard, results as they finish, a task's error beside the others'
 results."""
 
+import math
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 
 from confucius import cluster
@@ -80,3 +87,31 @@ def test_tasks_without_a_worker_left_are_not_waited_for():
 def test_a_scheduler_that_does_not_answer_is_named():
     with pytest.raises(cluster.ClusterError, match="no Dask scheduler answers at tcp://127.0.0.1:9"):
         list(cluster.as_completed(_halve, [2], address="tcp://127.0.0.1:9"))
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_tasks_run_on_a_scheduler_and_worker_started_apart(tmp_path):
+    # As a user starts them (`dask scheduler`, `dask worker`) for `--scheduler ADDRESS`.
+    dask = Path(sys.executable).with_name("dask")
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    with open(tmp_path / "dask.log", "wb") as log:
+        started = [subprocess.Popen([dask, "scheduler", "--host", "127.0.0.1", "--port", address.rsplit(":", 1)[1],
+                                     "--no-dashboard"], stdout=log, stderr=log)]
+        started.append(subprocess.Popen([dask, "worker", address, "--nworkers", "1", "--nthreads", "1",
+                                         "--no-dashboard"], stdout=log, stderr=log,
+                                        env={**os.environ, "CONFUCIUS_WORKER_STARTED_APART": "yes"}))
+        try:
+            came = {task: (result, error) for task, result, error, _ in
+                    cluster.as_completed(math.sqrt, [4, -1, 9], address=address)}
+            [(_, where, _, _)] = cluster.as_completed(os.getenv, ["CONFUCIUS_WORKER_STARTED_APART"], address=address)
+        finally:
+            for process in reversed(started):
+                process.terminate()
+                process.wait(timeout=30)
+    assert came == {4: (2.0, None), -1: (None, "ValueError: math domain error"), 9: (3.0, None)}
+    assert where == "yes"   # the task ran in that worker, not in a cluster of this process
