@@ -39,19 +39,19 @@ class AloneCell:
 
 
 @dataclass(frozen=True)
-class Episode:
+class EpisodeWithoutPage:
     """An episode without its page: the cell's options and the load's start."""
     args: tuple[str, ...]
     start_s: float
 
 
-def episode_of(spec: dict, page_id: str) -> Episode:
+def episode_of(spec: dict, page_id: str) -> EpisodeWithoutPage:
     """The episode a run's page met, as the run's spec records it, less the page."""
     start = spec["page_starts_s"][spec["pages"].index(page_id)]
-    return Episode(tuple(a for a in spec["bottleneck"] if not a.startswith(PAGE_ONLY)), start)
+    return EpisodeWithoutPage(tuple(a for a in spec["bottleneck"] if not a.startswith(PAGE_ONLY)), start)
 
 
-def simulate_alone(episode: Episode, end_s: float, trace: LinkTrace | None,
+def simulate_alone(episode: EpisodeWithoutPage, end_s: float, trace: LinkTrace | None,
                    binary: Path = bn.BOTTLENECK) -> list[rtflow.Frame]:
     """The video's frames of the episode without its page, until `end_s`."""
     with tempfile.TemporaryDirectory(prefix="confucius-sim-alone-") as folder:
@@ -98,7 +98,7 @@ def compare(scenario: Scenario, db_path: Path, binary: Path = bn.BOTTLENECK,
     specs = _runs(db, results, binary)
     episodes = {r.page_row: episode_of(specs[r.run_id], r.page_id) for r in results}
     windows = {r.page_row: r.window_end_ns - r.load_start_ns for r in results}
-    ends: dict[Episode, float] = {}
+    ends: dict[EpisodeWithoutPage, float] = {}
     for row, episode in episodes.items():
         ends[episode] = max(ends.get(episode, 0.0), episode.start_s + windows[row] / 1e9 + 1.0)
     trace = link_trace(scenario)
