@@ -19,7 +19,8 @@ from confucius.provenance import programs_not_as_recorded, recorded_programs
 from confucius.report.data import PageResult, open_db, page_results
 
 from . import bottleneck as bn
-from .plan import LinkTrace, link_trace, trace_text
+from .plan import LinkTrace, link_trace
+from .worker import trace_args
 
 # The bottleneck's options that act only with a page (its tail, and the calm that ends it).
 PAGE_ONLY = ("--page-tail=", "--calm=", "--late=")
@@ -56,11 +57,8 @@ def simulate_alone(episode: EpisodeWithoutPage, end_s: float, trace: LinkTrace |
     """The video's frames of the episode without its page, until `end_s`."""
     with tempfile.TemporaryDirectory(prefix="confucius-sim-alone-") as folder:
         scratch = Path(folder)
-        args = [*episode.args, f"--duration={end_s}s", f"--frame-log={scratch / 'frames.csv'}"]
-        if trace is not None:
-            (scratch / "trace.txt").write_text(trace_text(trace, episode.start_s))
-            args.append(f"--trace={scratch / 'trace.txt'}")
-        bn.run_bottleneck(args, binary)
+        bn.run_bottleneck([*episode.args, f"--duration={end_s}s", f"--frame-log={scratch / 'frames.csv'}",
+                           *trace_args(trace, episode.start_s, scratch)], binary)
         return rtflow.read_frames(scratch / "frames.csv")
 
 
@@ -71,17 +69,19 @@ def alone_stall_s(frames: Sequence[rtflow.Frame], start_s: float, window_ns: int
 
 def _runs(db, results: list[PageResult], binary: Path) -> dict[int, dict]:
     """The loads' runs' specs; SimError when one is not simulated, or by another program."""
-    specs = {}
+    specs, recorded = {}, {}
     for run_id in sorted({r.run_id for r in results}):
         row = db.query("SELECT engine, spec, versions FROM runs WHERE id=?", (run_id,))[0]
         if row["engine"] != "ns3":
             raise bn.SimError(f"run {run_id} ran on {row['engine']}, not in the simulator")
-        recorded = recorded_programs(json.loads(row["versions"] or "{}"))
-        differ = programs_not_as_recorded({"bottleneck": recorded.get("bottleneck")}, {"bottleneck": binary})
+        digest = recorded_programs(json.loads(row["versions"] or "{}")).get("bottleneck")
+        recorded.setdefault(digest, run_id)
+        specs[run_id] = json.loads(row["spec"])
+    for digest, run_id in recorded.items():   # the program is read once per digest, not per run
+        differ = programs_not_as_recorded({"bottleneck": digest}, {"bottleneck": binary})
         if differ:
             raise bn.SimError(f"run {run_id} was simulated by another program ({differ[0]}): build it, "
                               f"or give it with --binary")
-        specs[run_id] = json.loads(row["spec"])
     return specs
 
 

@@ -17,7 +17,7 @@ from confucius.lab.results import read_samples
 from confucius.provenance import programs_not_as_recorded
 
 from . import bottleneck as bn
-from .plan import SimPage, SimTask, page_options, trace_text
+from .plan import LinkTrace, SimPage, SimTask, page_options, trace_text
 
 
 @dataclass(frozen=True)
@@ -55,10 +55,7 @@ def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn
     """One page's episode under the task's cell, its files in `scratch`."""
     args = [*page_options(task, page), f"--page={scratch / 'page.txt'}",
             f"--frame-log={scratch / 'frames.csv'}", f"--rate-log={scratch / 'rates.csv'}",
-            *page.sampling.args(scratch)]
-    if task.trace is not None:
-        (scratch / "trace.txt").write_text(trace_text(task.trace, page.start_s))
-        args.append(f"--trace={scratch / 'trace.txt'}")
+            *page.sampling.args(scratch), *trace_args(task.trace, page.start_s, scratch)]
     (scratch / "page.txt").write_text(page.text)
     run = bn.run_bottleneck(args, binary)
     try:
@@ -68,3 +65,12 @@ def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn
         raise bn.SimError(f"page {page.key}: {err}") from None
     return PageRun(page, run, frames, rates, read_samples(scratch / "qdisc.jsonl", "qdiscs"),
                    read_samples(scratch / "flows.jsonl", "flows"))
+
+
+def trace_args(trace: LinkTrace | None, start_s: float, scratch: Path) -> list[str]:
+    """The bottleneck's option for the link's trace of an episode whose load starts at
+    `start_s`, its file written into `scratch`; none for a constant rate."""
+    if trace is None:
+        return []
+    (scratch / "trace.txt").write_text(trace_text(trace, start_s))
+    return [f"--trace={scratch / 'trace.txt'}"]
