@@ -6,6 +6,7 @@ default (a simulation or a VM is one core's work), or an existing scheduler."""
 
 from __future__ import annotations
 
+import tempfile
 import time
 from contextlib import contextmanager
 from itertools import islice
@@ -91,6 +92,19 @@ def as_completed(function: Callable, tasks: Sequence[Task], *args, address: str 
             raise
         finally:
             _wait_while_workers(client, [future for future, _, _ in under_way.values()])
+
+
+def scratch_directory(prefix: str) -> tempfile.TemporaryDirectory:
+    """A temporary directory for a task's files: inside the Dask worker's own directory when
+    a worker runs the task, the system's temporary directory otherwise. A worker ended by a
+    signal (a cluster closed under way, Ctrl-C) cannot remove it, and Dask removes a dead
+    worker's directory when the next worker starts on that machine."""
+    try:
+        from distributed import get_worker
+        root = get_worker().local_directory
+    except (ImportError, ValueError):  # ValueError: not in a worker
+        root = None
+    return tempfile.TemporaryDirectory(prefix=prefix, dir=root)
 
 
 # How often a wait for the tasks under way looks whether any worker is left.

@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,35 @@ def test_tasks_without_a_worker_left_are_not_waited_for():
             return {}
 
     cluster._wait_while_workers(NoWorkerLeft(), [object()])   # returns: nothing is left to end it
+
+
+def _scratch_then_die_once(marker):
+    import os
+    import signal
+    from pathlib import Path
+    from confucius.cluster import scratch_directory
+    if Path(marker).exists():
+        return Path(marker).read_text()
+    scratch = scratch_directory("confucius-test-")  # never closed: the worker dies holding it
+    Path(scratch.name, "episode.csv").touch()
+    Path(marker).write_text(scratch.name)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def test_a_killed_workers_scratch_is_removed_when_the_next_worker_starts(tmp_path):
+    import dask
+    marker = tmp_path / "scratch-path"
+    with dask.config.set({"temporary-directory": str(tmp_path / "dask")}):
+        [(_, left, error, _)] = cluster.as_completed(_scratch_then_die_once, [str(marker)], workers=1)
+    # The nanny started a new worker, which ran the task again and removed the dead one's files.
+    assert error is None and left.startswith(str(tmp_path / "dask"))
+    assert not Path(left).exists()
+
+
+def test_scratch_outside_a_worker_is_the_systems_temporary_directory():
+    with cluster.scratch_directory("confucius-test-") as scratch:
+        assert Path(scratch).parent == Path(tempfile.gettempdir())
+    assert not Path(scratch).exists()
 
 
 def test_a_scheduler_that_does_not_answer_is_named():

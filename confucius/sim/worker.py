@@ -7,12 +7,12 @@ bottleneck is built (a Dask worker, or this process); touches no database."""
 from __future__ import annotations
 
 import platform
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from confucius import rtflow
+from confucius.cluster import scratch_directory
 from confucius.lab.results import read_samples
 from confucius.provenance import programs_not_as_recorded
 
@@ -46,7 +46,7 @@ def simulate(task: SimTask, binary: Path = bn.BOTTLENECK, digest: str | None = N
         raise bn.SimError(f"{platform.node()} runs another program than the sweep records ({differ[0]}): "
                           f"build the same tree wherever its tasks run")
     started, clock = time.time(), time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="confucius-sim-") as scratch:
+    with scratch_directory("confucius-sim-") as scratch:
         runs = [simulate_page(task, page, Path(scratch), binary) for page in task.pages]
     return TaskResult(task, runs, started, time.monotonic() - clock)
 
