@@ -34,8 +34,9 @@ const DRAIN_NS: f64 = 1e9;
 pub struct CopaController {
     copa: Copa,
     bounds: RateBounds,
-    /// One instant read together with CLOCK_MONOTONIC, to turn our nanosecond times into
-    /// the `Instant`s the crate takes (std's Instant is CLOCK_MONOTONIC on Linux).
+    /// Copa's own creation instant with the caller's time then, to turn our nanosecond
+    /// times into the `Instant`s the crate takes (std's Instant is CLOCK_MONOTONIC on
+    /// Linux, the lab's clock; in ns-3, simulated time counted from that instant).
     anchor: (Instant, u64),
     /// Smoothed time from sending a packet to hearing about it, ns (gain 1/8).
     window_rtt_ns: f64,
@@ -57,7 +58,9 @@ impl CopaController {
             // The paper's standing RTT is the smallest RTT over the last sRTT/2.
             use_standing_rtt: false,
         };
-        CopaController { copa: Copa::new(config), bounds, anchor: (Instant::now(), now_ns),
+        let copa = Copa::new(config);
+        let created = created_at(&copa);
+        CopaController { copa, bounds, anchor: (created, now_ns),
                          window_rtt_ns: INITIAL_RTT.as_nanos() as f64, pacer_queue_bytes: 0 }
     }
 
@@ -68,6 +71,31 @@ impl CopaController {
             None => instant - Duration::from_nanos(anchor_ns - ns),
         }
     }
+}
+
+/// The instant `copa` read from the clock when it was made, which it keeps to itself and
+/// keys its RTT windows by, in whole microseconds since then: our times must count from
+/// exactly that instant. Counted from a clock read of our own, the nanoseconds between the
+/// two reads moved samples across microsecond boundaries, and with them what a window kept
+/// (in ns-3, 2 of 100 Copa episodes changed when those nanoseconds went from 0 to 500).
+/// The crate shows the instant only in its Debug form; Cargo.lock pins the crate, and a
+/// test fails if that form changes.
+fn created_at(copa: &Copa) -> Instant {
+    let now = Instant::now();
+    let shown = format!("{copa:?}");
+    let (_, init) = shown.split_once("init_time:").expect("vidaptive's Copa shows init_time in its Debug form");
+    now - Duration::from_nanos(timespec_ns(&format!("{now:?}")) - timespec_ns(init))
+}
+
+/// The first `Instant { tv_sec: S, tv_nsec: N }` in `debug` (std's form on Linux), in ns.
+fn timespec_ns(debug: &str) -> u64 {
+    let field = |name: &str| -> u64 {
+        debug.split_once(name)
+            .and_then(|(_, rest)| rest.trim_start().split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} in an Instant's Debug form: {debug}"))
+    };
+    field("tv_sec:") * 1_000_000_000 + field("tv_nsec:")
 }
 
 impl Controller for CopaController {
@@ -129,5 +157,25 @@ impl Controller for CopaController {
 
     fn feedback_request(&self) -> FeedbackRequest {
         FEEDBACK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn our_times_count_from_copas_own_creation() {
+        let created_ns = 3_000_000_123;
+        let controller = CopaController::new(created_ns, RateBounds { start: 5e6, min: 0.1e6, max: 50e6 }, 0.5);
+        let kept = format!("{:?}", controller.copa);
+        let ours = format!("init_time: {:?}", controller.instant(created_ns));
+        assert!(kept.contains(&ours), "{ours} is not in {kept}");
+    }
+
+    #[test]
+    fn an_instants_debug_form_reads_as_its_nanoseconds() {
+        let shown = "init_time: Instant { tv_sec: 12, tv_nsec: 345 }, now: Instant { tv_sec: 99, tv_nsec: 1 }";
+        assert_eq!(timespec_ns(shown), 12_000_000_345);
     }
 }
