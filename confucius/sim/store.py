@@ -136,5 +136,6 @@ def store(db: Database, scenario_id: int, scenario: Scenario, task: SimTask, pro
     """One task as one run: its pages, or (failed) the error."""
     data = run_data(result, scenario) if result is not None else None
     row = {**run_row(task, scenario, produced), "started_unix": started_unix, "duration_s": wall_s,
+           "host_load": json.dumps(result.host_load) if result is not None else None,
            "status": "ok" if error is None else "failed", "error": error}
     return db.store_run(scenario_id, row, data)

@@ -14,6 +14,7 @@ from pathlib import Path
 from confucius import rtflow
 from confucius.cluster import scratch_directory
 from confucius.lab.results import read_samples
+from confucius.lab.runner import HostSample, host_load
 from confucius.provenance import programs_not_as_recorded
 
 from . import bottleneck as bn
@@ -36,6 +37,7 @@ class TaskResult:
     pages: list[PageRun]
     started_unix: float
     wall_s: float
+    host_load: dict      # the worker's host meanwhile (lab.runner.host_load): what its wall clock means
 
 
 def simulate(task: SimTask, binary: Path = bn.BOTTLENECK, digest: str | None = None) -> TaskResult:
@@ -45,10 +47,10 @@ def simulate(task: SimTask, binary: Path = bn.BOTTLENECK, digest: str | None = N
     if differ:
         raise bn.SimError(f"{platform.node()} runs another program than the sweep records ({differ[0]}): "
                           f"build the same tree wherever its tasks run")
-    started, clock = time.time(), time.monotonic()
+    started, clock, host = time.time(), time.monotonic(), HostSample.now()
     with scratch_directory("confucius-sim-") as scratch:
         runs = [simulate_page(task, page, Path(scratch), binary) for page in task.pages]
-    return TaskResult(task, runs, started, time.monotonic() - clock)
+    return TaskResult(task, runs, started, time.monotonic() - clock, host_load(host, HostSample.now()))
 
 
 def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn.BOTTLENECK) -> PageRun:

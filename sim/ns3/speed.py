@@ -20,6 +20,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from confucius.lab import runner
 from confucius.lab.db import Database
 from confucius.lab.scenario import load
 from confucius.sim import bottleneck as bn
@@ -81,13 +82,13 @@ def sweep_estimate(scratch: Path) -> None:
     task, scenario, plan_s = one_task(REPO / "scenarios" / "matrix.toml")
     pages = len(task.pages)
     runs, loop_s, simulated = [], 0.0, 0.0
-    cpu, wall = children_cpu(), time.monotonic()
+    cpu, wall, host = children_cpu(), time.monotonic(), runner.HostSample.now()
     for page in task.pages:
         runs.append(worker.simulate_page(task, page, scratch))
         loop_s += runs[-1].run["cpu_s"]
         simulated += runs[-1].run["simulated_s"]
     cpu, wall = children_cpu() - cpu, time.monotonic() - wall
-    result = worker.TaskResult(task, runs, time.time(), wall)
+    result = worker.TaskResult(task, runs, time.time(), wall, runner.host_load(host, runner.HostSample.now()))
     with Database(scratch / "bench.sqlite") as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
         produced = store.versions(bn.describe()["ns3"])

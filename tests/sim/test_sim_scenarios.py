@@ -47,9 +47,11 @@ def test_a_simulated_demo_cell_is_read_by_confucius_report(tmp_path):
                                  "-s", "cake,confucius"])
     assert result.exit_code == 0, result.output
     assert "skipped cake / gcc: cake cannot be simulated: ns-3 has no CAKE" in result.output
-    [(engine, time_mode, seed, versions, spec, status)] = rows(
-        db, "SELECT engine, time_mode, seed, versions, spec, status FROM runs")
+    [(engine, time_mode, seed, versions, spec, status, host)] = rows(
+        db, "SELECT engine, time_mode, seed, versions, spec, status, host_load FROM runs")
     assert (engine, time_mode, seed, status) == ("ns3", "simulated", 1, "ok")
+    host = json.loads(host)   # the run's wall clock, like the lab's, comes with what the host did meanwhile
+    assert len(host["before"]) == len(host["after"]) == 3 and 0 <= host["steal"] <= 1
     assert json.loads(versions)["ns3"].startswith("3.") and json.loads(versions)["seed"] == 1
     assert json.loads(spec)["seed"] == 1
     [(objects, plt, stall)] = rows(db, "SELECT objects_total, plt_s, stall_s FROM pages WHERE valid=1 AND ok=1")
