@@ -5,6 +5,15 @@
 #define TEST_FLOWS	64
 #define MS		1000000ull
 
+/*
+ * The core keeps time as CoDel does, in u32 ticks of 1.024 us: it orders packets by age,
+ * and measures their sojourn, within 2^31 ticks (36.6 min). A program stays inside that
+ * horizon: at most OPS_MAX_BYTES are read (the fuzzer's -max_len), at most one time step
+ * per 3 bytes, and no step longer than 1.28 s (op 4): 1365 steps make 29 min at most, which
+ * leaves the final drain minutes to spare (64 packets at the slowest shaper: 8 s).
+ */
+#define OPS_MAX_BYTES	4096
+
 struct reader {
 	const u8 *data;
 	size_t size, pos;
@@ -68,7 +77,7 @@ static bool apply_op(struct tsched *ts, struct reader *r)
 		ts->now += (u64)next_byte(r) * MS;
 		break;
 	case 4:
-		ts->now += (u64)next_byte(r) * 100 * MS;
+		ts->now += (u64)next_byte(r) * 5 * MS;
 		break;
 	case 5:
 		read_config(r, &cfg, ts->s.cfg.flows);
@@ -113,7 +122,7 @@ static u64 outcome_of(const struct tsched *ts)
 
 const char *ts_run_ops(const u8 *data, size_t size, u64 *outcome)
 {
-	struct reader r = { data, size, 0 };
+	struct reader r = { data, size < OPS_MAX_BYTES ? size : OPS_MAX_BYTES, 0 };
 	struct cfc_config cfg;
 	struct tsched *ts;
 	const char *err = NULL;
