@@ -26,10 +26,70 @@
 #include "tc_util.h"
 
 #include <linux/pkt_sched_confucius.h>
-#include "confucius.h"
 
 #define EXPORTED __attribute__((visibility("default")))
 
+/*
+ * iproute2 6.9 made the callbacks take a const struct qdisc_util *. tc/build.sh
+ * reads which from the tree's tc_util.h and defines this; inside iproute2's own
+ * tree (the in-tree patch, the newest release) it is const.
+ */
+#ifndef QDISC_UTIL_CONST
+#define QDISC_UTIL_CONST const
+#endif
+
+#define NS_PER_US 1000u
+#define US_PER_MS 1000u
+#define US_PER_S 1000000u
+
+/*
+ * The kernel's bounds and defaults, in netlink units. They are the scheduling
+ * core's (core/confucius.h, cfc_config_default()), written out so that this file
+ * builds inside iproute2's tree too, where the core is not. Built as our plugin,
+ * it checks the bounds against the core's below; the tc cases hold help's
+ * defaults and those the kernel applies to the same values.
+ */
+#define BANDWIDTH_MIN	1000ull			/* bytes/s: 8 kbit/s */
+#define BANDWIDTH_MAX	(1ull << 44)		/* bytes/s: about 140.7 Tbit/s */
+#define LIMIT_MIN	1u
+#define LIMIT_MAX	(1u << 20)
+#define MEMLIMIT_MIN	(64u << 10)
+#define MEMLIMIT_MAX	(1u << 31)
+#define FLOWS_MIN	1u
+#define FLOWS_MAX	32768u			/* flow classes are 0x8000 + bucket */
+#define QUANTUM_MIN	64u
+#define QUANTUM_MAX	65536u
+#define PERIOD_MIN_US	(1 * US_PER_MS)
+#define PERIOD_MAX_US	(60 * US_PER_S)
+#define HYSTERESIS_MAX	50u			/* percent */
+#define WEIGHT_ONE	65536u			/* the statistics' weights are in 1/65536 */
+
+#define DEFAULT_LIMIT		10240u
+#define DEFAULT_MEMLIMIT	(32u << 20)
+#define DEFAULT_FLOWS		1024u
+#define DEFAULT_QUANTUM		1514u
+#define DEFAULT_INTERVAL_US	(250 * US_PER_MS)
+#define DEFAULT_CLASSES		3u
+#define DEFAULT_HYSTERESIS	10u
+#define DEFAULT_RECLASSIFY_US	(100 * US_PER_MS)
+#define DEFAULT_TARGET_US	(40 * US_PER_MS)
+#define DEFAULT_MAXHOLD_US	(2 * US_PER_S)
+#define DEFAULT_MAXDELAY_US	(500 * US_PER_MS)
+
+#if __has_include("confucius.h")
+#include "confucius.h"
+
+_Static_assert(BANDWIDTH_MIN * 8 == CFC_BANDWIDTH_MIN && BANDWIDTH_MAX * 8 == CFC_BANDWIDTH_MAX &&
+	       LIMIT_MIN == CFC_LIMIT_MIN && LIMIT_MAX == CFC_LIMIT_MAX &&
+	       MEMLIMIT_MIN == CFC_MEMLIMIT_MIN && MEMLIMIT_MAX == CFC_MEMLIMIT_MAX &&
+	       FLOWS_MIN == CFC_FLOWS_MIN && FLOWS_MAX == CFC_FLOWS_MAX &&
+	       QUANTUM_MIN == CFC_QUANTUM_MIN && QUANTUM_MAX == CFC_QUANTUM_MAX &&
+	       PERIOD_MIN_US * NS_PER_US == CFC_PERIOD_MIN_NS &&
+	       PERIOD_MAX_US * (__u64)NS_PER_US == CFC_PERIOD_MAX_NS &&
+	       PERIOD_MAX_US * (__u64)NS_PER_US == CFC_MAXHOLD_MAX_NS &&
+	       PERIOD_MAX_US * (__u64)NS_PER_US == CFC_MAXDELAY_MAX_NS &&
+	       HYSTERESIS_MAX == CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE &&
+	       WEIGHT_ONE == CFC_W_ONE, "bounds differ from the core's");
 _Static_assert(TC_CONFUCIUS_MAX_CLASSES == CFC_MAX_CLASSES, "class count differs from the core's");
 _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
 	       (int)TC_CONFUCIUS_MODE_CLASS == (int)CFC_MODE_CLASS &&
@@ -38,8 +98,7 @@ _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
 _Static_assert((int)TC_CONFUCIUS_PACE_FIXED == (int)CFC_PACE_FIXED &&
 	       (int)TC_CONFUCIUS_PACE_ADAPTIVE == (int)CFC_PACE_ADAPTIVE &&
 	       CFC_PACE_COUNT == 2, "pace numbers differ from the core's");
-
-#define NS_PER_US 1000u
+#endif
 
 static const char *const mode_names[] = {
 	[TC_CONFUCIUS_MODE_FLOW] = "flow",
@@ -78,35 +137,35 @@ struct option_spec {
 
 static const struct option_spec options[] = {
 	{ "bandwidth", TCA_CONFUCIUS_BANDWIDTH64, KIND_RATE,
-	  CFC_BANDWIDTH_MIN / 8, CFC_BANDWIDTH_MAX / 8, NULL, "95mbit", NULL, NULL },
+	  BANDWIDTH_MIN, BANDWIDTH_MAX, NULL, "95mbit", NULL, NULL },
 	{ "limit", TCA_CONFUCIUS_LIMIT, KIND_COUNT,
-	  CFC_LIMIT_MIN, CFC_LIMIT_MAX, "packets", "10240", NULL, "limit %up " },
+	  LIMIT_MIN, LIMIT_MAX, "packets", "10240", NULL, "limit %up " },
 	{ "memlimit", TCA_CONFUCIUS_MEMLIMIT, KIND_SIZE,
-	  CFC_MEMLIMIT_MIN, CFC_MEMLIMIT_MAX, NULL, "32mb", NULL, NULL },
+	  MEMLIMIT_MIN, MEMLIMIT_MAX, NULL, "32mb", NULL, NULL },
 	{ "flows", TCA_CONFUCIUS_FLOWS, KIND_COUNT,
-	  CFC_FLOWS_MIN, CFC_FLOWS_MAX, "flow buckets", "1024", NULL, "flows %u " },
+	  FLOWS_MIN, FLOWS_MAX, "flow buckets", "1024", NULL, "flows %u " },
 	{ "quantum", TCA_CONFUCIUS_QUANTUM, KIND_SIZE,
-	  CFC_QUANTUM_MIN, CFC_QUANTUM_MAX, NULL, "1514", NULL, "quantum %u " },
+	  QUANTUM_MIN, QUANTUM_MAX, NULL, "1514", NULL, "quantum %u " },
 	{ "interval", TCA_CONFUCIUS_INTERVAL, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "250ms", NULL, NULL },
+	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "250ms", NULL, NULL },
 	{ "mode", TCA_CONFUCIUS_MODE, KIND_NAME,
 	  0, COUNT_OF(mode_names) - 1, NULL, "class", mode_names, NULL },
 	{ "classes", TCA_CONFUCIUS_CLASSES, KIND_COUNT,
-	  1, CFC_MAX_CLASSES, "classes", "3", NULL, "classes %u " },
+	  1, TC_CONFUCIUS_MAX_CLASSES, "classes", "3", NULL, "classes %u " },
 	{ "hysteresis", TCA_CONFUCIUS_HYSTERESIS, KIND_PERCENT,
-	  0, CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE, NULL, "10%", NULL, "hysteresis %u%% " },
+	  0, HYSTERESIS_MAX, NULL, "10%", NULL, "hysteresis %u%% " },
 	{ "reclassify", TCA_CONFUCIUS_RECLASSIFY, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "100ms", NULL, NULL },
+	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "100ms", NULL, NULL },
 	{ "weights", TCA_CONFUCIUS_CLASS_WEIGHTS, KIND_WEIGHTS,
 	  0, UINT32_MAX, NULL, "4:2:1", NULL, NULL },
 	{ "pace", TCA_CONFUCIUS_PACE, KIND_NAME,
 	  0, COUNT_OF(pace_names) - 1, NULL, "fixed", pace_names, NULL },
 	{ "target", TCA_CONFUCIUS_TARGET, KIND_TIME,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_PERIOD_MAX_NS / NS_PER_US, NULL, "20ms", NULL, NULL },
+	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "20ms", NULL, NULL },
 	{ "maxhold", TCA_CONFUCIUS_MAXHOLD, KIND_TIME,
-	  0, CFC_MAXHOLD_MAX_NS / NS_PER_US, NULL, "1s", NULL, NULL },
+	  0, PERIOD_MAX_US, NULL, "1s", NULL, NULL },
 	{ "maxdelay", TCA_CONFUCIUS_MAXDELAY, KIND_BOUND,
-	  CFC_PERIOD_MIN_NS / NS_PER_US, CFC_MAXDELAY_MAX_NS / NS_PER_US, NULL, "300ms", NULL, NULL },
+	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "300ms", NULL, NULL },
 };
 
 #define NOPTIONS COUNT_OF(options)
@@ -201,25 +260,27 @@ static int reject(const struct option_spec *spec, const char *arg)
 
 static void explain_defaults(void)
 {
-	struct cfc_config d;
-	char b0[SPRINT_BSIZE] = "unlimited", b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE];
-	char b4[SPRINT_BSIZE], b5[SPRINT_BSIZE], b6[SPRINT_BSIZE];
+	char b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE], b4[SPRINT_BSIZE];
+	char b5[SPRINT_BSIZE], b6[SPRINT_BSIZE];
 
-	cfc_config_default(&d);
-	if (d.bandwidth)
-		sprint_bits(d.bandwidth / 8, b0, sizeof(b0));
 	fprintf(stderr,
-		"Defaults: bandwidth %s limit %up memlimit %s flows %u quantum %u\n"
+		"Defaults: bandwidth unlimited limit %up memlimit %s flows %u quantum %u\n"
 		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
 		"          pace %s target %s maxhold %s maxdelay %s\n"
 		"          no weights (classes served in proportion to their active flows)\n",
-		b0, d.limit, sprint_size(d.memlimit, b1), d.flows, d.quantum,
-		sprint_time(d.interval_ns / NS_PER_US, b2), mode_names[d.mode], d.classes,
-		(d.hysteresis * 100 + CFC_W_ONE / 2) / CFC_W_ONE,
-		sprint_time(d.reclassify_ns / NS_PER_US, b3), pace_names[d.pace],
-		sprint_time(d.target_ns / NS_PER_US, b4), sprint_time(d.maxhold_ns / NS_PER_US, b5),
-		sprint_time(d.maxdelay_ns / NS_PER_US, b6));
+		DEFAULT_LIMIT, sprint_size(DEFAULT_MEMLIMIT, b1), DEFAULT_FLOWS, DEFAULT_QUANTUM,
+		sprint_time(DEFAULT_INTERVAL_US, b2), mode_names[TC_CONFUCIUS_MODE_FLOW],
+		DEFAULT_CLASSES, DEFAULT_HYSTERESIS, sprint_time(DEFAULT_RECLASSIFY_US, b3),
+		pace_names[TC_CONFUCIUS_PACE_ADAPTIVE], sprint_time(DEFAULT_TARGET_US, b4),
+		sprint_time(DEFAULT_MAXHOLD_US, b5), sprint_time(DEFAULT_MAXDELAY_US, b6));
 }
+
+/* The plugin names its release (VERSION); built into tc, tc's own version is the one. */
+#ifdef CONFUCIUS_VERSION
+#define ORIGIN "confucius " CONFUCIUS_VERSION " (q_confucius.so, for sch_confucius)\n"
+#else
+#define ORIGIN ""
+#endif
 
 static void explain(void)
 {
@@ -248,7 +309,7 @@ static void explain(void)
 		"burst of new flows; pace fixed is the seeds' schedule. An old flow's packets\n"
 		"that waited longer than maxdelay are dropped (0: no bound; the seeds had none).\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
-		"confucius " CONFUCIUS_VERSION " (q_confucius.so, for sch_confucius)\n");
+		ORIGIN);
 }
 
 /* ------------------------------------------------------------- parsing */
@@ -445,7 +506,7 @@ static void add_request(const struct request *req, struct nlmsghdr *n)
 	addattr_nest_end(n, nest);
 }
 
-static int confucius_parse_opt(struct qdisc_util *qu, int argc, char **argv,
+static int confucius_parse_opt(QDISC_UTIL_CONST struct qdisc_util *qu, int argc, char **argv,
 			       struct nlmsghdr *n, const char *dev)
 {
 	struct request req = { 0 };
@@ -579,7 +640,7 @@ static void print_option(const struct option_spec *spec, struct rtattr *attr)
 }
 
 /* The options in the order of the table, the order `tc qdisc add` takes them in. */
-static int confucius_print_opt(struct qdisc_util *qu, FILE *f, struct rtattr *opt)
+static int confucius_print_opt(QDISC_UTIL_CONST struct qdisc_util *qu, FILE *f, struct rtattr *opt)
 {
 	struct rtattr *tb[TCA_CONFUCIUS_MAX + 1];
 	unsigned int i;
@@ -631,7 +692,7 @@ static void print_qdisc_xstats(const struct tc_confucius_qd_stats *st)
 
 	print_uint(PRINT_ANY, "new_flows", "  new_flows %u", st->new_flows);
 	print_uint(PRINT_ANY, "old_flows", " old_flows %u", st->old_flows);
-	print_float(PRINT_ANY, "new_weight", " new_weight %g", (double)st->new_weight / CFC_W_ONE);
+	print_float(PRINT_ANY, "new_weight", " new_weight %g", (double)st->new_weight / WEIGHT_ONE);
 	print_u64(PRINT_ANY, "ticks", " ticks %" PRIu64, st->ticks);
 	print_u64(PRINT_ANY, "holds", " holds %" PRIu64, st->holds);
 	print_u64(PRINT_ANY, "delay_drops", " delay_drops %" PRIu64, st->delay_drops);
@@ -658,7 +719,7 @@ static void print_fl_xstats(const struct tc_confucius_fl_stats *st)
 		     st->state == TC_CONFUCIUS_FLOW_NEW ? "new" :
 		     st->state == TC_CONFUCIUS_FLOW_OLD ? "old" : "forgotten");
 	print_uint(PRINT_ANY, "class", " class %u", st->class_id);
-	print_float(PRINT_ANY, "weight", " weight %g", (double)st->weight / CFC_W_ONE);
+	print_float(PRINT_ANY, "weight", " weight %g", (double)st->weight / WEIGHT_ONE);
 	print_int(PRINT_ANY, "deficit", " deficit %d", st->deficit);
 	print_string(PRINT_FP, NULL, " sojourn %s", sprint_time(st->sojourn_us, b));
 	print_uint(PRINT_JSON, "sojourn", NULL, st->sojourn_us);
@@ -673,7 +734,7 @@ static void print_fl_xstats(const struct tc_confucius_fl_stats *st)
  * Statistics are a struct tc_confucius_xstats whose type names the member that
  * follows (a newer kernel may append fields to it, an older one send fewer).
  */
-static int confucius_print_xstats(struct qdisc_util *qu, FILE *f, struct rtattr *xstats)
+static int confucius_print_xstats(QDISC_UTIL_CONST struct qdisc_util *qu, FILE *f, struct rtattr *xstats)
 {
 	struct tc_confucius_xstats st = { 0 };
 	size_t size;
