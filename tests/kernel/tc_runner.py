@@ -2,15 +2,16 @@
 """Run the tc-testing style cases of tests/kernel/tc_cases/ and write their results as JSON.
 
 Runs inside the lab VM (as root, the project's module loadable, TC_LIB_DIR pointing at the
-plugin), all cases in one boot; tests/kernel/test_tc_cases.py reads the results file. The
+plugin, or --tc naming a tc with confucius built in), all cases in one boot; tests/kernel/test_tc_cases.py reads the results file. The
 case format is described in tests/kernel/tc_cases/README.md. Usage:
 
-    python tests/kernel/tc_runner.py --output RESULTS.json [--only ID ...]
+    python tests/kernel/tc_runner.py --output RESULTS.json [--tc TC] [--only ID ...]
 """
 
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import shlex
@@ -126,13 +127,13 @@ def send_udp(peer: str, port: int, count: int, size: int) -> None:
 class Shell:
     """Runs the commands of one case on its device; keeps a transcript.
 
-    $DEV, $PEER and $TC are replaced in the command text. The builtins (nlqdisc, udp,
+    $DEV, $PEER and $TC (the tc under test) are replaced in the command text. The builtins (nlqdisc, udp,
     sleep) run in this process, other commands directly, or under bash when they use
     shell syntax: starting a process costs a lot under emulation.
     """
 
-    def __init__(self, dev: str, peer: str):
-        self.vars = {"DEV": dev, "PEER": peer, "TC": "tc"}
+    def __init__(self, dev: str, peer: str, tc: str = "tc"):
+        self.vars = {"DEV": dev, "PEER": peer, "TC": tc}
         self.transcript: list[dict] = []
 
     def expand(self, command: str) -> str:
@@ -211,10 +212,10 @@ def run_steps(case: dict, shell: Shell, dev: str) -> list[str]:
     return problems
 
 
-def run_case(case: dict, index: int) -> dict:
+def run_case(case: dict, index: int, tc: str = "tc") -> dict:
     """One case on a dummy device of its own: a clean slate, and cases can run side by side."""
     dev, _, peer = device(index)
-    shell = Shell(dev, peer)
+    shell = Shell(dev, peer, tc)
     started = time.monotonic()
     try:
         problems = run_steps(case, shell, dev)
@@ -251,12 +252,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--output", type=Path, required=True)
     parser.add_argument("--only", nargs="*", default=None, help="case ids to run")
     parser.add_argument("--jobs", type=int, default=4, help="cases run side by side")
+    parser.add_argument("--tc", default="tc", help="the tc the cases run ($TC; default: the system's)")
     args = parser.parse_args(argv)
     cases = [c for c in load_cases() if args.only is None or c["id"] in args.only]
     create_devices(len(cases))
     results = []
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for case, result in zip(cases, pool.map(run_case, cases, range(len(cases)))):
+        run = functools.partial(run_case, tc=args.tc)
+        for case, result in zip(cases, pool.map(run, cases, range(len(cases)))):
             results.append(result)
             # Written after every case, so that a run cut short still tells how far it got.
             args.output.write_text(json.dumps(results, indent=1) + "\n")

@@ -2,8 +2,10 @@
 """The tc-testing style cases of tc_cases/, run in one boot of the lab VM.
 
 tc_runner.py runs every case inside Debian's kernel (or the kernel CONFUCIUS_TEST_KERNEL
-names, see guest_kernel.py) with the system tc, the plugin from build/tc and the module
-built for that kernel, and writes what it found; each case then shows here as one test. The tests not marked `vm` check the cases themselves and the runner's
+names, see guest_kernel.py) with the module built for that kernel, twice in the same boot:
+with the system tc and the plugin from build/tc, then with the in-tree tc (tc/intree.sh:
+iproute2's own tc with confucius built in, build/tc/intree/tc) and no plugin to load. It
+writes what it found; each case then shows here as one test per tc. The tests not marked `vm` check the cases themselves and the runner's
 helpers on the host.
 """
 
@@ -21,10 +23,19 @@ import tc_runner
 from confucius.lab import vm
 
 CASES = tc_runner.load_cases()
-RESULTS_FILE = "tc_results.json"
+INTREE = vm.TC_PLUGINS / "intree"
+# The results file of each tc, and how the guest runs the cases with it. The in-tree tc
+# gets a plugin directory without q_confucius.so (tc/intree.sh makes it empty), since tc
+# would load a plugin before looking in its own binary.
+TCS = {
+    "system": ("tc_results.json", "python3 -S tests/kernel/tc_runner.py"),
+    "intree": ("tc_results_intree.json", f"TC_LIB_DIR={INTREE / 'no-plugins'} python3 -S "
+                                         f"tests/kernel/tc_runner.py --tc {INTREE / 'tc'}"),
+}
 # Generous, as it only ends a hang: in the x86 debug kernel under emulation, with the host
-# at load 6 on its two cores, 192 of the cases took 15 min (4 min on a quiet host).
-VM_TIMEOUT_S = 1800.0
+# at load 6 on its two cores, 192 of the cases took 15 min (4 min on a quiet host), and
+# they run once per tc.
+VM_TIMEOUT_S = 3600.0
 OPTIONS = ("bandwidth", "limit", "memlimit", "flows", "quantum", "interval", "mode", "classes",
            "hysteresis", "reclassify", "weights", "pace", "target", "maxhold", "maxdelay")
 # The UAPI attribute of an option, where its name differs (see nlqdisc.py).
@@ -41,22 +52,27 @@ def _param(case: dict):
 
 @pytest.fixture(scope="module")
 def guest(tmp_path_factory) -> vm.VMResult:
-    for built in (vm.TC_PLUGINS / "q_confucius.so", guest_kernel.project_modules() / "sch_confucius.ko"):
+    for built in (vm.TC_PLUGINS / "q_confucius.so", INTREE / "tc",
+                  guest_kernel.project_modules() / "sch_confucius.ko"):
         if not built.is_file():
-            pytest.fail(f"{built} is missing: run `make tc kmod` first")
+            pytest.fail(f"{built} is missing: run `make tc tc-intree kmod` first")
     results = tmp_path_factory.mktemp("tc_cases")
     # python -S: the runner needs the standard library only, and site-packages cost seconds
     # to scan over 9p under emulation.
-    return guest_kernel.run(f'exec python3 -S tests/kernel/tc_runner.py --output "$RESULTS/{RESULTS_FILE}"',
-                            results_dir=results, timeout=VM_TIMEOUT_S)
+    script = "\n".join(f'{command} --output "$RESULTS/{results_file}"' for results_file, command in TCS.values())
+    return guest_kernel.run(script, results_dir=results, timeout=VM_TIMEOUT_S)
 
 
 @pytest.fixture(scope="module")
-def outcomes(guest) -> dict[str, dict]:
-    path = guest.results_dir / RESULTS_FILE
-    if not path.is_file():
-        pytest.fail(f"the runner wrote no results; guest output:\n{guest.output[-3000:]}")
-    return {outcome["id"]: outcome for outcome in json.loads(path.read_text())}
+def outcomes(guest) -> dict[str, dict[str, dict]]:
+    """Each tc's outcomes, by case id."""
+    found = {}
+    for tc, (results_file, _) in TCS.items():
+        path = guest.results_dir / results_file
+        if not path.is_file():
+            pytest.fail(f"the runner wrote no results for the {tc} tc; guest output:\n{guest.output[-3000:]}")
+        found[tc] = {outcome["id"]: outcome for outcome in json.loads(path.read_text())}
+    return found
 
 
 def _report(outcome: dict) -> str:
@@ -68,8 +84,9 @@ def _report(outcome: dict) -> str:
 
 
 @pytest.mark.parametrize("case", [_param(case) for case in CASES])
-def test_case(case, outcomes):
-    outcome = outcomes.get(case["id"])
+@pytest.mark.parametrize("tc", list(TCS))
+def test_case(tc, case, outcomes):
+    outcome = outcomes[tc].get(case["id"])
     assert outcome is not None, "the runner did not reach this case (see test_runner_ran_every_case)"
     assert outcome["passed"], _report(outcome)
 
@@ -77,8 +94,9 @@ def test_case(case, outcomes):
 @pytest.mark.vm
 def test_runner_ran_every_case(guest, outcomes):
     assert guest.returncode == 0, guest.output[-3000:]
-    assert sorted(outcomes) == sorted(case["id"] for case in CASES)
-    print(f"{len(outcomes)} cases, VM run {guest.duration:.0f} s (boot {guest.boot_time:.1f} s)")
+    for tc in TCS:
+        assert sorted(outcomes[tc]) == sorted(case["id"] for case in CASES), tc
+    print(f"{len(CASES)} cases with {len(TCS)} tcs, VM run {guest.duration:.0f} s (boot {guest.boot_time:.1f} s)")
 
 
 @pytest.mark.vm

@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: MIT
+"""The tc front end on the host, nothing sent to a kernel: the man page tc-confucius(8)
+against the options the plugin accepts, the plugin built against iproute2's const
+callbacks (6.9 on), and the in-tree tc (tc/intree.sh) knowing confucius by itself.
+`help` stops in tc's parser, before any netlink request."""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from confucius.lab.engine import REPO
+
+TC = "/usr/sbin/tc"
+TC_BUILD = REPO / "build" / "tc"
+MAN_PAGE = REPO / "tc" / "tc-confucius.8"
+INTREE = TC_BUILD / "intree"
+
+
+def run(argv, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([str(a) for a in argv], capture_output=True, text=True, **kwargs)
+
+
+def usage(tc, plugins: Path) -> str:
+    """What `tc ... confucius help` prints, with `plugins` as tc's plugin directory."""
+    done = run([tc, "qdisc", "add", "dev", "lo", "root", "confucius", "help"],
+               env={"TC_LIB_DIR": str(plugins), "LD_BIND_NOW": "1", "PATH": "/usr/bin:/bin"})
+    assert done.stderr.startswith("Usage: ... confucius "), done.stderr
+    return done.stderr
+
+
+def help_options(text: str) -> list[str]:
+    """The options help's "Values:" section lists, one a line, in its order."""
+    values = text.split("\nValues:\n", 1)[1]
+    return re.findall(r"^  ([a-z]+) ", values, flags=re.MULTILINE)
+
+
+def man_section(name: str) -> str:
+    """One .SH section of the man page's source."""
+    text = MAN_PAGE.read_text()
+    match = re.search(rf"^\.SH {name}\n(.*?)(?=^\.SH |\Z)", text, flags=re.MULTILINE | re.DOTALL)
+    assert match, f"no section {name}"
+    return match.group(1)
+
+
+@pytest.fixture(scope="module")
+def plugin_usage() -> str:
+    return usage(TC, TC_BUILD)
+
+
+def test_help_lists_every_option(plugin_usage):
+    options = help_options(plugin_usage)
+    assert len(options) == 15 and options[0] == "bandwidth" and "maxdelay" in options
+    for option in options:
+        assert re.search(rf"\[ {option}\b", plugin_usage), f"{option} missing from the usage line"
+
+
+def test_man_page_documents_every_option_help_prints(plugin_usage):
+    synopsis, parameters = man_section("SYNOPSIS"), man_section("PARAMETERS")
+    for option in help_options(plugin_usage):
+        assert re.search(rf"^\.RB \"\[ \" {option}$", synopsis, flags=re.MULTILINE), f"{option} not in SYNOPSIS"
+        # Each option is a tagged paragraph (.TP) whose tag starts with its name.
+        assert re.search(rf"^\.TP\n\.B[IR]? {option}\b", parameters, flags=re.MULTILINE), \
+            f"{option} not described under PARAMETERS"
+
+
+def test_man_page_gives_every_default_help_prints(plugin_usage):
+    """The defaults in help's "Defaults:" lines, each said in the option's paragraph."""
+    defaults = plugin_usage.split("Defaults:", 1)[1].split("\n          no weights", 1)[0]
+    pairs = re.findall(r"([a-z]+) (\S+)", defaults)
+    assert len(pairs) == 14
+    parameters = man_section("PARAMETERS")
+    for option, value in pairs:
+        paragraph = re.search(rf"^\.TP\n\.B[IR]? {option}\b(.*?)(?=^\.TP|^\.SS|\Z)", parameters,
+                              flags=re.MULTILINE | re.DOTALL).group(1)
+        value = {"unlimited": "the default", "10240p": "10240", "32Mb": "32MiB"}.get(value, value)
+        assert value in paragraph.replace("\n", " "), f"{option}: default {value} not in its paragraph"
+
+
+def test_mandoc_lint_fails_on_a_warning(tmp_path):
+    """The lint of mk/tc.mk: this page passes it, and a warning would fail it."""
+    lint = ["mandoc", "-Tlint", "-W", "warning"]
+    assert run([*lint, MAN_PAGE]).returncode == 0
+    broken = tmp_path / "broken.8"
+    broken.write_text(MAN_PAGE.read_text().replace('"2026-12-01"', '"someday"', 1))
+    done = run([*lint, broken])
+    assert done.returncode != 0 and "WARNING" in done.stdout + done.stderr
+
+
+def source_tree() -> Path:
+    trees = [p.parent for p in (TC_BUILD / "src").glob("iproute2-*/.configured-*")]
+    assert len(trees) == 1, f"expected one configured iproute2 tree (make tc), found {trees}"
+    return trees[0]
+
+
+def test_plugin_builds_against_the_const_callbacks(tmp_path):
+    """iproute2 6.9 made struct qdisc_util's callbacks take a const pointer; tc/build.sh
+    reads which the tree has. Debian's archive here serves no source newer than 6.1's, so
+    the installed release's tree with just that change stands for 6.9 on: without the
+    detection the build fails (-Werror, incompatible pointer types). The const-ness of a
+    pointer parameter is no ABI change, so the system tc still loads the plugin."""
+    tree = source_tree()
+    cache = tmp_path / "src"
+    shutil.copytree(tree, cache / tree.name, symlinks=True)
+    shutil.copy(tree.parent / "version", cache / "version")
+    header = cache / tree.name / "tc" / "tc_util.h"
+    text = header.read_text()
+    const = text.replace("(struct qdisc_util *qu", "(const struct qdisc_util *qu")
+    assert const.count("const struct qdisc_util *qu") >= 6
+    header.write_text(const)
+    built = run([REPO / "tc" / "build.sh", tmp_path / "out"], env={"IPROUTE2_SRC": str(cache),
+                                                                  "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"})
+    assert built.returncode == 0, built.stderr
+    assert "(q_confucius.so, " in usage(TC, tmp_path / "out")
+
+
+def test_intree_patch_adds_our_files_and_one_makefile_line():
+    patch = (INTREE / "0001-tc-add-the-confucius-qdisc.patch").read_text()
+    assert patch.startswith("From ") and "Subject: [PATCH] tc: add the confucius qdisc" in patch
+    touched = re.findall(r"^diff --git a/(\S+) ", patch, flags=re.MULTILINE)
+    assert touched == ["include/uapi/linux/pkt_sched_confucius.h", "man/man8/tc-confucius.8",
+                       "tc/Makefile", "tc/q_confucius.c"]
+    assert "+TCMODULES += q_confucius.o\n" in patch
+    # What only the plugin build uses is left out of iproute2's copy.
+    assert "QDISC_UTIL_CONST" not in patch and "__has_include" not in patch
+
+
+def test_intree_tc_knows_confucius_without_a_plugin(tmp_path):
+    text = usage(INTREE / "tc", tmp_path)  # an empty plugin directory
+    assert "(q_confucius.so, " not in text
+    assert help_options(text) == help_options(usage(TC, TC_BUILD))
