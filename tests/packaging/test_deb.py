@@ -3,6 +3,7 @@
 the packaged source for the lab's kernel here too, in a private mount namespace
 (dkms_build.sh), and tc loads the packaged plugin; nothing is installed."""
 
+import gzip
 import re
 import shutil
 import subprocess
@@ -74,6 +75,12 @@ def test_tc_package_puts_the_plugin_where_debians_tc_looks(debs):
     # tc has its plugin directory compiled in (LIBDIR); TC_LIB_DIR only overrides it.
     directory = plugins[0].removesuffix("q_confucius.so").encode()
     assert directory in Path(TC).read_bytes(), f"{TC} does not look in {directory!r}"
+
+
+def test_tc_package_ships_the_man_page_of_this_tree(debs, unpacked):
+    page = "/usr/share/man/man8/tc-confucius.8.gz"
+    assert page in contents(debs.tc)
+    assert gzip.decompress((unpacked / page.lstrip("/")).read_bytes()) == (REPO / "tc" / "tc-confucius.8").read_bytes()
 
 
 def test_tc_package_depends_on_the_iproute2_release_it_was_built_against(debs):
