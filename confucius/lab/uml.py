@@ -36,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
+from . import xsave
 from .engine import (REPO, Kernel, LabError, VMResult, built_kernel, check_request, job, machine_slot,
                      project_modules, supervise)
 
@@ -237,6 +238,7 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     if not stall > 0:
         raise LabError(f"stall must be positive, got {stall!r}")
     uml = kernel(flavour)
+    xsave.check(FLAVOURS[flavour][0] / "src")
     if seed is not None:
         check_seedable(uml.image)
     modules = project_modules(modules, FLAVOURS[flavour][1])
