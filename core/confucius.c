@@ -141,7 +141,7 @@ const char *cfc_config_check(const struct cfc_config *cfg)
 		return "mode must be flow, class or external";
 	if (cfg->classes < 1 || cfg->classes > CFC_MAX_CLASSES)
 		return "classes must be between 1 and 8";
-	return 0;
+	return NULL;
 }
 
 u64 cfc_table_bytes(u32 flows)
@@ -768,7 +768,7 @@ static u64 forget_time(const struct cfc_sched *s, const struct cfc_link *list,
 /* When the next flow is to be forgotten, and which (the earlier of the two lists' heads). */
 static u64 forget_due(const struct cfc_sched *s, struct cfc_flow **f)
 {
-	struct cfc_flow *old_flow = 0;
+	struct cfc_flow *old_flow = NULL;
 	u64 new_at = forget_time(s, &s->idle_new, f);
 	u64 old_at = forget_time(s, &s->idle_old, &old_flow);
 
@@ -789,7 +789,7 @@ void cfc_advance(struct cfc_sched *s, u64 now)
 	if (now < s->next_event_ns)
 		return;
 	for (;;) {
-		struct cfc_flow *forget = 0;
+		struct cfc_flow *forget = NULL;
 		u64 forget_at = forget_due(s, &forget);
 		u64 tick_at = s->nnew ? s->next_tick_ns : CFC_NEVER;
 		u64 reclass_at = s->cfg.mode == CFC_MODE_CLASS ? s->next_reclassify_ns : CFC_NEVER;
@@ -852,7 +852,7 @@ static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p
 
 	if (s->cfg.mode == CFC_MODE_CLASS)
 		occ_account(f, now);
-	p->next = 0;
+	p->next = NULL;
 	p->stamp = ticks_of(now);
 	if (f->tail)
 		f->tail->next = p;
@@ -882,8 +882,8 @@ static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now
 		occ_account(f, now);
 	f->head = p->next;
 	if (!f->head)
-		f->tail = 0;
-	p->next = 0;
+		f->tail = NULL;
+	p->next = NULL;
 	f->qlen--;
 	f->backlog -= p->len;
 	q->qlen--;
@@ -1081,10 +1081,10 @@ struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropp
 
 	cfc_advance(s, now);
 	if (!s->qlen)
-		return 0;
+		return NULL;
 	if (s->cfg.bandwidth && now < s->next_send_ns) {
 		s->cnt.overlimits++;
-		return 0;
+		return NULL;
 	}
 	for (;;) {
 		q = pick_queue(s);
@@ -1094,7 +1094,7 @@ struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropp
 		drop_head(s, f, now, dropped);
 		s->cnt.delay_drops++;
 		if (!s->qlen)
-			return 0;
+			return NULL;
 	}
 	q->deficit -= (s64)f->head->len << CFC_W_SHIFT;
 	if (!q->fifo)
@@ -1137,8 +1137,8 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	for (i = 0; i < s->cfg.flows; i++) {
 		struct cfc_flow *f = &s->flows[i];
 
-		f->head = 0;
-		f->tail = 0;
+		f->head = NULL;
+		f->tail = NULL;
 		link_init(&f->sched);
 		link_init(&f->member);
 		link_init(&f->fat);
@@ -1188,7 +1188,7 @@ void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u6
 	for (i = 1; i < CFC_NQUEUES; i++)
 		s->queues[i].heap = (struct cfc_heap_entry *)(s->flows + cfg->flows) +
 				    (u64)(i - 1) * cfg->flows;
-	s->queues[CFC_QNEW].heap = 0;
+	s->queues[CFC_QNEW].heap = NULL;
 	s->reclassify_epoch = 0;
 	s->cnt = (struct cfc_counters){ 0 };
 	set_rate(s);
@@ -1267,12 +1267,12 @@ void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 		s->next_reclassify_ns = now + cfg->reclassify_ns;
 	}
 	s->next_event_ns = 0;	/* periods, mode or classes may have changed: look again */
-	enforce_limits(s, 0, now, dropped);
+	enforce_limits(s, NULL, now, dropped);
 }
 
 struct cfc_pkt *cfc_reset(struct cfc_sched *s, u64 now)
 {
-	struct cfc_pkt *all = 0;
+	struct cfc_pkt *all = NULL;
 	u32 i;
 
 	for (i = 0; i < s->cfg.flows; i++) {
