@@ -17,11 +17,16 @@
 #include <linux/slab.h>
 #include <linux/mm.h>
 #include <linux/ktime.h>
+#include <linux/version.h>
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/pkt_cls.h>
 #include <net/sch_generic.h>
 #include <net/flow_dissector.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+/* 6.5, "net: move gso declarations and functions to their own files" */
+#include <net/gso.h>
+#endif
 
 #include "pkt_sched_confucius.h"
 #include "confucius.c"
@@ -30,12 +35,35 @@
 #define MODULE_ALIAS_NET_SCH(id) MODULE_ALIAS("net-sch-" id)
 #endif
 
+#define STABLE_FROM(a, b, c) (LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, c) && \
+			      LINUX_VERSION_CODE < KERNEL_VERSION(a, (b) + 1, 0))
+/*
+ * Whether a parent may be told of drops that empty this qdisc while it is
+ * dequeuing from us. Then its qlen_notify runs, and its dequeue finds us empty
+ * and deactivates the class itself: twice, which crashed HTB until the 2025
+ * series "sch_htb: make htb_deactivate() idempotent" (and the same for drr,
+ * hfsc, qfq and ets) with "codel: remove sch->q.qlen check before
+ * qdisc_tree_reduce_backlog()": mainline 6.15, then every stable branch by
+ * August 2025 (5.15.y last). The stable floors are releases of October 2025,
+ * when all had it; a slightly older kernel may have it too, and gets the
+ * deferral below, which is safe there.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0) || STABLE_FROM(6, 12, 50) || \
+	STABLE_FROM(6, 6, 110) || STABLE_FROM(6, 1, 155) || STABLE_FROM(5, 15, 194)
+#define CFC_NOTIFY_IN_DEQUEUE 1
+#else
+#define CFC_NOTIFY_IN_DEQUEUE 0
+#endif
+
 struct confucius_sched_data {
 	struct cfc_sched core;
 	void *table;			/* the core's flow table, sized at creation */
 	struct tcf_proto __rcu *filter_list;
 	struct tcf_block *block;
 	struct qdisc_watchdog watchdog;
+	/* Dequeue's drops the parents have not been told of (see tell_parents_late). */
+	unsigned int untold_drops;
+	unsigned int untold_bytes;
 };
 
 /* ------------------------------------------------------------- packets */
@@ -53,9 +81,49 @@ static struct sk_buff *node_skb(struct cfc_pkt *node)
 				  offsetof(struct sk_buff, cb));
 }
 
+/* Take a packet the core dropped out of this qdisc's counts; returns its length. */
+static unsigned int uncount(struct Qdisc *sch, struct sk_buff *skb)
+{
+	sch->q.qlen--;
+	qdisc_qstats_backlog_dec(sch, skb);
+	qdisc_qstats_drop(sch);
+	return qdisc_pkt_len(skb);
+}
+
 /*
- * Account and free the packets the core dropped. Returns their number; *bytes
- * gets their length. The caller tells the parents (qdisc_tree_reduce_backlog).
+ * Kernels with a qdisc drop reason of their own (enum qdisc_drop_reason in
+ * <net/dropreason-qdisc.h>, after 7.0) say why a qdisc dropped: the tracepoint
+ * qdisc:qdisc_drop shows it. Drops at enqueue and change keep the queue within
+ * its limits; the kernel's own default reason covers older kernels.
+ */
+static void drop_overlimit(struct sk_buff *skb, struct sk_buff **to_free)
+{
+#ifdef DEFINE_QDISC_DROP_REASON
+	tcf_set_qdisc_drop_reason(skb, QDISC_DROP_OVERLIMIT);
+#endif
+	__qdisc_drop(skb, to_free);
+}
+
+/*
+ * A drop at dequeue: the packet waited longer than maxdelay. Where qdisc drop
+ * reasons exist, so does qdisc_dequeue_drop() (6.19, "net_sched: add
+ * qdisc_dequeue_drop() helper"; a child's drop goes to its root's list, or is
+ * freed at once when the root does not defer, since a6bd339dbb35 in 7.1, which
+ * is older than enum qdisc_drop_reason): with TCQ_F_DEQUEUE_DROPS the packet is
+ * freed after the root's lock is released, as fq_codel does.
+ */
+static void drop_late_one(struct Qdisc *sch, struct sk_buff *skb)
+{
+#ifdef DEFINE_QDISC_DROP_REASON
+	qdisc_dequeue_drop(sch, skb, QDISC_DROP_CONGESTED);
+#else
+	kfree_skb(skb);
+#endif
+}
+
+/*
+ * Account and free (onto *to_free) what the core dropped at enqueue or change.
+ * Returns their number; *bytes gets their length. The caller tells the parents.
  */
 static unsigned int drop_list(struct Qdisc *sch, struct cfc_pkt *list,
 			      unsigned int *bytes, struct sk_buff **to_free)
@@ -68,26 +136,45 @@ static unsigned int drop_list(struct Qdisc *sch, struct cfc_pkt *list,
 
 		list = list->next;
 		n++;
-		*bytes += qdisc_pkt_len(skb);
-		sch->q.qlen--;
-		qdisc_qstats_backlog_dec(sch, skb);
-		qdisc_qstats_drop(sch);
-		__qdisc_drop(skb, to_free);
+		*bytes += uncount(sch, skb);
+		drop_overlimit(skb, to_free);
 	}
 	return n;
 }
 
 /*
- * Account and free (onto *to_free) what the core dropped outside enqueue, and
- * tell the parents at once, as fq_codel does in this kernel: their qlen_notify
- * is idempotent, so being told while this qdisc runs empty is safe.
+ * Tell the parents of n drops made while dequeuing, with any held back. On
+ * kernels before CFC_NOTIFY_IN_DEQUEUE they are held back, as fq_codel did
+ * there, until a dequeue leaves this qdisc with packets: the packet being
+ * dequeued is still counted here, so the parents are then told of no emptying.
  */
-static void drop_and_tell_parents(struct Qdisc *sch, struct cfc_pkt *list,
-				  struct sk_buff **to_free)
+static void tell_parents_late(struct Qdisc *sch, unsigned int n, unsigned int bytes)
 {
-	unsigned int bytes, n = drop_list(sch, list, &bytes, to_free);
+	struct confucius_sched_data *q = qdisc_priv(sch);
 
-	qdisc_tree_reduce_backlog(sch, n, bytes);
+	q->untold_drops += n;
+	q->untold_bytes += bytes;
+	if (!q->untold_drops || (!CFC_NOTIFY_IN_DEQUEUE && !sch->q.qlen))
+		return;
+	qdisc_tree_reduce_backlog(sch, q->untold_drops, q->untold_bytes);
+	q->untold_drops = 0;
+	q->untold_bytes = 0;
+}
+
+/* What the core dropped at dequeue (maxdelay). */
+static void drop_late(struct Qdisc *sch, struct cfc_pkt *list)
+{
+	unsigned int n = 0, bytes = 0;
+
+	while (list) {
+		struct sk_buff *skb = node_skb(list);
+
+		list = list->next;
+		n++;
+		bytes += uncount(sch, skb);
+		drop_late_one(sch, skb);
+	}
+	tell_parents_late(sch, n, bytes);
 }
 
 /* ------------------------------------------------------ external classes */
@@ -159,22 +246,45 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
 /*
  * The length our size table (tc ... stab) gives a packet of `len` bytes: its
  * link-layer overhead, cells and minimum size. The kernel measures only the
- * packet it hands the root qdisc this way, and does not export its lookup.
+ * packet it hands the root qdisc this way, and does not export its lookup, so
+ * this is __qdisc_calculate_pkt_len() of net/sched/sch_api.c, its clamp
+ * included: at least 1 byte, and, where the kernel caps it (QDISC_PKT_LEN_MAX,
+ * a recent fix that the stable branches took too, 6.1.y among them), at most
+ * that many.
  */
 static unsigned int stab_len(const struct qdisc_size_table *stab, unsigned int len)
 {
 	const struct tc_sizespec *spec = &stab->szopts;
-	int size = (int)len + spec->overhead;
-	int cell;
+	int pkt_len = (int)len + spec->overhead;
+	int slot;
 
 	if (spec->tsize) {
-		cell = max(size + spec->cell_align, 0) >> spec->cell_log;
-		/* Past the table, a whole table's worth per tsize cells. */
-		size = (cell / spec->tsize) * stab->data[spec->tsize - 1] +
-		       stab->data[cell % spec->tsize];
-		size <<= spec->size_log;
+		slot = max(pkt_len + spec->cell_align, 0) >> spec->cell_log;
+		if (slot < spec->tsize)
+			pkt_len = stab->data[slot];
+		else	/* past the table, a whole table's worth per tsize cells */
+			pkt_len = stab->data[spec->tsize - 1] * (slot / spec->tsize) +
+				  stab->data[slot % spec->tsize];
+		pkt_len <<= spec->size_log;
 	}
-	return max(size, 1);
+#ifdef QDISC_PKT_LEN_MAX
+	return clamp_t(int, pkt_len, 1, QDISC_PKT_LEN_MAX);
+#else
+	return max(pkt_len, 1);
+#endif
+}
+
+/*
+ * A segment is one packet for the byte and packet counters. Since 6.19
+ * ("net_sched: use qdisc_skb_cb(skb)->pkt_segs in bstats_update()") they read
+ * the count from the qdisc's cb, which the segments inherit from their GSO
+ * packet: set it, as cake and tbf do.
+ */
+static void set_one_segment(struct sk_buff *seg)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	qdisc_skb_cb(seg)->pkt_segs = 1;
+#endif
 }
 
 /*
@@ -200,6 +310,7 @@ static int enqueue_segments(struct sk_buff *skb, struct Qdisc *sch, int cls,
 	skb_list_walk_safe(segs, segs, next) {
 		skb_mark_not_on_list(segs);
 		qdisc_skb_cb(segs)->pkt_len = stab ? stab_len(stab, segs->len) : segs->len;
+		set_one_segment(segs);
 		seg_bytes += qdisc_pkt_len(segs);
 		nsegs++;
 		enqueue_packet(segs, sch, cls, &drops, &drop_bytes, to_free);
@@ -244,15 +355,6 @@ static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 	return NET_XMIT_SUCCESS;
 }
 
-/* What the core dropped at dequeue (maxdelay); older kernels deferred telling the parents. */
-static void drop_late(struct Qdisc *sch, struct cfc_pkt *dropped)
-{
-	struct sk_buff *to_free = NULL;
-
-	drop_and_tell_parents(sch, dropped, &to_free);
-	kfree_skb_list(to_free);
-}
-
 static struct sk_buff *confucius_dequeue(struct Qdisc *sch)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
@@ -262,8 +364,7 @@ static struct sk_buff *confucius_dequeue(struct Qdisc *sch)
 	struct sk_buff *skb = NULL;
 	u64 until;
 
-	if (dropped)
-		drop_late(sch, dropped);
+	drop_late(sch, dropped);	/* before node leaves the counts */
 	if (node) {
 		skb = node_skb(node);
 		sch->q.qlen--;
@@ -295,6 +396,8 @@ static void confucius_reset(struct Qdisc *sch)
 	}
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
+	q->untold_drops = 0;
+	q->untold_bytes = 0;
 	qdisc_watchdog_cancel(&q->watchdog);
 }
 
@@ -452,6 +555,7 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	struct cfc_pkt *dropped = NULL;
 	struct sk_buff *to_free = NULL;
 	struct cfc_config cfg;
+	unsigned int n, bytes;
 	u64 now;
 	const char *why;
 	int err;
@@ -484,7 +588,12 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	sch_tree_lock(sch);
 	now = ktime_get_ns();
 	cfc_change(&q->core, &cfg, now, &dropped);
-	drop_and_tell_parents(sch, dropped, &to_free);	/* freed after the lock */
+	/*
+	 * Outside the parents' dequeue they may be told at once on any kernel,
+	 * as fq_codel_change() has always done. Freed after the lock.
+	 */
+	n = drop_list(sch, dropped, &bytes, &to_free);
+	qdisc_tree_reduce_backlog(sch, n, bytes);
 	/* A packet held back at the old rate may be due now: let dequeue decide. */
 	if (q->core.qlen)
 		qdisc_watchdog_schedule_ns(&q->watchdog, now);
@@ -500,6 +609,9 @@ static int confucius_init(struct Qdisc *sch, struct nlattr *opt,
 	int err;
 
 	qdisc_watchdog_init(&q->watchdog, sch);
+#ifdef DEFINE_QDISC_DROP_REASON
+	sch->flags |= TCQ_F_DEQUEUE_DROPS;	/* see drop_late_one() */
+#endif
 	err = tcf_block_get(&q->block, &q->filter_list, sch, extack);
 	if (err)
 		return err;
@@ -722,25 +834,26 @@ static int confucius_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 	return gnet_stats_copy_app(d, &st, sizeof(st));
 }
 
-/* One class for the walker; false once it says stop. */
-static bool walk_one(struct Qdisc *sch, struct qdisc_walker *arg, unsigned long cl)
+#if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
+/* The walker step every qdisc shares as tc_qdisc_stats_dump() since 6.1. */
+static bool tc_qdisc_stats_dump(struct Qdisc *sch, unsigned long cl, struct qdisc_walker *arg)
 {
-	if (arg->count < arg->skip) {
-		arg->count++;
-		return true;
-	}
-	if (arg->fn(sch, cl, arg) < 0) {
+	if (arg->count >= arg->skip && arg->fn(sch, cl, arg) < 0) {
 		arg->stop = 1;
 		return false;
 	}
 	arg->count++;
 	return true;
 }
+#endif
 
 /*
  * `tc class show` lists the classes 1..K (the old flows' groups), then every
  * remembered flow as TC_CONFUCIUS_FLOW_MINOR + its bucket, as fq_codel lists its
- * flows. A flow's state is read racily here, as fq_codel does; its statistics are
+ * flows. A dump larger than one netlink message resumes at the position
+ * arg->skip: every bucket is a position, free or not, as each of fq_codel's
+ * flows is, so a flow forgotten or new between two messages moves no other.
+ * A flow's state is read racily here, as fq_codel does; its statistics are
  * then taken under the lock.
  */
 static void confucius_walk(struct Qdisc *sch, struct qdisc_walker *arg)
@@ -751,12 +864,16 @@ static void confucius_walk(struct Qdisc *sch, struct qdisc_walker *arg)
 	if (arg->stop)
 		return;
 	for (i = 1; i <= classes_in_use(q); i++)
-		if (!walk_one(sch, arg, i))
+		if (!tc_qdisc_stats_dump(sch, i, arg))
 			return;
-	for (i = 0; i < q->core.cfg.flows; i++)
-		if (READ_ONCE(q->core.flows[i].state) != CFC_FLOW_FREE &&
-		    !walk_one(sch, arg, TC_CONFUCIUS_FLOW_MINOR + i))
+	for (i = 0; i < q->core.cfg.flows; i++) {
+		if (READ_ONCE(q->core.flows[i].state) == CFC_FLOW_FREE) {
+			arg->count++;
+			continue;
+		}
+		if (!tc_qdisc_stats_dump(sch, TC_CONFUCIUS_FLOW_MINOR + i, arg))
 			return;
+	}
 }
 
 static const struct Qdisc_class_ops confucius_class_ops = {
