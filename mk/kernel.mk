@@ -75,3 +75,52 @@ soak: $(TC_PLUGIN) $(VENV_STAMP)
 	$(VENV)/bin/confucius lab soak --kernel $(SOAK_KERNEL) --minutes $(SOAK_MINUTES) --out $(SOAK) \
 		|| status=1; \
 	exit $$status
+
+# The module against the other kernels it supports, each tree fetched once into
+# $(KTREES) by kernel/fetch-kernel-trees.sh: Debian 12's 6.12 (bookworm-security) and
+# the newest Debian packages (7.3, experimental), with W=1 as above; then sparse (C=2)
+# over the module for those and for Debian 12's 6.1. Any sparse warning about our files
+# (the module, the core, the UAPI header) fails; the kernel's own headers are not ours.
+# 7.3's tree is prepared without pahole (PAHOLE=false there) and checked with the
+# sparse the fetch builds, as the kernel refuses Debian 12's.
+KTREES := $(BUILD)/ktrees
+KMOD_COMPAT_TREES := 6.12 7.3
+kmod_tree_6.1   := $(KDIR)
+kmod_tree_6.12  := $(KTREES)/6.12/build
+kmod_tree_7.3   := $(KTREES)/7.3/build
+kmod_args_7.3   := PAHOLE=false
+kmod_check_7.3  := CHECK=$(abspath $(KTREES)/sparse/bin/sparse)
+KMOD_COMPAT := $(foreach t,$(KMOD_COMPAT_TREES),$(BUILD)/kernel-$(t)/sch_confucius.ko)
+KMOD_SPARSE := $(foreach t,6.1 $(KMOD_COMPAT_TREES),$(BUILD)/kernel-sparse-$(t)/sparse.ok)
+SPARSE_OURS := (sch_confucius\.c|core/[a-z_]+\.[ch]|pkt_sched_confucius\.h):[0-9]+:[0-9]+: (warning|error)
+
+$(KTREES)/%/.ready: | $(DEPS_STAMP)
+	@mkdir -p $(KTREES)
+	nice kernel/fetch-kernel-trees.sh $* $(KTREES)
+
+$(KMOD_COMPAT): $(BUILD)/kernel-%/sch_confucius.ko: $(KMOD_SRC) $(KTREES)/%/.ready
+	$(call kmod_build,$(@D),$(kmod_tree_$*),$(kmod_args_$*))
+
+# $(BUILD)/kernel-sparse-TREE/sparse.ok: sparse's findings about our files, none allowed.
+$(BUILD)/kernel-sparse-6.1/sparse.ok: $(KMOD_SRC) | $(DEPS_STAMP)
+$(BUILD)/kernel-sparse-6.12/sparse.ok: $(KMOD_SRC) $(KTREES)/6.12/.ready
+$(BUILD)/kernel-sparse-7.3/sparse.ok: $(KMOD_SRC) $(KTREES)/7.3/.ready
+$(KMOD_SPARSE):
+	@mkdir -p $(@D)
+	@rm -f $@
+	ln -sf $(abspath kernel/sch_confucius.c) $(@D)/sch_confucius.c
+	cp kernel/Kbuild $(@D)/Kbuild
+	nice $(MAKE) -C $(kmod_tree_$(patsubst kernel-sparse-%,%,$(notdir $(@D)))) \
+		$(kmod_args_$(patsubst kernel-sparse-%,%,$(notdir $(@D)))) \
+		$(kmod_check_$(patsubst kernel-sparse-%,%,$(notdir $(@D)))) \
+		M=$(abspath $(@D)) CONFUCIUS_ROOT=$(abspath .) C=2 modules > $(@D)/sparse.log 2>&1 \
+		|| { cat $(@D)/sparse.log; exit 1; }
+	@if grep -Eq 'sparse is not available|$(SPARSE_OURS)' $(@D)/sparse.log; then \
+		grep -E 'sparse is not available|$(SPARSE_OURS)' $(@D)/sparse.log; \
+		echo "sparse: $(notdir $(@D)) has findings about our files"; exit 1; fi
+	@echo "sparse: no findings about our files ($(notdir $(@D)))"
+	@touch $@
+
+.PHONY: kmod-compat
+kmod-compat: $(KMOD_COMPAT) $(KMOD_SPARSE)
+C_TESTS += kmod-compat
