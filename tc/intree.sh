@@ -27,6 +27,9 @@ die() { echo "tc/intree.sh: $*" >&2; exit 1; }
 if [ ! -f "$tree/tc/Makefile" ] || [ ! -f "$tree/config.mk" ]; then
 	die "$tree is no configured iproute2 source tree (make tc fetches one)"
 fi
+# Without libmnl, tc prints none of the kernel's error messages (extack), which Debian's tc
+# prints and the tc cases expect.
+pkg-config --exists libmnl || die "libmnl-dev is not installed (make deps): tc needs it for the kernel's error messages"
 grep -q '^TCMODULES += q_cake.o$' "$tree/tc/Makefile" ||
 	die "$tree/tc/Makefile has no q_cake.o line to add q_confucius.o after"
 
@@ -77,11 +80,15 @@ write_patch() {
 }
 
 # Only lib/ (what tc links) and tc/ are built: the rest of iproute2 is not needed here.
+# configure runs again in the copy, so that its features are those of the libraries
+# installed now; libmnl it must find (see below).
 build_tc() {
 	local copy=$build/iproute2
 	rm -rf "$copy"
 	cp -a "$tree" "$copy"
 	patch -s -d "$copy" -p1 <"$patch_file"
+	(cd "$copy" && ./configure >"$build/configure.log" 2>&1) ||
+		die "iproute2's configure failed, see $build/configure.log"
 	make -s -C "$copy" -j"${JOBS:-2}" SUBDIRS="lib tc" >"$build/make.log" 2>&1 ||
 		die "the patched iproute2 did not build, see $build/make.log:"$'\n'"$(tail -n 20 "$build/make.log")"
 	# iproute2's own warning flags (-Wformat=2, -Wmissing-declarations...) hold for ours too.
