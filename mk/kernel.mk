@@ -40,13 +40,20 @@ KMOD_UML_DEBUG := $(KMOD_UML_DEBUG_BUILD)/sch_confucius.ko
 $(KMOD_UML_DEBUG): $(KMOD_SRC) $(UML_DEBUG_KERNEL)
 	$(call kmod_build,$(KMOD_UML_DEBUG_BUILD),$(UML_DEBUG_TREE),ARCH=um UBSAN_SANITIZE=y,-g)
 
+# For the lab's second kernel generation, UML 6.12 (mk/uml.mk).
+KMOD_UML_612_BUILD := $(BUILD)/kernel-uml-6.12
+KMOD_UML_612 := $(KMOD_UML_612_BUILD)/sch_confucius.ko
+$(KMOD_UML_612): $(KMOD_SRC) $(UML_612_KERNEL)
+	$(call kmod_build,$(KMOD_UML_612_BUILD),$(UML_612_TREE),ARCH=um)
+
 # `make kmod` for Debian's kernel, `make kmod KTREE=uml` (or `make kmod-uml`) for UML's.
 KTREE ?= debian
-.PHONY: kmod kmod-uml kmod-uml-debug
+.PHONY: kmod kmod-uml kmod-uml-6.12 kmod-uml-debug
 kmod: $(if $(filter uml,$(KTREE)),$(KMOD_UML),$(KMOD))
 kmod-uml: $(KMOD_UML)
+kmod-uml-6.12: $(KMOD_UML_612)
 kmod-uml-debug: $(KMOD_UML_DEBUG)
-PYTEST_NEEDS += $(KMOD) $(KMOD_UML)
+PYTEST_NEEDS += $(KMOD) $(KMOD_UML) $(KMOD_UML_612)
 
 # Per-packet cost against fq_codel, cake and pfifo, inside the lab VM (not part of make test).
 .PHONY: bench-kernel

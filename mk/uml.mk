@@ -1,8 +1,10 @@
 # SPDX-License-Identifier: MIT
-# The lab's User-Mode Linux kernel (confucius/lab/uml.py): Debian's linux-source-6.1 built
+# The lab's User-Mode Linux kernels (confucius/lab/uml.py): Debian's kernel source built
 # for ARCH=um by kernel/uml/build.sh with the options of kernel/uml/uml.config and the
-# patches in kernel/uml/patches/. Cached in build/uml/, rebuilt when one of those or the
-# Debian source changes (about 6 minutes on 2 cores); the tree stays there for modules.
+# patches in kernel/uml/patches/, for each kernel generation the lab runs: 6.1 (Debian 12)
+# in build/uml/ and 6.12 (Debian 13, OpenWrt 25.12; Debian 12's bookworm-security archive
+# carries its source) in build/uml-6.12/. Rebuilt when one of those or the Debian source
+# changes (about 6 minutes on 2 cores each); the tree stays there for modules.
 
 UML_BUILD  := $(BUILD)/uml
 UML_KERNEL := $(UML_BUILD)/linux
@@ -14,9 +16,18 @@ UML_INPUTS := kernel/uml/build.sh kernel/uml/uml.config $(wildcard kernel/uml/pa
 $(UML_KERNEL): $(UML_INPUTS) | $(DEPS_STAMP)
 	JOBS=2 nice kernel/uml/build.sh $(UML_BUILD)
 
-.PHONY: uml
+UML_612_BUILD  := $(BUILD)/uml-6.12
+UML_612_KERNEL := $(UML_612_BUILD)/linux
+UML_612_TREE   := $(UML_612_BUILD)/src
+UML_612_SOURCE := /usr/src/linux-source-6.12.tar.xz
+
+$(UML_612_KERNEL): $(filter-out $(UML_SOURCE),$(UML_INPUTS)) $(wildcard $(UML_612_SOURCE)) | $(DEPS_STAMP)
+	UML_SOURCE_TARBALL=$(UML_612_SOURCE) JOBS=2 nice kernel/uml/build.sh $(UML_612_BUILD)
+
+.PHONY: uml uml-6.12
 uml: $(UML_KERNEL)
-PYTEST_NEEDS += $(UML_KERNEL)
+uml-6.12: $(UML_612_KERNEL)
+PYTEST_NEEDS += $(UML_KERNEL) $(UML_612_KERNEL)
 
 # The same kernel with the kernel community's debug checkers (KASAN, lockdep, kmemleak,
 # UBSAN, debug objects: kernel/uml/debug.config and debug.patch), in build/uml-debug/;

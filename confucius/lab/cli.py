@@ -66,7 +66,8 @@ def run_command(
                                             "virtual time; modules default to build/kernel-uml/*.ko)."),
     time_mode: Optional[str] = typer.Option(None, help="uml only: inf-cpu (the default), basic or real "
                                                         "(the host's clock)."),
-    kernel: str = typer.Option("lab", help="lab (qemu: Debian's; uml: make uml) or debug, KASAN, lockdep, "
+    kernel: str = typer.Option("lab", help="lab (Debian 12's 6.1; uml: make uml), 6.12 (qemu: make qemu-6.12; "
+                                           "uml: make uml-6.12) or debug, KASAN, lockdep, "
                                            "kmemleak, UBSAN (qemu: make debug-kernel-x86, with "
                                            "DEBUG_ATOMIC_SLEEP, modules from build/kernel-x86-debug; "
                                            "uml: make uml-debug, modules from build/kernel-uml-debug)."),
@@ -246,6 +247,9 @@ class _ScenarioChoice:
     engine: Optional[str] = _option(typer.Option(
         None, help="Engine instead of the scenario's: qemu (Debian's kernel, real time) "
                    "or uml (User-Mode Linux, virtual time)."))
+    kernel: Optional[str] = _option(typer.Option(
+        None, help="Kernel generation instead of the scenario's: 6.1 (Debian 12's) or 6.12 "
+                   "(Debian 13's and OpenWrt 25.12's; make uml-6.12, or qemu-6.12 kmod-6.12)."))
 
 
 def _choice_parameters() -> List[inspect.Parameter]:
@@ -276,7 +280,7 @@ def _load_scenario(choice: _ScenarioChoice):
     from confucius.lab import scenario
 
     try:
-        return scenario.load(choice.scenario, trace=choice.trace, engine=choice.engine)
+        return scenario.load(choice.scenario, trace=choice.trace, engine=choice.engine, kernel=choice.kernel)
     except scenario.ScenarioError as err:
         _fail(str(err))
 

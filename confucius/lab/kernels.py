@@ -3,10 +3,13 @@
 CONFUCIUS_TEST_KERNEL (tests/kernel/guest_kernel.py), `make soak SOAK_KERNEL=` and
 `confucius lab soak --kernel` take.
 
-  qemu       Debian's kernel under qemu
+  qemu       Debian's kernel under qemu (6.1)
+  qemu-6.12  Debian's 6.12 under qemu (make qemu-6.12 kmod-6.12)
   x86-debug  the x86_64 debug kernel under qemu, 2 vCPUs: KASAN, lockdep,
              DEBUG_ATOMIC_SLEEP, kmemleak and UBSAN (make debug-kernel-x86)
-  uml        the lab's User-Mode Linux kernel (make uml)
+  uml        the lab's User-Mode Linux kernel, Debian 12's 6.1 (make uml)
+  uml-6.12   the same from Debian's 6.12 source, the kernel of Debian 13 and
+             OpenWrt 25.12 (make uml-6.12)
   uml-debug  the same with KASAN, lockdep, kmemleak and UBSAN (make uml-debug)
 
 UML runs these checks on the host's clock ("real"), not in virtual time: pktgen's
@@ -46,8 +49,10 @@ class GuestKernel:
 
 KERNELS = {
     "qemu": GuestKernel("qemu", "lab", None),
+    "qemu-6.12": GuestKernel("qemu", "6.12", None),
     "x86-debug": GuestKernel("qemu", "debug", vm.DEBUG_BUILD / "linux" / "source"),
     "uml": GuestKernel("uml", "lab", uml.BUILD_DIR / "src"),
+    "uml-6.12": GuestKernel("uml", "6.12", uml.FLAVOURS["6.12"][0] / "src"),
     "uml-debug": GuestKernel("uml", "debug", uml.FLAVOURS["debug"][0] / "src"),
 }
 

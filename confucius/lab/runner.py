@@ -37,7 +37,7 @@ from confucius.provenance import program_digest, programs_not_as_recorded
 from . import schedulers as sched
 from . import flent, topology, uml, vm, workload
 from .db import DEFAULT_DB, Database
-from .engine import in_guest
+from .engine import DEFAULT_GENERATION, GENERATIONS, in_guest
 from . import contract as c
 from .contract import RunSpec
 from .guest.schedule import IDLE_S
@@ -167,6 +167,8 @@ def _conditions(scenario: Scenario, cell: Cell) -> dict:
     seed = scenario_seed(scenario, cell)
     if seed is not None:
         conditions["seed"] = seed
+    if scenario.kernel != "6.1":  # every run recorded before the choice ran 6.1
+        conditions["kernel"] = scenario.kernel
     if link.upload_rate_bps is not None:
         conditions["link"]["upload_rate_bps"] = link.upload_rate_bps
     if scenario.flent is not None:
@@ -245,7 +247,7 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
          resume: bool = True, attempts: int = 3) -> list[Task]:
     """The runs still to do. Without `resume` (or `db`) every unit is measured again; with
     them, only by the programs that measured the cells' units already in `db`."""
-    digests = program_digests(project_parts(scenario.engine)) if db is not None and resume else None
+    digests = program_digests(project_parts(scenario.engine, scenario.kernel)) if db is not None and resume else None
     tasks = []
     for cell in cells(scenario, schedulers, controllers):
         key = cell_key(scenario, cell)
@@ -284,32 +286,36 @@ def run_order(scenario: Scenario) -> Callable[[Cell, int], tuple]:
 
 # --------------------------------------------------------------------------- checks, versions
 
-def project_parts(engine: str) -> dict[str, tuple[Path, str]]:
-    """Every program of the project that a run on `engine` may use, by the names the runs'
-    `versions` record their digests under: each one's path and the make target that builds
-    it (under uml, the UML kernel too)."""
-    kmod = "make kmod-uml" if engine == "uml" else "make kmod"
+def project_parts(engine: str, kernel: str = DEFAULT_GENERATION) -> dict[str, tuple[Path, str]]:
+    """Every program of the project that a run on `engine` with the `kernel` generation may
+    use, by the names the runs' `versions` record their digests under: each one's path and
+    the make target that builds it (under uml, the UML kernel too)."""
+    flavour = GENERATIONS[kernel]
+    suffix = "" if flavour == "lab" else f"-{flavour}"
+    kmod = f"make kmod-uml{suffix}" if engine == "uml" else f"make kmod{suffix}"
     parts = {"rtflow": (rtflow.BINARY, "make tools"), "web-client": (TOOLS / "web-client", "make tools"),
              "web-server": (TOOLS / "web-server", "make tools"),
-             "sch_confucius.ko": (ENGINES[engine].PROJECT_MODULES / "sch_confucius.ko", kmod),
+             "sch_confucius.ko": (ENGINES[engine].modules_dir(flavour) / "sch_confucius.ko", kmod),
              "q_confucius.so": (vm.TC_PLUGINS / "q_confucius.so", "make tc")}
     if engine == "uml":
-        parts["uml"] = (uml.KERNEL_BINARY, "make uml")
+        parts["uml"] = (uml.FLAVOURS[flavour][0] / "linux", f"make uml{suffix}")
     return parts
 
 
-def used_parts(engine: str, *, rt: bool, web: bool, confucius: bool) -> dict[str, tuple[Path, str]]:
+def used_parts(engine: str, *, rt: bool, web: bool, confucius: bool,
+               kernel: str = DEFAULT_GENERATION) -> dict[str, tuple[Path, str]]:
     """Those of project_parts that runs with RT flows, page loads and confucius use."""
     used = {"rtflow": rt, "web-client": web, "web-server": web, "sch_confucius.ko": confucius,
             "q_confucius.so": confucius, "uml": True}
-    return {name: part for name, part in project_parts(engine).items() if used[name]}
+    return {name: part for name, part in project_parts(engine, kernel).items() if used[name]}
 
 
 def built_parts(scenario: Scenario, schedulers: Sequence[SchedulerChoice] | None = None) -> dict[str, tuple[Path, str]]:
     """The programs that the scenario's runs use (only its runs under `schedulers`, if given)."""
     chosen = scenario.schedulers if schedulers is None else schedulers
     return used_parts(scenario.engine, rt=any(scenario.rt_sets), web=scenario.web is not None,
-                      confucius=any(sched.SCHEDULERS[c.base].kind == "confucius" for c in chosen))
+                      confucius=any(sched.SCHEDULERS[c.base].kind == "confucius" for c in chosen),
+                      kernel=scenario.kernel)
 
 
 def program_digests(parts: dict[str, tuple[Path, str]]) -> dict[str, str | None]:
@@ -324,7 +330,7 @@ def check_built(scenario: Scenario) -> None:
         raise RunnerError("missing built parts:\n  " + "\n  ".join(missing))
     if scenario.engine == "uml":  # every uml run is seeded (run_seed)
         try:
-            uml.check_seedable()
+            uml.check_seedable(uml.FLAVOURS[GENERATIONS[scenario.kernel]][0] / "linux")
         except uml.LabError as err:
             raise RunnerError(str(err)) from None
     tools = ("iperf3", "irtt", "tc") + (("netperf", "netserver", "ping") if scenario.flent else ())
@@ -344,7 +350,7 @@ def _first_line(argv: list[str]) -> str | None:
     return text.splitlines()[0] if text else None
 
 
-def provenance(engine: str = "qemu") -> dict:
+def provenance(engine: str = "qemu", kernel: str = DEFAULT_GENERATION) -> dict:
     """What produced a run: the commit, whether the tree had changes, tools and binaries."""
     commit = _first_line(["git", "-C", str(REPO), "rev-parse", "HEAD"])
     status = subprocess.run(["git", "-C", str(REPO), "status", "--porcelain", "--untracked-files=no"],
@@ -355,7 +361,7 @@ def provenance(engine: str = "qemu") -> dict:
         "iperf3": _first_line(["iperf3", "--version"]), "irtt": _first_line(["irtt", "version"]),
         "netperf": _first_line(["netperf", "-V"]), "flent": _first_line([str(flent.FLENT), "--version"]),
         "python": platform.python_version(), "host_kernel": platform.release(),
-        "binaries_sha256": program_digests(project_parts(engine)),
+        "binaries_sha256": program_digests(project_parts(engine, kernel)),
     }
 
 
@@ -548,7 +554,9 @@ def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
     seed = run_seed(scenario, task.cell)
     row = _run_row(scenario, task, spec, directory, versions, seed)
     engine = ENGINES[scenario.engine]
-    engine_options = {} if seed is None else {"seed": seed}
+    engine_options = {"flavour": GENERATIONS[scenario.kernel]}
+    if seed is not None:
+        engine_options["seed"] = seed
     paused = 0.0 if in_virtual_time(scenario) else wait_for_low_steal()
     started, host_before = time.time(), HostSample.now()
     data, error = None, None
@@ -639,7 +647,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
         if not tasks:
             return report
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
-        versions = provenance(scenario.engine)
+        versions = provenance(scenario.engine, scenario.kernel)
         failures_in_row = 0
         with Progress(progress, sum(t.units for t in tasks)) as bar:
             bar.describe(f"{scenario.name}: {len(tasks)} runs")

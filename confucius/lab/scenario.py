@@ -7,6 +7,7 @@ The format is described in confucius/lab/README.md ("Scenarios"); in short:
 
     name = "demo"                 # names the results; letters, digits, - and _
     engine = "qemu"               # or "uml": User-Mode Linux in virtual time
+    kernel = "6.1"                # or "6.12": the guest kernel's generation
     seed = 0                      # seed of the generated page corpus
     repetitions = 1
     duration = "60s"              # measured time after warm-up, for scenarios without pages
@@ -68,7 +69,7 @@ from confucius.units import UnitError, parse_rate, parse_size, parse_time
 from . import schedulers as sched
 from . import uml
 from .contract import FLENT_TESTS, Bulk, Flent, Probes, Warmup  # the scenario's parts that the spec carries as they are
-from .engine import ENGINES
+from .engine import DEFAULT_GENERATION, ENGINES, GENERATIONS
 from .topology import SHAPINGS
 
 MTU_BYTES = sched.MTU_BYTES
@@ -210,6 +211,7 @@ class Scenario:
     sim: SimSettings
     flent: Flent | None = None      # Flent's tests instead of an RT flow and pages
     uml: UmlSettings = UmlSettings()
+    kernel: str = DEFAULT_GENERATION  # the guest kernel's generation (engine.GENERATIONS)
     digest: str = field(default="", compare=False)
 
     def scheduler(self, name: str) -> SchedulerChoice:
@@ -649,15 +651,18 @@ def _read_uml(t: _Table | None) -> UmlSettings:
     return settings
 
 
-def read_top(text: str, path: Path, engine: str | None) -> tuple[_Table, str]:
-    """The top table of a scenario file's `text` (`engine`, when given, replacing its own)
-    and its name, checked: every kind of scenario starts here."""
+def read_top(text: str, path: Path, engine: str | None,
+             kernel: str | None = None) -> tuple[_Table, str]:
+    """The top table of a scenario file's `text` (`engine` and `kernel`, when given,
+    replacing its own) and its name, checked: every kind of scenario starts here."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"{path}: not valid TOML: {err}") from None
     if engine is not None:
         data["engine"] = engine
+    if kernel is not None:
+        data["kernel"] = kernel
     top = _Table(data, "", path)
     name = top.string("name")
     if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
@@ -666,13 +671,13 @@ def read_top(text: str, path: Path, engine: str | None) -> tuple[_Table, str]:
 
 
 def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | None = None,
-          ccas: tuple[str, ...] | None = None) -> Scenario:
+          kernel: str | None = None, ccas: tuple[str, ...] | None = None) -> Scenario:
     """The scenario in `text` (read from `path`, which relative paths start from).
-    `trace` replaces the link's rate or trace with this trace file; `engine` the
-    scenario's engine; `ccas` the TCP congestion controls there are (default: the lab
-    kernel's; the simulator gives ns-3's)."""
+    `trace` replaces the link's rate or trace with this trace file; `engine` and `kernel`
+    the scenario's engine and kernel generation; `ccas` the TCP congestion controls there
+    are (default: the lab kernel's; the simulator gives ns-3's)."""
     path = Path(path)
-    top, name = read_top(text, path, engine)
+    top, name = read_top(text, path, engine, kernel)
     link_table = top.table("link")
     if trace is not None and link_table is not None:
         link_table.data = {k: v for k, v in link_table.data.items() if k != "rate"}
@@ -699,11 +704,11 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
         stats_interval_s=top.time("stats_interval", "200ms"),
         engine=top.choice("engine", "qemu", ENGINES), sim=_read_sim(top.table("sim")), flent=flent,
-        uml=_read_uml(top.table("uml")),
+        uml=_read_uml(top.table("uml")), kernel=top.choice("kernel", DEFAULT_GENERATION, GENERATIONS),
     )
     top.done()
     _check_labels(scenario)
-    return _with_digest(scenario, trace, engine)
+    return _with_digest(scenario, trace, engine, kernel)
 
 
 def _check_labels(scenario: Scenario) -> None:
@@ -712,7 +717,8 @@ def _check_labels(scenario: Scenario) -> None:
         raise ScenarioError(f"{scenario.path}: schedulers: {', '.join(labelled)} need an RT flow to label")
 
 
-def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None) -> Scenario:
+def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None,
+                 kernel: str | None = None) -> Scenario:
     """The scenario's identity for resuming: its text, the trace's content and the page files'."""
     digest = hashlib.sha256(scenario.text.encode())
     for extra in [scenario.link.trace, *(r.file for r in (scenario.web.pages if scenario.web else ()))]:
@@ -722,6 +728,8 @@ def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None) -> 
         digest.update(b"trace-override")
     if engine is not None:
         digest.update(f"engine-override:{engine}".encode())
+    if kernel is not None:
+        digest.update(f"kernel-override:{kernel}".encode())
     object.__setattr__(scenario, "digest", digest.hexdigest()[:16])
     return scenario
 
@@ -734,8 +742,8 @@ def read_text(path: Path, what: str = "scenario") -> str:
         raise ScenarioError(f"cannot read {what} {path}: {err.strerror or err}") from None
 
 
-def load(path, *, trace: Path | None = None, engine: str | None = None,
+def load(path, *, trace: Path | None = None, engine: str | None = None, kernel: str | None = None,
          ccas: tuple[str, ...] | None = None) -> Scenario:
     """Read and check the scenario file at `path` (`parse` says what the options do)."""
     path = Path(path)
-    return parse(read_text(path), path, trace=trace, engine=engine, ccas=ccas)
+    return parse(read_text(path), path, trace=trace, engine=engine, kernel=kernel, ccas=ccas)

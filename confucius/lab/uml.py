@@ -44,10 +44,11 @@ BUILD_DIR = REPO / "build" / "uml"
 KERNEL_BINARY = BUILD_DIR / "linux"
 PROJECT_MODULES = REPO / "build" / "kernel-uml"
 INIT_SCRIPT = REPO / "vm" / "uml" / "init"
-# The kernels `make uml` and `make uml-debug` build, by name: build folder and the folder
-# of the project's modules built against it.
+# The kernels `make uml`, `make uml-6.12` and `make uml-debug` build, by name: build folder
+# and the folder of the project's modules built against it. `lab` is Debian 12's 6.1.
 FLAVOURS = {
     "lab": (BUILD_DIR, PROJECT_MODULES),
+    "6.12": (REPO / "build" / "uml-6.12", REPO / "build" / "kernel-uml-6.12"),
     "debug": (REPO / "build" / "uml-debug", REPO / "build" / "kernel-uml-debug"),
 }
 
@@ -71,8 +72,14 @@ SEED_LIMIT = 2**63   # the kernel takes 64 bits; the database's integers are sig
 SEEDED_CLOCK_START_NS = 1_767_225_600 * 10**9
 
 
+def modules_dir(flavour: str = "lab") -> Path:
+    """The folder of the project's modules built for the flavour's kernel."""
+    return FLAVOURS[flavour][1]
+
+
 def kernel(flavour: str = "lab") -> Kernel:
-    """The UML kernel `make uml` (or `make uml-debug`) built, with its installed module tree."""
+    """The UML kernel `make uml` (`make uml-FLAVOUR` for the others) built, with its
+    installed module tree."""
     if flavour not in FLAVOURS:
         raise LabError(f"unknown UML kernel {flavour!r}; known: {', '.join(FLAVOURS)}")
     build = FLAVOURS[flavour][0]

@@ -46,12 +46,15 @@ BUSYBOX = Path("/bin/busybox")
 # What stage 1 needs for its mounts; everything else loads from the host root.
 INITRAMFS_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")
 BOOT_TARGET_S = 15.0
-# The kernels the engine boots, by name: Debian's installed one (`lab`), or the x86_64
-# debug kernel `make debug-kernel-x86` builds (KASAN, lockdep, DEBUG_ATOMIC_SLEEP,
-# kmemleak, UBSAN; vm/README.md); and the folder of the project's modules built against it.
+# The kernels the engine boots, by name: Debian's installed one (`lab`, 6.1), Debian's 6.12
+# unpacked by `make qemu-6.12`, or the x86_64 debug kernel `make debug-kernel-x86` builds
+# (KASAN, lockdep, DEBUG_ATOMIC_SLEEP, kmemleak, UBSAN; vm/README.md); and the folder of the
+# project's modules built against it.
 DEBUG_BUILD = REPO / "build" / "debug-x86"
+DEBIAN_612_BUILD = REPO / "build" / "qemu-6.12"
 FLAVOURS = {
     "lab": PROJECT_MODULES,
+    "6.12": REPO / "build" / "kernel-6.12",
     "debug": REPO / "build" / "kernel-x86-debug",
 }
 KVM_PROBE_TIMEOUT_S = 20.0
@@ -74,12 +77,19 @@ def detect_kernel(boot: Path = Path("/boot"), lib_modules: Path = Path("/lib/mod
     return max(found, key=lambda k: _version_key(k.version))
 
 
+def modules_dir(flavour: str = "lab") -> Path:
+    """The folder of the project's modules built for the flavour's kernel."""
+    return FLAVOURS[flavour]
+
+
 def kernel(flavour: str = "lab") -> Kernel:
     """The kernel a flavour names (FLAVOURS), with its module tree."""
     if flavour not in FLAVOURS:
         raise LabError(f"unknown qemu kernel {flavour!r}; known: {', '.join(FLAVOURS)}")
     if flavour == "lab":
         return detect_kernel()
+    if flavour == "6.12":
+        return built_kernel(DEBIAN_612_BUILD, DEBIAN_612_BUILD / "vmlinuz", "qemu-6.12")
     return built_kernel(DEBUG_BUILD, DEBUG_BUILD / "linux" / "arch" / "x86" / "boot" / "bzImage",
                         "debug-kernel-x86")
 

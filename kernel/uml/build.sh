@@ -1,6 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: MIT
 # Builds the lab's User-Mode Linux kernel into OUT (build/uml): Debian's linux-source-6.1
+# (or the tarball UML_SOURCE_TARBALL names: linux-source-6.12's for build/uml-6.12)
 # unpacked afresh, kernel/uml/patches/*.patch applied in name order, `make ARCH=um
 # defconfig` merged with kernel/uml/uml.config and then with an optional EXTRA fragment
 # (kernel/uml/debug.config for build/uml-debug; its EXTRA.patch, if any, is applied
@@ -16,7 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 tarball=${UML_SOURCE_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 jobs=${JOBS:-$(nproc)}
 
-[ -f "$tarball" ] || { echo "uml: $tarball missing (apt-get install linux-source-6.1)" >&2; exit 1; }
+[ -f "$tarball" ] || { echo "uml: $tarball missing (apt-get install $(basename "$tarball" .tar.xz))" >&2; exit 1; }
 
 rm -rf "$out/src" "$out/linux" "$out/modules"
 mkdir -p "$out/src"

@@ -82,6 +82,15 @@ def test_scenarios_without_flent_or_upload_rate_keep_their_cell_keys():
     demo = sc.load(REPO / "scenarios" / "demo.toml")
     conditions = runner._conditions(demo, runner.cells(demo)[0])
     assert "flent" not in conditions and "upload_rate_bps" not in conditions["link"]
+    assert "kernel" not in conditions  # 6.1, which every earlier run ran
+
+
+def test_a_run_on_the_second_kernel_generation_has_a_key_of_its_own():
+    path = REPO / "scenarios" / "demo.toml"
+    on_612 = sc.load(path, kernel="6.12")
+    cell = runner.cells(on_612)[0]
+    assert runner._conditions(on_612, cell)["kernel"] == "6.12"
+    assert runner.cell_key(on_612, cell) != runner.cell_key(sc.load(path), cell)
 
 
 def test_a_database_of_schema_6_gains_the_flent_table(tmp_path):

@@ -135,6 +135,17 @@ def test_an_engine_given_on_the_command_line_replaces_the_scenarios(tmp_path):
         sc.load(path, engine="kvm")
 
 
+def test_the_kernel_generation_is_6_1_unless_the_scenario_or_the_command_line_says(tmp_path):
+    path = write(tmp_path, GOOD)
+    assert sc.load(path).kernel == "6.1"
+    chosen = sc.load(write(tmp_path, GOOD.replace('engine = "uml"', 'engine = "uml"\nkernel = "6.12"')))
+    assert chosen.kernel == "6.12"
+    overridden = sc.load(path, kernel="6.12")
+    assert overridden.kernel == "6.12" and overridden.digest != sc.load(path).digest
+    with pytest.raises(sc.ScenarioError, match="kernel: must be one of 6.1, 6.12, got '5.15'"):
+        sc.load(path, kernel="5.15")
+
+
 MISTAKES = [
     # (change to GOOD: old -> new, words the message must contain)
     (('name = "good"', 'name = "bad name"'), ["name", "letters, digits"]),
@@ -168,6 +179,7 @@ MISTAKES = [
     (('seed = 3', 'seed = 3\nduration = "60s"'), ["duration", "remove duration"]),
     (('repetitions = 2', 'repetitions = "two"'), ["repetitions", "whole number"]),
     (('engine = "uml"', 'engine = "docker"'), ["engine", "qemu, uml", "'docker'"]),
+    (('engine = "uml"', 'engine = "uml"\nkernel = 6.12'), ["kernel", "must be a string", "6.12"]),
     (('[link]', '[[link]]'), ["link", "must be a table"]),
     (('[probes]', 'probes ='), ["not valid TOML"]),
 ]
