@@ -55,12 +55,15 @@ clean:
 # move its figures), Debian's kernel under qemu with DEMO_ENGINE=qemu. Prints the
 # comparison table and writes the frame-delay timeline (seed 000 Fig. 2) with the RT
 # flow's state in the qdisc. `confucius core demo` shows the core alone.
+# DEMO_KERNEL=6.12 runs it on the lab's second kernel generation (Debian 13's, OpenWrt 25.12's).
 DEMO := results/demo
 DEMO_ENGINE ?= uml
-DEMO_KMOD := $(if $(filter uml,$(DEMO_ENGINE)),$(KMOD_UML),$(KMOD))
+DEMO_KERNEL ?= 6.1
+DEMO_KMOD := $(if $(filter uml,$(DEMO_ENGINE)),$(if $(filter 6.12,$(DEMO_KERNEL)),$(KMOD_UML_612),$(KMOD_UML)),\
+             $(if $(filter 6.12,$(DEMO_KERNEL)),$(QEMU_612) $(BUILD)/kernel-6.12/sch_confucius.ko,$(KMOD)))
 demo: $(VENV_STAMP) $(TOOLS_STAMP) $(DEMO_KMOD) $(TC_PLUGIN) lab
 	rm -rf $(DEMO)/demo.sqlite* $(DEMO)/runs
-	$(VENV)/bin/confucius lab run scenarios/demo.toml --engine $(DEMO_ENGINE) --db $(DEMO)/demo.sqlite \
-		--results $(DEMO)/runs
+	$(VENV)/bin/confucius lab run scenarios/demo.toml --engine $(DEMO_ENGINE) --kernel $(DEMO_KERNEL) \
+		--db $(DEMO)/demo.sqlite --results $(DEMO)/runs
 	$(VENV)/bin/confucius report summary --db $(DEMO)/demo.sqlite -s pfifo,fq_codel,cake,confucius,confucius-fixed
 	$(VENV)/bin/confucius report timeline --db $(DEMO)/demo.sqlite --out $(DEMO)/timeline.png
