@@ -61,6 +61,23 @@ def test_dkms_package_holds_the_module_source_of_this_tree(debs, unpacked):
     assert 'BUILT_MODULE_NAME[0]="sch_confucius"' in conf
 
 
+# The kernels Debian 12 can run (its 6.1, the archive's 6.12) and make test's newest (7.3)
+# are in the declared range; those before 6.1 or after 7.3 are not.
+@pytest.mark.parametrize("kernel, inside", [
+    ("6.1.0-57-amd64", True), ("6.12.118+deb12-amd64", True), ("6.19.2", True),
+    ("7.0.0-1-amd64", True), ("7.3.1", True),
+    ("5.10.0-35-amd64", False), ("6.0.12", False), ("7.4.0-1-amd64", False), ("7.10.0", False),
+    ("16.1.0", False),
+])
+def test_dkms_conf_declares_6_1_to_7_3(debs, unpacked, kernel, inside):
+    conf = (unpacked / f"usr/src/confucius-{debs.version}/dkms.conf").read_text()
+    pattern = re.search(r'^BUILD_EXCLUSIVE_KERNEL="(.*)"$', conf, re.MULTILINE)
+    assert pattern, "the packaged dkms.conf declares no kernel range"
+    # Matched as dkms matches it: bash's =~ on the kernel release.
+    match = run("bash", "-c", '[[ $1 =~ $2 ]]', "match", kernel, pattern.group(1))
+    assert (match.returncode == 0) == inside
+
+
 def test_dkms_package_scripts_add_and_remove_this_version(debs, tmp_path):
     run("dpkg-deb", "-e", debs.dkms, tmp_path, check=True)
     for script in ("postinst", "prerm"):
