@@ -9,7 +9,13 @@
 # files for that tree (tc/q_confucius.c, the UAPI header, tc/tc-confucius.8 and one line
 # of tc/Makefile), builds BUILD_DIR/tc from BUILD_DIR/iproute2 (the tree, patched) and
 # checks that it prints confucius's usage with no plugin to load.
+#
+# tc/intree.sh --patch-only IPROUTE2_TREE BUILD_DIR writes the patch and stops: for a tree
+# that is configured and built elsewhere, as OpenWrt builds its own (openwrt/tc-confucius).
 set -euo pipefail
+
+patch_only=
+if [ "${1:-}" = --patch-only ]; then patch_only=1; shift; fi
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
 tree=$(realpath -e "${1:?usage: tc/intree.sh IPROUTE2_TREE BUILD_DIR}")
@@ -24,12 +30,13 @@ die() { echo "tc/intree.sh: $*" >&2; exit 1; }
 # shellcheck source=tc/iproute2-tree.sh
 . "$repo/tc/iproute2-tree.sh"
 
-if [ ! -f "$tree/tc/Makefile" ] || [ ! -f "$tree/config.mk" ]; then
-	die "$tree is no configured iproute2 source tree (make tc fetches one)"
+[ -f "$tree/tc/Makefile" ] || die "$tree is no iproute2 source tree (make tc fetches one)"
+if [ -z "$patch_only" ]; then
+	[ -f "$tree/config.mk" ] || die "$tree is not configured (make tc configures it)"
+	# Without libmnl, tc prints none of the kernel's error messages (extack), which Debian's
+	# tc prints and the tc cases expect.
+	pkg-config --exists libmnl || die "libmnl-dev is not installed (make deps): tc needs it for the kernel's error messages"
 fi
-# Without libmnl, tc prints none of the kernel's error messages (extack), which Debian's tc
-# prints and the tc cases expect.
-pkg-config --exists libmnl || die "libmnl-dev is not installed (make deps): tc needs it for the kernel's error messages"
 grep -q '^TCMODULES += q_cake.o$' "$tree/tc/Makefile" ||
 	die "$tree/tc/Makefile has no q_cake.o line to add q_confucius.o after"
 
@@ -112,6 +119,10 @@ check_builtin() {
 
 mkdir -p "$build"
 write_patch
+if [ -n "$patch_only" ]; then
+	echo "wrote $patch_file"
+	exit 0
+fi
 build_tc
 check_builtin
 echo "built $build/tc: $(basename "$tree") with $(basename "$patch_file")"
