@@ -37,16 +37,9 @@ archive_uri() {
 	apt-cache policy | awk -v want="/$1" '$2 ~ want"$" { print $2; exit }'
 }
 
-apt_opts=(
-	-o "Dir::Etc::sourcelist=$apt_dir/sources.list"
-	-o "Dir::Etc::sourceparts=$apt_dir/sources.list.d"
-	-o "Dir::State::Lists=$apt_dir/lists"
-	-o "Dir::Cache=$apt_dir/cache"
-	-o "Dir::Cache::pkgcache="
-	-o "Dir::Cache::srcpkgcache="
-	# The build tree may not be writable by apt's unprivileged download user.
-	-o "APT::Sandbox::User=root"
-)
+# shellcheck source=mk/private-apt.sh
+. "$(dirname "$0")/../mk/private-apt.sh"
+private_apt "$apt_dir"
 
 apt_setup() {
 	local main security
@@ -54,7 +47,6 @@ apt_setup() {
 	security=$(archive_uri debian-security)
 	[ -n "$main" ] && [ -n "$security" ] ||
 		die "this machine's apt has no Debian and Debian security archives (apt-get update?)"
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/sources.list.d"
 	cat >"$apt_dir/sources.list" <<-END
 	deb $security bookworm-security main
 	deb $main experimental main

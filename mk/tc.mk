@@ -8,7 +8,7 @@ TC_BUILD  := $(BUILD)/tc
 TC_PLUGIN := $(TC_BUILD)/q_confucius.so
 TC_INTREE := $(TC_BUILD)/intree/tc
 TC_MAN    := tc/tc-confucius.8
-TC_SRC    := VERSION tc/q_confucius.c tc/build.sh tc/iproute2-tree.sh \
+TC_SRC    := VERSION tc/q_confucius.c tc/build.sh tc/iproute2-tree.sh mk/private-apt.sh \
              kernel/include/uapi/linux/pkt_sched_confucius.h $(CORE_HDR)
 
 $(TC_PLUGIN): $(TC_SRC) $(wildcard /var/lib/dpkg/info/iproute2.list) | $(DEPS_STAMP)

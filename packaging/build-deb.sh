@@ -14,7 +14,7 @@ out=$(realpath -m "${1:?usage: packaging/build-deb.sh OUT_DIR}")
 version=$(<"$repo/VERSION")
 STAGED=(VERSION LICENSE LICENSES core/confucius.c core/confucius.h core/cfc_platform.h
 	kernel/Kbuild kernel/sch_confucius.c kernel/include/uapi/linux/pkt_sched_confucius.h
-	tc/build.sh tc/iproute2-tree.sh tc/q_confucius.c tc/tc-confucius.8)
+	tc/build.sh tc/iproute2-tree.sh tc/q_confucius.c tc/tc-confucius.8 mk/private-apt.sh)
 
 die() { echo "packaging/build-deb.sh: $*" >&2; exit 1; }
 

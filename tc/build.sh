@@ -54,20 +54,12 @@ source_lines() {
 	fi
 }
 
-apt_opts=(
-	-o "Dir::Etc::sourcelist=$apt_dir/sources.list"
-	-o "Dir::Etc::sourceparts=$apt_dir/sources.list.d"
-	-o "Dir::State::Lists=$apt_dir/lists"
-	-o "Dir::Cache=$apt_dir/cache"
-	-o "Dir::Cache::pkgcache="
-	-o "Dir::Cache::srcpkgcache="
-	# The build tree may not be writable by apt's unprivileged download user.
-	-o "APT::Sandbox::User=root"
-)
+# shellcheck source=mk/private-apt.sh
+. "$(dirname "$0")/../mk/private-apt.sh"
+private_apt "$apt_dir"
 
 # Our own apt lists of the source packages (the system's stay as they are).
 update_lists() {
-	mkdir -p "$apt_dir/lists/partial" "$apt_dir/cache/archives/partial" "$apt_dir/sources.list.d"
 	source_lines >"$apt_dir/sources.list"
 	[ -s "$apt_dir/sources.list" ] || die "no apt archive offers the installed iproute2 (apt-get update?)"
 	apt-get -qq "${apt_opts[@]}" update
