@@ -10,6 +10,12 @@
    under memlimit; changes and replacements under load succeed.
 3. Module removal under load: delete the qdisc, rmmod, re-add (autoload), repeatedly.
 4. Creating and destroying large qdiscs leaves no memory behind.
+5. A class dump of hundreds of flows read one small netlink message at a time while
+   flows are forgotten between messages: no flow remembered throughout is skipped or
+   listed twice (the walk resumes at a bucket, not at a count of remembered flows).
+6. Confucius as HTB's leaves with a small maxdelay, under bursts of UDP several times
+   HTB's rate, so that its dequeue drops until its queue is empty, over and over: the
+   counters of both qdiscs and of HTB's classes agree and return to 0 once idle.
 Results go to $RESULTS/robustness.json; the kernel log is checked by the test.
 """
 
@@ -26,6 +32,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.environ["LAB_REPO"], "tests", "kernel"))
 import rtnl  # noqa: E402
+from confucius.lab import rtnl as lab_rtnl  # noqa: E402  (rtnl put the repository on the path)
 
 KIND = "confucius"
 (BANDWIDTH64, LIMIT, MEMLIMIT, FLOWS, QUANTUM, INTERVAL, MODE, CLASSES, HYSTERESIS,
@@ -289,6 +296,199 @@ def forwards(ifindex):
     return rtnl.qdisc_stats(ifindex, KIND)["packets"] - before
 
 
+# 5. The class dump. A flow is forgotten `interval` after its last packet (a new flow's
+# keep time): the kept flows send again long before that, the passing ones send once,
+# PASSING_GAP_S apart, so that they are forgotten one by one across the slow dump.
+DUMP_INTERVAL_S = 3.0
+KEPT_PORTS = range(20000, 20200)
+KEEP_PERIOD_S = 0.1
+PASSING_PORTS = range(30000, 30300)
+PASSING_GAP_S = 0.005
+# A fresh socket read with a 4 KiB buffer gets one page-sized message (~15 classes) per
+# read, as the kernel sizes each dump message by the largest read so far; the slow dump
+# pauses between reads, and the kernel fills the next message at each read.
+DUMP_RECV = 4096
+DUMP_PAUSE_S = 0.04
+
+
+def netlink_messages(data):
+    offset = 0
+    while offset + 16 <= len(data):
+        length, kind = struct.unpack_from("IH", data, offset)
+        yield kind, data[offset + 16:offset + length]
+        offset += (length + 3) & ~3
+
+
+def flow_buckets(ifindex, pause):
+    """The buckets of the flows one class dump (RTM_GETTCLASS) lists, in its order, read
+    one message at a time with `pause` seconds between reads; and the number of reads."""
+    sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+    sock.bind((0, 0))
+    request = lab_rtnl.TCMSG.pack(socket.AF_UNSPEC, 0, ifindex, 0, 0, 0)
+    sock.send(struct.pack("IHHII", 16 + len(request), lab_rtnl.RTM_GETTCLASS,
+                          lab_rtnl.NLM_F_REQUEST | lab_rtnl.NLM_F_DUMP, 1, 0) + request)
+    buckets, reads = [], 0
+    with sock:
+        while True:
+            data, _, flags, _ = sock.recvmsg(DUMP_RECV)
+            reads += 1
+            if flags & socket.MSG_TRUNC:
+                raise RuntimeError("a dump message did not fit the read buffer")
+            for kind, body in netlink_messages(data):
+                if kind == lab_rtnl.NLMSG_DONE:
+                    return buckets, reads
+                if kind == lab_rtnl.NLMSG_ERROR:
+                    raise OSError(-struct.unpack_from("i", body)[0], "class dump failed")
+                minor = lab_rtnl.TCMSG.unpack_from(body)[3] & 0xFFFF
+                if kind == lab_rtnl.RTM_NEWTCLASS and minor >= lab_rtnl.FLOW_MINOR:
+                    buckets.append(minor - lab_rtnl.FLOW_MINOR)
+            time.sleep(pause)
+
+
+def keep_sending(address, stop, gaps):
+    """One packet to each kept port every KEEP_PERIOD_S until stopped; `gaps` gets the time
+    between rounds, which must stay well under the keep time for the flows to be kept."""
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        last = time.monotonic()
+        while not stop.is_set():
+            for port in KEPT_PORTS:
+                s.sendto(b"k" * 64, (address, port))
+            now = time.monotonic()
+            gaps.append(now - last)
+            last = now
+            stop.wait(KEEP_PERIOD_S)
+
+
+def dump_while_forgetting():
+    """A fast dump, a slow one while passing flows are forgotten, a fast one: every flow
+    in both fast dumps was remembered throughout and must be in the slow one, once."""
+    ifindex = dummy("dd0", "198.51.102")
+    nl = rtnl.Rtnl()
+    created = nl.qdisc(rtnl.ADD, ifindex, KIND, encode([(INTERVAL, struct.pack("I", int(DUMP_INTERVAL_S * 1e6)))]))
+    stop, gaps = threading.Event(), []
+    keeper = threading.Thread(target=keep_sending, args=("198.51.102.2", stop, gaps))
+    start = time.monotonic()
+    keeper.start()
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        for port in PASSING_PORTS:
+            s.sendto(b"p" * 64, ("198.51.102.2", port))
+            time.sleep(PASSING_GAP_S)
+    time.sleep(max(0.0, start + DUMP_INTERVAL_S - time.monotonic()))  # the first are forgotten now
+    before, _ = flow_buckets(ifindex, 0)
+    during, reads = flow_buckets(ifindex, DUMP_PAUSE_S)
+    after, _ = flow_buckets(ifindex, 0)
+    stop.set()
+    keeper.join()
+    nl.qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
+    nl.close()
+    return {"created": created.error, "before": before, "during": during, "after": after,
+            "reads": reads, "max_keep_gap_s": max(gaps[1:], default=0.0), "interval_s": DUMP_INTERVAL_S}
+
+
+# 6. HTB's leaves. Each class gets bursts of BURST_ROUNDS packets on each of its flows,
+# several times its ceiling, then a pause: the packets left once the burst's first have
+# gone have waited longer than maxdelay, and one dequeue drops them all, emptying the
+# leaf. The flows pause for less than `interval`, so they stay remembered and become
+# old flows, the ones maxdelay applies to.
+HTB_CLASSES = {0x10: "1mbit", 0x20: "1mbit"}
+HTB_CEIL = "4mbit"
+LEAF_OPTIONS = ["maxdelay", "5ms", "interval", "100ms"]
+LEAF_PORTS = range(40000, 40004)
+BURST_ROUNDS = 6
+BURST_PAUSE_S = 0.02
+LOAD_S = 8
+PACKET = b"h" * 1000
+
+
+def tc(*args):
+    return sh("tc", *args).stdout
+
+
+def tc_json(*args):
+    return json.loads(tc("-s", "-j", *args) or "[]")
+
+
+def htb_with_confucius_leaves(dev):
+    tc("qdisc", "add", "dev", dev, "root", "handle", "1:", "htb", "default", "10")
+    tc("class", "add", "dev", dev, "parent", "1:", "classid", "1:1", "htb", "rate", HTB_CEIL)
+    for minor, rate in HTB_CLASSES.items():
+        tc("class", "add", "dev", dev, "parent", "1:1", "classid", f"1:{minor:x}", "htb",
+           "rate", rate, "ceil", HTB_CEIL)
+        tc("qdisc", "add", "dev", dev, "parent", f"1:{minor:x}", "handle", f"{minor:x}:", KIND, *LEAF_OPTIONS)
+
+
+def class_sockets():
+    """A UDP socket per HTB class: its priority names the class (HTB takes skb->priority)."""
+    sockets = []
+    for minor in HTB_CLASSES:
+        s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_PRIORITY, 0x10000 | minor)
+        sockets.append(s)
+    return sockets
+
+
+def bursts(address, seconds):
+    """Bursts to every flow of every class for `seconds`; returns the packets sent."""
+    sockets, sent = class_sockets(), 0
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for _ in range(BURST_ROUNDS):
+            for s in sockets:
+                for port in LEAF_PORTS:  # UDP without IP_RECVERR: a qdisc's drop is no error
+                    s.sendto(PACKET, (address, port))
+                    sent += 1
+        time.sleep(BURST_PAUSE_S)
+    for s in sockets:
+        s.close()
+    return sent
+
+
+def class_queues(dev):
+    """qlen and backlog of each class on dev, by handle, read over netlink (Debian 12's
+    tc prints HTB's classes as JSON that does not parse)."""
+    with lab_rtnl.ClassDump() as dump:
+        found = {}
+        for handle, kind, tlvs in dump.classes(dump.index(dev)):
+            queue = lab_rtnl.parse_attrs(tlvs[lab_rtnl.TCA_STATS2])[lab_rtnl.TCA_STATS_QUEUE]
+            qlen, backlog = struct.unpack_from("II", queue)
+            found[f"{handle >> 16:x}:{handle & 0xFFFF:x}"] = {"kind": kind, "qlen": qlen, "backlog": backlog}
+        return found
+
+
+def htb_idle(dev, timeout):
+    """The statistics of the qdiscs and classes on dev once its root holds nothing (or
+    `timeout` has passed), then half a second later, so that a count left behind shows."""
+    end = time.monotonic() + timeout
+    while tc_json("qdisc", "show", "dev", dev)[0]["qlen"] and time.monotonic() < end:
+        time.sleep(0.1)
+    time.sleep(0.5)
+    return {"qdiscs": tc_json("qdisc", "show", "dev", dev), "classes": class_queues(dev)}
+
+
+def htb_leaf_drops():
+    ifindex = dummy("hb0", "198.51.103")
+    htb_with_confucius_leaves("hb0")
+    offered = bursts("198.51.103.2", LOAD_S)
+    found = {"offered": offered, **htb_idle("hb0", 10)}
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:  # still forwarding
+        for port in LEAF_PORTS:
+            s.sendto(b"x" * 100, ("198.51.103.2", port))
+    found["after"] = htb_idle("hb0", 10)
+    rtnl.Rtnl().qdisc(0, ifindex, None, None, message=rtnl.RTM_DELQDISC)
+    return found
+
+
+def dummy(dev, prefix):
+    """A dummy device with prefix.1/24, prefix.2 its neighbour, and no IPv6 (whose own
+    packets would add flows the tests did not send)."""
+    sh("ip", "link", "add", dev, "type", "dummy")
+    sh("sysctl", "-qw", f"net.ipv6.conf.{dev}.disable_ipv6=1", check=False)  # absent without IPv6
+    sh("ip", "addr", "add", f"{prefix}.1/24", "dev", dev)
+    sh("ip", "link", "set", dev, "up")
+    sh("ip", "neigh", "add", f"{prefix}.2", "lladdr", "02:00:00:00:00:02", "dev", dev)
+    return socket.if_nametoindex(dev)
+
+
 def main():
     sh("ip", "link", "add", "d0", "type", "dummy")
     sh("ip", "addr", "add", "198.51.100.1/24", "dev", "d0")
@@ -302,7 +502,10 @@ def main():
     found["removal"] = removal_under_load(ifindex, 8)
     found["forwarded_after_removal"] = forwards(ifindex)
     found["create_destroy"] = create_destroy(ifindex, 40)
+    found["class_dump"] = dump_while_forgetting()
+    found["htb_leaf"] = htb_leaf_drops()
     json.dump(found, open(os.path.join(os.environ["RESULTS"], "robustness.json"), "w"), indent=1)
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -71,3 +71,52 @@ def test_create_destroy_leaves_no_memory_behind(run):
     assert cycle["errors"] == []
     # 40 tables of ~5.5 MB each: a leak would cost 220 MB
     assert cycle["mem_before_kb"] - cycle["mem_after_kb"] < 64 * 1024
+
+
+def test_class_dump_over_many_messages_while_flows_are_forgotten(run):
+    """A flow listed by the fast dumps before and after the slow one was remembered all
+    along: the slow dump, read a message at a time while others were forgotten between
+    messages, lists it, and lists no flow twice. A walk that resumed at a count of the
+    flows remembered skipped one flow for each flow forgotten ahead of the resume point."""
+    dump = run[1]["class_dump"]
+    before, during, after = dump["before"], dump["during"], dump["after"]
+    kept = set(before) & set(after)
+    print(json.dumps({"reads": dump["reads"], "before": len(before), "during": len(during),
+                      "after": len(after), "kept": len(kept), "max_keep_gap_s": dump["max_keep_gap_s"]}))
+    assert dump["created"] == 0
+    assert dump["max_keep_gap_s"] < dump["interval_s"] / 2, "the kept flows' sender fell behind"
+    assert dump["reads"] >= 10, "the dump should span many netlink messages"
+    assert len(set(before)) - len(set(after)) >= 50, "flows should be forgotten during the dump"
+    assert len(kept) >= 150
+    assert sorted(b for b in set(during) if during.count(b) > 1) == [], "listed twice"
+    assert sorted(kept - set(during)) == [], "remembered throughout, but skipped"
+
+
+def _by_handle(qdiscs):
+    return {q["handle"]: q for q in qdiscs}
+
+
+def test_htb_leaves_dropping_at_dequeue_until_empty(run):
+    """Confucius as HTB's leaves, dropping at dequeue (maxdelay) until empty under bursts
+    several times HTB's rate: once idle, every queue length and backlog is 0, HTB's root
+    counts exactly its leaves' packets, bytes and drops, each leaf's own counters add up,
+    and the tree still forwards."""
+    htb = run[1]["htb_leaf"]
+    qdiscs = _by_handle(htb["qdiscs"])
+    root, leaves = qdiscs.pop("1:"), list(qdiscs.values())
+    print(json.dumps({"offered": htb["offered"], "root": {k: root[k] for k in ("packets", "drops")},
+                      "leaves": [{k: q[k] for k in ("packets", "drops", "delay_drops")} for q in leaves]}))
+    assert [q["kind"] for q in leaves] == ["confucius", "confucius"]
+    for q in [root, *leaves, *htb["classes"].values()]:
+        assert (q["qlen"], q["backlog"]) == (0, 0), q
+    for q in leaves:
+        assert q["delay_drops"] > 1000 and q["packets"] > 100, q
+        assert q["drops"] == q["dropped_packets"] == q["delay_drops"], "all drops at dequeue"
+        assert q["enqueued_packets"] == q["sent_packets"] + q["dropped_packets"]
+        assert (q["packets"], q["bytes"]) == (q["sent_packets"], q["sent_bytes"])
+    for counter in ("packets", "bytes", "drops"):
+        assert root[counter] == sum(q[counter] for q in leaves), counter
+    assert root["packets"] + root["drops"] == htb["offered"]
+    after = _by_handle(htb["after"]["qdiscs"])
+    assert after["1:"]["packets"] > root["packets"]
+    assert (after["1:"]["qlen"], after["1:"]["backlog"]) == (0, 0)
