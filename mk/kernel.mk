@@ -21,7 +21,7 @@ define kmod_build
 	@mkdir -p $(1)
 	ln -sf $(abspath kernel/sch_confucius.c) $(1)/sch_confucius.c
 	cp kernel/Kbuild $(1)/Kbuild
-	$(MAKE) -C $(2) $(3) KCFLAGS="$(KMOD_KCFLAGS) $(4)" M=$(abspath $(1)) CONFUCIUS_ROOT=$(abspath .) W=1 modules 2>&1 \
+	+$(MAKE) -C $(2) $(3) KCFLAGS="$(KMOD_KCFLAGS) $(4)" M=$(abspath $(1)) CONFUCIUS_ROOT=$(abspath .) W=1 modules 2>&1 \
 		| tee $(1)/build.log
 	@if grep -q 'warning:' $(1)/build.log; then echo "kernel build has warnings"; exit 1; fi
 	@test -f $@
