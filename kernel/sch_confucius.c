@@ -46,13 +46,16 @@
  * qdisc_tree_reduce_backlog()": mainline 6.15, then every stable branch by
  * August 2025 (5.15.y last). The stable floors are releases of October 2025,
  * when all had it; a slightly older kernel may have it too, and gets the
- * deferral below, which is safe there.
+ * deferral below, which is safe there. The build may set it (make test
+ * compiles the deferral against a kernel that has the fixes).
  */
+#ifndef CFC_NOTIFY_IN_DEQUEUE
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0) || STABLE_FROM(6, 12, 50) || \
 	STABLE_FROM(6, 6, 110) || STABLE_FROM(6, 1, 155) || STABLE_FROM(5, 15, 194)
 #define CFC_NOTIFY_IN_DEQUEUE 1
 #else
 #define CFC_NOTIFY_IN_DEQUEUE 0
+#endif
 #endif
 
 struct confucius_sched_data {
@@ -145,8 +148,10 @@ static unsigned int drop_list(struct Qdisc *sch, struct cfc_pkt *list,
 /*
  * Tell the parents of n drops made while dequeuing, with any held back. On
  * kernels before CFC_NOTIFY_IN_DEQUEUE they are held back, as fq_codel did
- * there, until a dequeue leaves this qdisc with packets: the packet being
- * dequeued is still counted here, so the parents are then told of no emptying.
+ * there, until a dequeue or an enqueue leaves this qdisc with packets: the
+ * packet being dequeued is still counted here, so the parents are then told
+ * of no emptying. Until then, as under fq_codel there, a parent counts the
+ * dropped packets as queued.
  */
 static void tell_parents_late(struct Qdisc *sch, unsigned int n, unsigned int bytes)
 {
@@ -240,6 +245,7 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
 	verdict = cfc_enqueue(&q->core, node, skb_get_hash(skb), cls, ktime_get_ns(), &dropped);
 	*drops += drop_list(sch, dropped, &bytes, to_free);
 	*drop_bytes += bytes;
+	tell_parents_late(sch, 0, 0);	/* any drops held back at dequeue */
 	return verdict;
 }
 
