@@ -92,19 +92,19 @@ void cfc_config_default(struct cfc_config *cfg)
 	u32 i;
 
 	cfg->bandwidth = 0;
-	cfg->interval_ns = 250000000ull;
-	cfg->reclassify_ns = 100000000ull;
-	cfg->target_ns = 40000000ull;
-	cfg->maxhold_ns = 2000000000ull;
-	cfg->maxdelay_ns = 500000000ull;
+	cfg->interval_ns = CFC_DEFAULT_INTERVAL_NS;
+	cfg->reclassify_ns = CFC_DEFAULT_RECLASSIFY_NS;
+	cfg->target_ns = CFC_DEFAULT_TARGET_NS;
+	cfg->maxhold_ns = CFC_DEFAULT_MAXHOLD_NS;
+	cfg->maxdelay_ns = CFC_DEFAULT_MAXDELAY_NS;
 	cfg->pace = CFC_PACE_ADAPTIVE;
-	cfg->limit = 10240;
-	cfg->memlimit = 32u << 20;
-	cfg->flows = 1024;
-	cfg->quantum = 1514;
-	cfg->hysteresis = CFC_W_ONE / 10;
+	cfg->limit = CFC_DEFAULT_LIMIT;
+	cfg->memlimit = CFC_DEFAULT_MEMLIMIT;
+	cfg->flows = CFC_DEFAULT_FLOWS;
+	cfg->quantum = CFC_DEFAULT_QUANTUM;
+	cfg->hysteresis = CFC_DEFAULT_HYSTERESIS;
 	cfg->mode = CFC_MODE_FLOW;
-	cfg->classes = 3;
+	cfg->classes = CFC_DEFAULT_CLASSES;
 	for (i = 0; i < CFC_MAX_CLASSES; i++)
 		cfg->class_weight[i] = 0;
 }

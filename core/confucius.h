@@ -44,6 +44,19 @@
 #define CFC_MAXHOLD_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = never hold */
 #define CFC_MAXDELAY_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = no bound */
 
+/* The defaults (cfc_config_default); the tc plugin, built apart, checks its copy against them. */
+#define CFC_DEFAULT_INTERVAL_NS		250000000ull	/* 1/lambda */
+#define CFC_DEFAULT_RECLASSIFY_NS	100000000ull
+#define CFC_DEFAULT_TARGET_NS		40000000ull
+#define CFC_DEFAULT_MAXHOLD_NS		2000000000ull
+#define CFC_DEFAULT_MAXDELAY_NS		500000000ull
+#define CFC_DEFAULT_LIMIT		10240u
+#define CFC_DEFAULT_MEMLIMIT		(32u << 20)
+#define CFC_DEFAULT_FLOWS		1024u
+#define CFC_DEFAULT_QUANTUM		1514u
+#define CFC_DEFAULT_HYSTERESIS		(CFC_W_ONE / 10)	/* 10 % */
+#define CFC_DEFAULT_CLASSES		3u
+
 /*
  * Old flows are remembered this many intervals after their queue ran empty
  * (new flows one interval, Alg. 3), so that a real-time flow that pauses keeps

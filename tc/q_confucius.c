@@ -90,6 +90,16 @@ _Static_assert(BANDWIDTH_MIN * 8 == CFC_BANDWIDTH_MIN && BANDWIDTH_MAX * 8 == CF
 	       PERIOD_MAX_US * (__u64)NS_PER_US == CFC_MAXDELAY_MAX_NS &&
 	       HYSTERESIS_MAX == CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE &&
 	       WEIGHT_ONE == CFC_W_ONE, "bounds differ from the core's");
+_Static_assert(DEFAULT_LIMIT == CFC_DEFAULT_LIMIT && DEFAULT_MEMLIMIT == CFC_DEFAULT_MEMLIMIT &&
+	       DEFAULT_FLOWS == CFC_DEFAULT_FLOWS && DEFAULT_QUANTUM == CFC_DEFAULT_QUANTUM &&
+	       DEFAULT_CLASSES == CFC_DEFAULT_CLASSES &&
+	       /* rounded to the nearest percent, as the kernel's dump does */
+	       DEFAULT_HYSTERESIS == (CFC_DEFAULT_HYSTERESIS * 100 + CFC_W_ONE / 2) / CFC_W_ONE &&
+	       DEFAULT_INTERVAL_US * NS_PER_US == CFC_DEFAULT_INTERVAL_NS &&
+	       DEFAULT_RECLASSIFY_US * NS_PER_US == CFC_DEFAULT_RECLASSIFY_NS &&
+	       DEFAULT_TARGET_US * NS_PER_US == CFC_DEFAULT_TARGET_NS &&
+	       DEFAULT_MAXHOLD_US * (__u64)NS_PER_US == CFC_DEFAULT_MAXHOLD_NS &&
+	       DEFAULT_MAXDELAY_US * NS_PER_US == CFC_DEFAULT_MAXDELAY_NS, "defaults differ from the core's");
 _Static_assert(TC_CONFUCIUS_MAX_CLASSES == CFC_MAX_CLASSES, "class count differs from the core's");
 _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
 	       (int)TC_CONFUCIUS_MODE_CLASS == (int)CFC_MODE_CLASS &&
