@@ -66,7 +66,7 @@ def run_command(
                                             "virtual time; modules default to build/kernel-uml/*.ko)."),
     time_mode: Optional[str] = typer.Option(None, help="uml only: inf-cpu (the default), basic or real "
                                                         "(the host's clock)."),
-    kernel: str = typer.Option("lab", help="lab (Debian 12's 6.1; uml: make uml), 6.12 (qemu: make qemu-6.12; "
+    kernel: str = typer.Option("lab", help="lab or 6.1 (Debian 12's; uml: make uml), 6.12 (qemu: make qemu-6.12; "
                                            "uml: make uml-6.12) or debug, KASAN, lockdep, "
                                            "kmemleak, UBSAN (qemu: make debug-kernel-x86, with "
                                            "DEBUG_ATOMIC_SLEEP, modules from build/kernel-x86-debug; "
@@ -76,7 +76,9 @@ def run_command(
 ):
     """Boot the VM, run SCRIPT as root inside, exit with its exit status."""
     from confucius.lab import uml, vm
+    from confucius.lab.engine import GENERATIONS
 
+    kernel = GENERATIONS.get(kernel, kernel)  # a generation, as scenarios name it, or a flavour
     if (script is None) == (command is None):
         _fail("give either a SCRIPT file or --command")
     request = dict(args=args or [], results_dir=results or _default_results(), timeout=timeout,

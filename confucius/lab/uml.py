@@ -77,13 +77,18 @@ def modules_dir(flavour: str = "lab") -> Path:
     return FLAVOURS[flavour][1]
 
 
+def make_target(flavour: str) -> str:
+    """The make target that builds the flavour's kernel."""
+    return "uml" if flavour == "lab" else f"uml-{flavour}"
+
+
 def kernel(flavour: str = "lab") -> Kernel:
     """The UML kernel `make uml` (`make uml-FLAVOUR` for the others) built, with its
     installed module tree."""
     if flavour not in FLAVOURS:
         raise LabError(f"unknown UML kernel {flavour!r}; known: {', '.join(FLAVOURS)}")
     build = FLAVOURS[flavour][0]
-    return built_kernel(build, build / "linux", "uml" if flavour == "lab" else f"uml-{flavour}")
+    return built_kernel(build, build / "linux", make_target(flavour))
 
 
 def _check_time_mode(time_mode: str) -> None:
@@ -245,7 +250,7 @@ def run(script: str | os.PathLike, *, results_dir: os.PathLike, timeout: float =
     if not stall > 0:
         raise LabError(f"stall must be positive, got {stall!r}")
     uml = kernel(flavour)
-    xsave.check(FLAVOURS[flavour][0] / "src")
+    xsave.check(FLAVOURS[flavour][0] / "src", make_target(flavour))
     if seed is not None:
         check_seedable(uml.image)
     modules = project_modules(modules, FLAVOURS[flavour][1])

@@ -100,22 +100,23 @@ def set_errno(size: int) -> int:
         return err or _set(pid, buffer)
 
 
-def kernel_bytes(tree: Path) -> int:
-    """HOST_FP_SIZE, in bytes, of the UML kernel built in `tree`."""
+def kernel_bytes(tree: Path, target: str = "uml") -> int:
+    """HOST_FP_SIZE, in bytes, of the UML kernel built in `tree` (by `make target`)."""
     constants = tree / "include" / "generated" / "user_constants.h"
     try:
         match = re.search(r"^#define HOST_FP_SIZE (\d+)\b", constants.read_text(), re.M)
     except OSError as err:
-        raise LabError(f"cannot read {constants}: {err}; run `make uml`") from None
+        raise LabError(f"cannot read {constants}: {err}; run `make {target}`") from None
     if match is None:
-        raise LabError(f"{constants} defines no HOST_FP_SIZE; run `make uml`")
+        raise LabError(f"{constants} defines no HOST_FP_SIZE; run `make {target}`")
     return int(match.group(1)) * ctypes.sizeof(ctypes.c_ulong)
 
 
-def check(tree: Path) -> None:
-    """LabError, in one line, if the UML kernel built in `tree` cannot run on this host."""
-    host, room = host_bytes(), kernel_bytes(tree)
+def check(tree: Path, target: str = "uml") -> None:
+    """LabError, in one line, if the UML kernel built in `tree` (by `make target`) cannot
+    run on this host."""
+    host, room = host_bytes(), kernel_bytes(tree, target)
     if host > room:
         raise LabError(f"this host's XSAVE area is {host} bytes and the UML kernel built in {tree} "
-                       f"keeps {room} per process: it cannot run here; rebuild it with `make uml` "
+                       f"keeps {room} per process: it cannot run here; rebuild it with `make {target}` "
                        "(kernel/uml/patches/0004-host-fp-size.patch) or use --engine qemu")

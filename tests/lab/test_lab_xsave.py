@@ -39,9 +39,11 @@ def test_the_host_refuses_a_shorter_buffer_with_efault(host):
     assert xsave.set_errno(host - 64) == errno.EFAULT
 
 
-@pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`")
-def test_the_lab_kernel_holds_this_host_s_area(host):
-    tree = uml.BUILD_DIR / "src"
+@pytest.mark.parametrize("flavour", sorted(uml.FLAVOURS))
+def test_each_uml_kernel_holds_this_host_s_area(host, flavour):
+    tree = uml.FLAVOURS[flavour][0] / "src"
+    if not (tree.parent / "linux").is_file():
+        pytest.skip(f"no UML kernel {flavour}: run `make {uml.make_target(flavour)}`")
     assert xsave.kernel_bytes(tree) == 16384 >= host
     xsave.check(tree)
 
@@ -68,5 +70,5 @@ def test_a_kernel_with_room_to_spare_is_accepted(tmp_path, host):
 
 
 def test_a_tree_without_the_constant_names_the_make_target(tmp_path):
-    with pytest.raises(LabError, match="make uml"):
-        xsave.kernel_bytes(tmp_path)
+    with pytest.raises(LabError, match="make uml-6.12"):
+        xsave.kernel_bytes(tmp_path, "uml-6.12")
