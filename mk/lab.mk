@@ -20,8 +20,9 @@ PYTEST_NEEDS += lab
 # the version of the headers our module for it is built against (build/kernel-6.12,
 # mk/kernel.mk), unpacked into build/qemu-6.12 by kernel/debian-image.sh.
 QEMU_612 := $(BUILD)/qemu-6.12/vmlinuz
-$(QEMU_612): kernel/debian-image.sh $(KTREES)/6.12/.ready
-	kernel/debian-image.sh $(firstword $(wildcard $(KTREES)/6.12/debs/linux-headers-*-amd64_*.deb)) $(@D)
+$(QEMU_612): kernel/debian-image.sh mk/private-apt.sh $(KTREES)/6.12/.ready
+	kernel/debian-image.sh $(firstword $(wildcard $(KTREES)/6.12/debs/linux-headers-*-amd64_*.deb)) \
+		$(KTREES)/apt $(@D)
 
 .PHONY: qemu-6.12 kmod-6.12
 qemu-6.12: $(QEMU_612)

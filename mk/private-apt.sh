@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # Sourced by the build scripts that fetch Debian packages outside the system's apt
 # configuration (tc/build.sh, kernel/fetch-kernel-trees.sh): the apt-get and apt-cache
@@ -8,6 +9,7 @@
 private_apt() {
 	local dir=$1
 	mkdir -p "$dir/lists/partial" "$dir/cache/archives/partial" "$dir/sources.list.d"
+	# shellcheck disable=SC2034 # used by the script that sources this file
 	apt_opts=(
 		-o "Dir::Etc::sourcelist=$dir/sources.list"
 		-o "Dir::Etc::sourceparts=$dir/sources.list.d"
