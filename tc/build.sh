@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # Build the tc plugin BUILD_DIR/q_confucius.so against Debian's source package of iproute2,
 # so that it matches the `tc` that loads it, then check that this tc loads it.
-# Usage: tc/build.sh BUILD_DIR [SUITE]            (make tc; make tc-newest with SUITE)
+# Usage: tc/build.sh BUILD_DIR [SUITE]            (make tc; SUITE by hand, see below)
 #
 # Without SUITE: the source of the iproute2 version installed on this machine, from the
 # archive and suite its binary package came from (`apt-cache madison`); checked with the
