@@ -14,14 +14,14 @@ from confucius.models.validate import ModelInputError
 
 def test_the_models_pace_defaults_are_the_qdiscs():
     """fluid.py keeps pace adaptive's defaults as Python numbers: they must be the core's
-    (cfc_config_default), or the model and the qdisc answer different questions."""
-    source = (Path(__file__).resolve().parents[2] / "core" / "confucius.c").read_text()
-
-    def default_s(field: str) -> float:
-        return int(re.search(rf"cfg->{field} = (\d+)ull;", source).group(1)) / 1e9
-
-    assert (fluid.TARGET_S, fluid.MAXHOLD_S) == (default_s("target_ns"), default_s("maxhold_ns"))
+    (CFC_DEFAULT_*, which cfc_config_default sets), or the model and the qdisc answer
+    different questions."""
     header = (Path(__file__).resolve().parents[2] / "core" / "confucius.h").read_text()
+
+    def default_s(name: str) -> float:
+        return int(re.search(rf"^#define CFC_DEFAULT_{name}_NS\s+(\d+)ull", header, re.M).group(1)) / 1e9
+
+    assert (fluid.TARGET_S, fluid.MAXHOLD_S) == (default_s("TARGET"), default_s("MAXHOLD"))
     assert "#define CFC_GIVE_BACK_FLOOR\t(CFC_W_ONE >> 2)" in header and fluid.GIVE_BACK_FLOOR == 0.25
 
 

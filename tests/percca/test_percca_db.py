@@ -64,7 +64,8 @@ def test_runs_are_summarised_and_exported_for_the_fit(tmp_path):
 def test_a_scenario_resumes_only_with_the_kernel_that_measured_its_points(tmp_path, monkeypatch):
     kernel = tmp_path / "linux"
     kernel.write_bytes(b"the kernel that measured")
-    monkeypatch.setattr(uml, "KERNEL_BINARY", kernel)
+    # The lab flavour's kernel is its build folder's linux (uml.FLAVOURS, as the runs look it up).
+    monkeypatch.setitem(uml.FLAVOURS, "lab", (tmp_path, uml.FLAVOURS["lab"][1]))
     path = tmp_path / "mix.toml"
     path.write_text('engine = "uml"\n' + scenario_text("mix", 2, 2))
     sc = percca_scenario.load(path)
