@@ -298,7 +298,7 @@ def project_parts(engine: str, kernel: str = DEFAULT_GENERATION) -> dict[str, tu
              "sch_confucius.ko": (ENGINES[engine].modules_dir(flavour) / "sch_confucius.ko", kmod),
              "q_confucius.so": (vm.TC_PLUGINS / "q_confucius.so", "make tc")}
     if engine == "uml":
-        parts["uml"] = (uml.FLAVOURS[flavour][0] / "linux", f"make uml{suffix}")
+        parts["uml"] = (uml.FLAVOURS[flavour][0] / "linux", f"make {uml.make_target(flavour)}")
     return parts
 
 
