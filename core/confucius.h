@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Confucius scheduling core: the one implementation of the algorithm, shared by
- * the Linux qdisc, the userspace tests and benchmarks, and the simulator.
+ * the Linux qdisc, the userspace tests and benchmarks, and the simulator. It is
+ * kernel C (confucius_impl.h); the other hosts build it against a small
+ * userspace copy of the kernel headers it uses (core/userspace/include), as
+ * CoDel's codel.h and codel_impl.h are shared by sch_codel and sch_fq_codel.
  *
  * The host owns memory and packets. It allocates the flow table once
  * (cfc_table_bytes()), embeds a struct cfc_pkt in every packet it hands over,
@@ -13,7 +16,7 @@
 #ifndef CONFUCIUS_H
 #define CONFUCIUS_H
 
-#include "cfc_platform.h"
+#include <linux/types.h>
 
 /* Weights are fixed point: CFC_W_ONE is a weight of 1 (an old flow). */
 #define CFC_W_SHIFT		16
@@ -109,11 +112,7 @@ struct cfc_pkt {
 	u32 stamp;		/* enqueue time, ns >> 10 */
 	u32 len;		/* bytes on the wire, for scheduling */
 	u32 truesize;		/* bytes of memory, for memlimit */
-} CFC_PACKED4;
-
-struct cfc_link {
-	struct cfc_link *next, *prev;
-};
+} __packed __aligned(4);
 
 enum cfc_flow_state {
 	CFC_FLOW_FREE,		/* never seen, or forgotten */
@@ -123,9 +122,9 @@ enum cfc_flow_state {
 
 struct cfc_flow {
 	struct cfc_pkt *head, *tail;
-	struct cfc_link sched;	/* DRR ring of its queue when backlogged; idle list when empty */
-	struct cfc_link member;	/* all flows of its queue */
-	struct cfc_link fat;	/* flows of its backlog size class, for overflow drops */
+	struct list_head sched;	/* DRR ring of its queue when backlogged; idle list when empty */
+	struct list_head member;	/* all flows of its queue */
+	struct list_head fat;	/* flows of its backlog size class, for overflow drops */
 	u64 idle_since;		/* ns; when the flow last ran empty */
 	u64 occ_area;		/* backlog packets x ticks, this reclassify period */
 	u32 occ_stamp;		/* tick of the last backlog change */
@@ -152,9 +151,9 @@ struct cfc_heap_entry {
 };
 
 struct cfc_queue {
-	struct cfc_link round;	/* in the scheduler's round of backlogged queues */
-	struct cfc_link ring;	/* DRR ring of backlogged flows (unless fifo) */
-	struct cfc_link members;/* every flow assigned to this queue */
+	struct list_head round;	/* in the scheduler's round of backlogged queues */
+	struct list_head ring;	/* DRR ring of backlogged flows (unless fifo) */
+	struct list_head members;/* every flow assigned to this queue */
 	struct cfc_heap_entry *heap; /* fifo: backlogged flows, earliest head first */
 	s64 deficit;		/* bytes << CFC_W_SHIFT */
 	u32 heap_len;
@@ -162,7 +161,7 @@ struct cfc_queue {
 	u32 nactive;		/* flows with a backlog */
 	u32 qlen;		/* packets */
 	u32 backlog;		/* bytes */
-	u8 fifo;		/* earliest-enqueued-first across flows, else DRR */
+	bool fifo;		/* earliest-enqueued-first across flows, else DRR */
 };
 
 struct cfc_counters {
@@ -181,10 +180,10 @@ struct cfc_sched {
 	struct cfc_config cfg;
 	struct cfc_flow *flows;
 	struct cfc_queue queues[CFC_NQUEUES];
-	struct cfc_link round;	/* backlogged queues, DWRR order */
-	struct cfc_link idle_new; /* empty, not yet forgotten new flows, oldest first */
-	struct cfc_link idle_old; /* the same for old flows */
-	struct cfc_link fat[CFC_FAT_BUCKETS]; /* backlogged flows by fls(backlog) */
+	struct list_head round;	/* backlogged queues, DWRR order */
+	struct list_head idle_new; /* empty, not yet forgotten new flows, oldest first */
+	struct list_head idle_old; /* the same for old flows */
+	struct list_head fat[CFC_FAT_BUCKETS]; /* backlogged flows by fls(backlog) */
 	u32 fat_top;		/* no bucket above it holds a flow */
 	u64 new_sum;		/* S: total weight of new flows, CFC_W_ONE units */
 	u64 new_owed;		/* completed new flows' weight, returned at unheld ticks */
@@ -285,7 +284,7 @@ u32 cfc_bucket(const struct cfc_sched *s, u32 hash);
 u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket);
 /* Class (1..K) of an old flow, 0 for a new flow, -1 for a free bucket. */
 int cfc_flow_class(const struct cfc_sched *s, u32 bucket);
-/* The state of the flow in `bucket` at `now`; 0 for a free bucket (then *st is untouched). */
-int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st);
+/* The state of the flow in `bucket` at `now`; false for a free bucket (*st untouched). */
+bool cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st);
 
 #endif /* CONFUCIUS_H */

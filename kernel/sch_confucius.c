@@ -7,9 +7,9 @@
  * taking their fair share at once, so existing flows lose bandwidth no faster
  * than their congestion control can follow. No labels, no tuning.
  *
- * This file is only the Linux glue; the algorithm is the portable core in
- * ../core (compiled into this module), shared with the userspace tests and
- * the simulator. See docs/ALGORITHM.md.
+ * This file is only the Linux glue; the algorithm is the core in
+ * confucius_impl.h (../core), kernel C that the userspace tests and the
+ * simulator compile too, as CoDel's codel_impl.h. See docs/ALGORITHM.md.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -29,7 +29,7 @@
 #endif
 
 #include "pkt_sched_confucius.h"
-#include "confucius.c"
+#include "confucius_impl.h"
 
 #ifndef MODULE_ALIAS_NET_SCH	/* before 6.9 tc asks for "sch_<kind>", the file name */
 #define MODULE_ALIAS_NET_SCH(id) MODULE_ALIAS("net-sch-" id)
@@ -80,8 +80,9 @@ static struct cfc_pkt *skb_node(struct sk_buff *skb)
 
 static struct sk_buff *node_skb(struct cfc_pkt *node)
 {
-	return (struct sk_buff *)((char *)node - offsetof(struct qdisc_skb_cb, data) -
-				  offsetof(struct sk_buff, cb));
+	struct qdisc_skb_cb *cb = container_of((void *)node, struct qdisc_skb_cb, data);
+
+	return container_of((void *)cb, struct sk_buff, cb);
 }
 
 /* Take a packet the core dropped out of this qdisc's counts; returns its length. */

@@ -4,13 +4,18 @@
 # smoke run (seeded with the corpus kept in tests/core/corpus), and the per-packet
 # cost benchmark.
 
-CORE_SRC     := core/confucius.c
-CORE_HDR     := core/confucius.h core/cfc_platform.h
+# The core is kernel C (core/confucius_impl.h, included by kernel/sch_confucius.c);
+# the userspace hosts compile it through core/userspace/confucius.c against a small
+# copy of the kernel headers it uses (core/userspace/include: CORE_INCLUDES).
+CORE_SRC     := core/userspace/confucius.c
+CORE_HDR     := core/confucius.h core/confucius_impl.h $(wildcard core/userspace/include/linux/*.h)
+CORE_INCLUDES := -Icore/userspace/include -Icore
+CORE_KERNEL_SRC := core/confucius.h core/confucius_impl.h
 CORE_BUILD   := $(BUILD)/core
 # The core's userspace host (test packets, a simulated clock and link, the invariant
 # checker): linked by the tests, the fuzzer, the benchmark and the simulations.
 CORE_HOST    := core/userspace/harness.c
-CORE_CFLAGS  := -std=c11 -Wall -Wextra -Werror -Icore -Icore/userspace -Itests/core
+CORE_CFLAGS  := -std=c11 -Wall -Wextra -Werror $(CORE_INCLUDES) -Icore/userspace -Itests/core
 HARNESS_SRC  := $(CORE_HOST) tests/core/ops.c
 UNIT_SRC     := $(wildcard tests/core/test_*.c) tests/core/main.c
 FUZZ_SECONDS ?= 60
@@ -28,7 +33,7 @@ $(CORE_BUILD)/core_tests_san: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) $(UNIT_SRC)
 $(CORE_BUILD)/confucius-freestanding.o: $(CORE_SRC) $(CORE_HDR) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
 	$(CC) -std=c11 -Wall -Wextra -Werror -ffreestanding -fno-builtin -mgeneral-regs-only \
-		-O2 -c -o $@ $(CORE_SRC)
+		$(CORE_INCLUDES) -O2 -c -o $@ $(CORE_SRC)
 	@if nm $@ | grep -q ' U '; then echo "core calls outside itself:"; nm $@ | grep ' U '; exit 1; fi
 
 $(CORE_BUILD)/fuzz_core: $(CORE_SRC) $(CORE_HDR) $(HARNESS_SRC) tests/core/fuzz_core.c tests/core/*.h core/userspace/harness.h | $(DEPS_STAMP)

@@ -10,7 +10,7 @@ KMOD       := $(KMOD_BUILD)/sch_confucius.ko
 KMOD_UML_BUILD := $(BUILD)/kernel-uml
 KMOD_UML   := $(KMOD_UML_BUILD)/sch_confucius.ko
 KMOD_SRC   := VERSION kernel/sch_confucius.c kernel/Kbuild kernel/include/uapi/linux/pkt_sched_confucius.h \
-              $(CORE_SRC) $(CORE_HDR)
+              $(CORE_KERNEL_SRC)
 
 # $(call kmod_build,build directory,kernel tree,extra make arguments,extra KCFLAGS): the
 # module built out of tree; any compiler warning fails the build. The checkout's path is
@@ -55,10 +55,13 @@ kmod-uml-6.12: $(KMOD_UML_612)
 kmod-uml-debug: $(KMOD_UML_DEBUG)
 PYTEST_NEEDS += $(KMOD) $(KMOD_UML) $(KMOD_UML_612)
 
-# Per-packet cost against fq_codel, cake and pfifo, inside the lab VM (not part of make test).
+# Per-packet cost and memory of confucius beside fq_codel, cake and fq in the lab's UML
+# kernels, 6.1 and 6.12, on the host's clock (bench/README.md); BENCH_KERNEL_ARGS passes
+# options (--help). Not part of make test.
+BENCH_KERNEL_ARGS ?=
 .PHONY: bench-kernel
-bench-kernel: $(KMOD) $(TC_PLUGIN) $(VENV_STAMP)
-	$(VENV)/bin/confucius lab vm run --timeout 3000 bench/bench_kernel.py
+bench-kernel: $(KMOD_UML) $(KMOD_UML_612) $(TC_PLUGIN) $(VENV_STAMP)
+	$(PY) bench/bench_kernel.py $(BENCH_KERNEL_ARGS)
 
 # The debug kernel's soak (issue 15): the tc cases and the robustness suite, then 30
 # minutes of mixed traffic with a `tc qdisc change` every second, a kmemleak scan, slab

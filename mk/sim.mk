@@ -12,7 +12,7 @@ NS3_MODULES := applications traffic-control point-to-point internet network core
 # its version is read from them; the flags are built here.
 NS3_VERSION  = $(shell PKG_CONFIG_PATH=$(NS3_LIBDIR)/pkgconfig pkg-config --modversion ns3-core 2>/dev/null)
 NS3_CXXFLAGS = -std=c++20 -O2 -Wall -Wextra -Werror -isystem $(NS3_ROOT)/include \
-	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' -Icore -Isim/ns3 \
+	-DNS3_LOG_ENABLE -DNS3_ASSERT_ENABLE -DCONFUCIUS_NS3_VERSION='"$(NS3_VERSION)"' $(CORE_INCLUDES) -Isim/ns3 \
 	-Itools/rtcontrol/include
 # tcmalloc (Debian ships no unversioned link for it without the -dev package): see apt-packages.txt.
 NS3_LDFLAGS  = -L$(NS3_LIBDIR) -Wl,-rpath,$(NS3_LIBDIR) \
@@ -34,7 +34,7 @@ $(NS3_STAMP): sim/ns3/requirements.txt | $(VENV_STAMP)
 # The core compiles unchanged, as C, exactly as the kernel and the tests take it.
 $(SIM_BUILD)/confucius.o: $(CORE_SRC) $(CORE_HDR) | $(DEPS_STAMP)
 	@mkdir -p $(@D)
-	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC -Icore -c -o $@ $(CORE_SRC)
+	$(CC) -std=c11 -Wall -Wextra -Werror -O2 -fPIC $(CORE_INCLUDES) -c -o $@ $(CORE_SRC)
 
 $(SIM_BUILD)/%.o: sim/ns3/%.cc $(SIM_HDRS) $(NS3_STAMP)
 	@mkdir -p $(@D)

@@ -123,8 +123,10 @@ compile_plugin() {
 		-Wall -Wextra -Wno-unused-parameter -Wmissing-prototypes -Werror
 		# Only confucius_qdisc_util is exported.
 		-fPIC -shared -fvisibility=hidden
+		# The core's header is kernel C, for the plugin's check that its bounds are the
+		# kernel's: the userspace copy of the kernel headers it uses comes first.
+		-I"$repo/core/userspace/include"
 		-I"$tree/include" -I"$tree/include/uapi" -I"$tree/tc"
-		# The core's header, for the plugin's check that its bounds are the kernel's.
 		-I"$repo/kernel/include/uapi" -I"$repo/core"
 	)
 	"$CC" "${flags[@]}" -o "$out.tmp" "$repo/tc/q_confucius.c"

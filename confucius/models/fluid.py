@@ -38,7 +38,7 @@ from .scenario import FluidScenario
 from .validate import ModelInputError, positive, unknown
 
 GAINS = ("served", "link")
-# pace adaptive's defaults, the qdisc's (core/confucius.c, cfc_config_default)
+# pace adaptive's defaults, the qdisc's (core/confucius_impl.h, cfc_config_default)
 TARGET_S = 0.040
 MAXHOLD_S = 2.0
 GIVE_BACK_FLOOR = 0.25  # the least S a held tick gives back to (CFC_GIVE_BACK_FLOOR)

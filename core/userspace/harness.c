@@ -2,6 +2,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <linux/bitops.h>
+#include <linux/list.h>
+
 #include "harness.h"
 
 static void *xcalloc(size_t n, size_t size)
@@ -190,9 +193,9 @@ double ts_measured_share(struct tsched *ts, u64 rate, u32 count, u32 who, u64 du
 
 /* ------------------------------------------------------------ invariants */
 
-static bool ring_contains(const struct cfc_link *head, const struct cfc_link *l)
+static bool ring_contains(const struct list_head *head, const struct list_head *l)
 {
-	const struct cfc_link *i;
+	const struct list_head *i;
 
 	for (i = head->next; i != head; i = i->next)
 		if (i == l)
@@ -216,7 +219,7 @@ static const char *check_flow(const struct cfc_sched *s, u32 i, u64 *mem)
 	}
 	if (qlen != f->qlen || backlog != f->backlog)
 		return "flow qlen/backlog disagree with its packet list";
-	if (f->fat_bucket != (qlen ? (u32)cfc_fls(backlog + qlen) : 0) ||
+	if (f->fat_bucket != (qlen ? (u32)fls(backlog + qlen) : 0) ||
 	    (qlen && !ring_contains(&s->fat[f->fat_bucket], &f->fat)) ||
 	    (qlen && f->fat_bucket > s->fat_top))
 		return "flow not in the drop list of its backlog size";
@@ -239,12 +242,10 @@ static const char *check_flow(const struct cfc_sched *s, u32 i, u64 *mem)
 static const char *check_queue(const struct cfc_sched *s, u32 i)
 {
 	const struct cfc_queue *q = &s->queues[i];
-	const struct cfc_link *l;
+	const struct cfc_flow *f;
 	u32 n = 0, active = 0, qlen = 0, backlog = 0, k;
 
-	for (l = q->members.next; l != &q->members; l = l->next) {
-		const struct cfc_flow *f = CFC_CONTAINER_OF(l, struct cfc_flow, member);
-
+	list_for_each_entry(f, &q->members, member) {
 		n++;
 		active += f->qlen > 0;
 		qlen += f->qlen;
@@ -268,14 +269,12 @@ static const char *check_queue(const struct cfc_sched *s, u32 i)
 	return NULL;
 }
 
-static const char *check_idle_order(const struct cfc_link *list, u8 state)
+static const char *check_idle_order(const struct list_head *list, u8 state)
 {
-	const struct cfc_link *l;
+	const struct cfc_flow *f;
 	u64 last = 0;
 
-	for (l = list->next; l != list; l = l->next) {
-		const struct cfc_flow *f = CFC_CONTAINER_OF(l, struct cfc_flow, sched);
-
+	list_for_each_entry(f, list, sched) {
 		if (f->idle_since < last)
 			return "idle list out of time order";
 		if (f->qlen || f->state != state)
@@ -286,11 +285,11 @@ static const char *check_idle_order(const struct cfc_link *list, u8 state)
 }
 
 /* The earliest time a flow of an idle list is due to be forgotten. */
-static u64 first_forget(const struct cfc_link *list, u64 keep)
+static u64 first_forget(const struct list_head *list, u64 keep)
 {
-	if (list->next == list)
+	if (list_empty(list))
 		return ~0ull;
-	return CFC_CONTAINER_OF(list->next, struct cfc_flow, sched)->idle_since + keep;
+	return list_first_entry(list, struct cfc_flow, sched)->idle_since + keep;
 }
 
 /* cfc_advance skips work until next_event_ns: nothing may be due before it. */

@@ -15,7 +15,7 @@ from confucius.lab import vm
 from confucius.lab.engine import REPO
 
 HERE = Path(__file__).parent
-MODULE_SOURCES = ("VERSION", "core/confucius.c", "core/confucius.h", "core/cfc_platform.h",
+MODULE_SOURCES = ("VERSION", "core/confucius.h", "core/confucius_impl.h",
                   "kernel/Kbuild", "kernel/sch_confucius.c",
                   "kernel/include/uapi/linux/pkt_sched_confucius.h")
 TC = "/usr/sbin/tc"

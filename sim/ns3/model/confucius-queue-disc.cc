@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 #include "confucius-queue-disc.h"
 
+#include <linux/container_of.h>
+
 #include "ns3/abort.h"
 #include "ns3/enum.h"
 #include "ns3/log.h"
@@ -326,7 +328,7 @@ ConfuciusQueueDisc::DropChain(struct cfc_pkt* chain)
 {
     while (chain)
     {
-        Node* node = CFC_CONTAINER_OF(chain, Node, pkt);
+        Node* node = container_of(chain, Node, pkt);
         chain = chain->next;
         Ptr<QueueDiscItem> item = m_store->Take(node->pos);
         delete node;
@@ -362,7 +364,7 @@ ConfuciusQueueDisc::DoDequeue()
         WakeAt(cfc_throttled_until(&m_core, now));
         return nullptr;
     }
-    Node* node = CFC_CONTAINER_OF(pkt, Node, pkt);
+    Node* node = container_of(pkt, Node, pkt);
     Ptr<QueueDiscItem> item = m_store->Take(node->pos);
     delete node;
     return item;
@@ -415,7 +417,7 @@ ConfuciusQueueDisc::Flows()
         if (!cfc_flow_stats(&m_core, bucket, now, &flow.stats))
             continue;
         if (const struct cfc_pkt* head = m_core.flows[bucket].head)
-            flow.head = ReadPorts(*CFC_CONTAINER_OF(head, Node, pkt)->pos);
+            flow.head = ReadPorts(*container_of(head, Node, pkt)->pos);
         flows.push_back(flow);
     }
     return flows;

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /*
  * Confucius as an ns-3 queue disc: the third host of the one scheduling core
- * (core/confucius.c, compiled unchanged), beside the Linux qdisc and the
+ * (core/confucius_impl.h, kernel C compiled unchanged), beside the Linux qdisc and the
  * core's userspace tests. Every option of the qdisc is an attribute, named as
  * tc names it (tc/README.md).
  */

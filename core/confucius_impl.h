@@ -1,6 +1,9 @@
-// SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * Confucius scheduling core.
+ * Confucius scheduling core, the implementation: included by the one file of
+ * each host that compiles it (sch_confucius.c, core/userspace/confucius.c), as
+ * codel_impl.h is. Its API functions keep external linkage, declared in
+ * confucius.h, because the userspace hosts call them from many files.
  *
  * Structure: flows live in a fixed table of hash buckets. Each remembered flow
  * belongs to one queue: Q_new (queue 0) while it is new, a class (1..K) once it
@@ -12,6 +15,13 @@
  * queue's weight is O(1) to compute and service costs O(1) per packet in the
  * number of flows for DRR queues, O(log n) for earliest-first classes.
  */
+#ifndef CONFUCIUS_IMPL_H
+#define CONFUCIUS_IMPL_H
+
+#include <linux/bitops.h>
+#include <linux/list.h>
+#include <linux/math.h>
+#include <linux/math64.h>
 #include "confucius.h"
 
 #define CFC_TICK_SHIFT		10	/* stamps are ns >> 10 */
@@ -22,51 +32,6 @@
 #define CFC_NEVER		(~0ull)
 #define CFC_NO_SOJOURN		(~0u)	/* no old-flow packet left in the recent window */
 
-/* ---------------------------------------------------------------- lists */
-
-static void link_init(struct cfc_link *l)
-{
-	l->next = l;
-	l->prev = l;
-}
-
-static int link_empty(const struct cfc_link *l)
-{
-	return l->next == l;
-}
-
-static void link_add_tail(struct cfc_link *head, struct cfc_link *l)
-{
-	l->prev = head->prev;
-	l->next = head;
-	head->prev->next = l;
-	head->prev = l;
-}
-
-static void link_del(struct cfc_link *l)
-{
-	l->prev->next = l->next;
-	l->next->prev = l->prev;
-	link_init(l);
-}
-
-/* Put l just after `at` (link_add_tail puts it just before its first argument). */
-static void link_add_after(struct cfc_link *at, struct cfc_link *l)
-{
-	link_add_tail(at->next, l);
-}
-
-static void link_rotate(struct cfc_link *head)
-{
-	struct cfc_link *first = head->next;
-
-	link_del(first);
-	link_add_tail(head, first);
-}
-
-#define flow_of(l, field)  CFC_CONTAINER_OF(l, struct cfc_flow, field)
-#define queue_of(l, field) CFC_CONTAINER_OF(l, struct cfc_queue, field)
-
 /* ----------------------------------------------------------------- time */
 
 static u32 ticks_of(u64 ns)
@@ -74,7 +39,7 @@ static u32 ticks_of(u64 ns)
 	return (u32)(ns >> CFC_TICK_SHIFT);
 }
 
-static int tick_before(u32 a, u32 b)
+static bool tick_before(u32 a, u32 b)
 {
 	return (s32)(a - b) < 0;
 }
@@ -158,7 +123,7 @@ static u32 nclasses(const struct cfc_sched *s)
 static void set_rate(struct cfc_sched *s)
 {
 	s->ns_per_byte_fp = s->cfg.bandwidth ?
-		cfc_div64(8000000000ull << CFC_RATE_SHIFT, s->cfg.bandwidth) : 0;
+		div64_u64(8000000000ull << CFC_RATE_SHIFT, s->cfg.bandwidth) : 0;
 }
 
 /* ----------------------------------------------- earliest-first class heap */
@@ -256,11 +221,11 @@ static void flow_attach_backlog(struct cfc_sched *s, struct cfc_flow *f)
 		heap_push(s, q, f);
 	} else {
 		f->deficit = (s32)s->cfg.quantum;
-		link_add_tail(&q->ring, &f->sched);
+		list_add_tail(&f->sched, &q->ring);
 	}
 	if (q->nactive++ == 0) {
 		q->deficit = 0;
-		link_add_tail(&s->round, &q->round);
+		list_add_tail(&q->round, &s->round);
 	}
 }
 
@@ -271,16 +236,16 @@ static void flow_detach_backlog(struct cfc_sched *s, struct cfc_flow *f)
 	if (q->fifo)
 		heap_remove(s, q, f->heap_pos);
 	else
-		link_del(&f->sched);
+		list_del_init(&f->sched);
 	if (--q->nactive == 0)
-		link_del(&q->round);
+		list_del_init(&q->round);
 }
 
 static void queue_join(struct cfc_sched *s, struct cfc_flow *f)
 {
 	struct cfc_queue *q = &s->queues[f->queue];
 
-	link_add_tail(&q->members, &f->member);
+	list_add_tail(&f->member, &q->members);
 	q->nflows++;
 	q->qlen += f->qlen;
 	q->backlog += f->backlog;
@@ -290,7 +255,7 @@ static void queue_leave(struct cfc_sched *s, struct cfc_flow *f)
 {
 	struct cfc_queue *q = &s->queues[f->queue];
 
-	link_del(&f->member);
+	list_del_init(&f->member);
 	q->nflows--;
 	q->qlen -= f->qlen;
 	q->backlog -= f->backlog;
@@ -299,7 +264,7 @@ static void queue_leave(struct cfc_sched *s, struct cfc_flow *f)
 /* Move a remembered flow to another queue; its packets keep their order. */
 static void flow_move(struct cfc_sched *s, struct cfc_flow *f, u32 to)
 {
-	int backlogged = f->qlen > 0;
+	bool backlogged = f->qlen > 0;
 
 	if (backlogged)
 		flow_detach_backlog(s, f);
@@ -327,7 +292,7 @@ static void occ_update(struct cfc_flow *f, u64 now, u32 period)
 	u32 mean;
 
 	occ_account(f, now);
-	mean = period ? (u32)cfc_div64(f->occ_area << CFC_OCC_SHIFT, period) : 0;
+	mean = period ? (u32)div64_u64(f->occ_area << CFC_OCC_SHIFT, period) : 0;
 	f->occupancy = (u32)((s32)f->occupancy +
 			     (((s32)mean - (s32)f->occupancy) >> CFC_OCC_EWMA_SHIFT));
 	f->occ_area = 0;
@@ -336,13 +301,13 @@ static void occ_update(struct cfc_flow *f, u64 now, u32 period)
 /* Occupancy as a fraction of the buffer (limit), CFC_W_ONE units. */
 static u64 occ_fraction(const struct cfc_sched *s, u64 occ)
 {
-	return cfc_div64(occ << (CFC_W_SHIFT - CFC_OCC_SHIFT), s->cfg.limit);
+	return div64_u64(occ << (CFC_W_SHIFT - CFC_OCC_SHIFT), s->cfg.limit);
 }
 
 /* Target of class i (1..K): the centre of its band, (2i - 1) / 2K of the buffer. */
 static u64 class_target(const struct cfc_sched *s, u32 i)
 {
-	return cfc_div64((u64)(2 * i - 1) << CFC_W_SHIFT, 2 * nclasses(s));
+	return div64_u64((u64)(2 * i - 1) << CFC_W_SHIFT, 2 * nclasses(s));
 }
 
 /* The class whose target is nearest to the flow's occupancy. */
@@ -356,7 +321,7 @@ static u32 nearest_class(const struct cfc_sched *s, const struct cfc_flow *f)
 
 /* ------------------------------------------------------------ idle flows */
 
-static struct cfc_link *idle_list(struct cfc_sched *s, const struct cfc_flow *f)
+static struct list_head *idle_list(struct cfc_sched *s, const struct cfc_flow *f)
 {
 	return f->state == CFC_FLOW_NEW ? &s->idle_new : &s->idle_old;
 }
@@ -372,11 +337,13 @@ static u64 keep_ns(const struct cfc_sched *s, const struct cfc_flow *f)
 /* An idle flow joins its idle list in time order: from the tail, as it is mostly the newest. */
 static void idle_insert(struct cfc_sched *s, struct cfc_flow *f)
 {
-	struct cfc_link *head = idle_list(s, f), *at = head->prev;
+	struct list_head *head = idle_list(s, f);
+	struct cfc_flow *at;
 
-	while (at != head && flow_of(at, sched)->idle_since > f->idle_since)
-		at = at->prev;
-	link_add_after(at, &f->sched);
+	list_for_each_entry_reverse(at, head, sched)
+		if (at->idle_since <= f->idle_since)
+			break;
+	list_add(&f->sched, &at->sched);
 }
 
 /* A new flow becomes old; an idle one moves to the old flows' idle list. */
@@ -384,7 +351,7 @@ static void flow_age(struct cfc_sched *s, struct cfc_flow *f)
 {
 	f->state = CFC_FLOW_OLD;
 	if (!f->qlen) {
-		link_del(&f->sched);
+		list_del_init(&f->sched);
 		idle_insert(s, f);
 	}
 }
@@ -395,7 +362,7 @@ static u64 recent_ns(const struct cfc_sched *s)
 }
 
 /* Pace adaptive judges the old flows' queues over the recent window before each tick. */
-static int in_window_before_tick(const struct cfc_sched *s, u64 now)
+static bool in_window_before_tick(const struct cfc_sched *s, u64 now)
 {
 	return s->nnew && now + recent_ns(s) >= s->next_tick_ns;
 }
@@ -415,14 +382,16 @@ static void tick_watch_reset(struct cfc_sched *s)
 static u32 competing_old_flows(const struct cfc_sched *s, u64 now)
 {
 	u64 since = now > recent_ns(s) ? now - recent_ns(s) : 0;
-	const struct cfc_link *l;
+	const struct cfc_flow *f;
 	u32 i, n = 0;
 
 	for (i = 1; i <= nclasses(s); i++)
 		n += s->queues[i].nactive;
-	for (l = s->idle_old.prev; l != &s->idle_old && flow_of(l, sched)->idle_since >= since;
-	     l = l->prev)
+	list_for_each_entry_reverse(f, &s->idle_old, sched) {
+		if (f->idle_since < since)
+			break;
 		n++;
+	}
 	return n;
 }
 
@@ -496,8 +465,8 @@ static void graduate_all(struct cfc_sched *s)
 {
 	struct cfc_queue *qnew = &s->queues[CFC_QNEW];
 
-	while (!link_empty(&qnew->members)) {
-		struct cfc_flow *f = flow_of(qnew->members.next, member);
+	while (!list_empty(&qnew->members)) {
+		struct cfc_flow *f = list_first_entry(&qnew->members, struct cfc_flow, member);
 
 		flow_age(s, f);
 		flow_move(s, f, first_class_queue(s, f));
@@ -518,17 +487,17 @@ static void graduate_all(struct cfc_sched *s)
  * (each held tick, and the doubling its give-back undoes), and the ticks back
  * from the floor.
  */
-static int tick_held(struct cfc_sched *s)
+static bool tick_held(struct cfc_sched *s)
 {
 	if (s->cfg.pace == CFC_PACE_FIXED ||
 	    s->held_ns + s->cfg.interval_ns > s->cfg.maxhold_ns ||
 	    s->old_sojourn_min == CFC_NO_SOJOURN ||
 	    ((u64)s->old_sojourn_min << CFC_TICK_SHIFT) <= s->cfg.target_ns ||
 	    s->old_offered >= s->link_sent)
-		return 0;
+		return false;
 	s->held_ns += s->cfg.interval_ns;
 	s->cnt.holds++;
-	return 1;
+	return true;
 }
 
 /*
@@ -581,7 +550,7 @@ static void double_weights(struct cfc_sched *s, u64 t)
 static void reweight(struct cfc_sched *s, u64 t)
 {
 	u64 full = (u64)s->nnew << CFC_W_SHIFT;
-	int held = tick_held(s), at_one = s->new_sum >= full;
+	bool held = tick_held(s), at_one = s->new_sum >= full;
 
 	if (held)
 		give_back(s);
@@ -608,7 +577,7 @@ static void reweight(struct cfc_sched *s, u64 t)
 static void new_flow_complete(struct cfc_sched *s)
 {
 	if (s->cfg.pace == CFC_PACE_ADAPTIVE) {
-		u64 weight = cfc_div64(s->new_sum, s->nnew);
+		u64 weight = div64_u64(s->new_sum, s->nnew);
 
 		s->new_sum -= weight;
 		s->new_owed += weight;
@@ -619,7 +588,7 @@ static void new_flow_complete(struct cfc_sched *s)
 
 static void flow_forget(struct cfc_sched *s, struct cfc_flow *f)
 {
-	link_del(&f->sched);
+	list_del_init(&f->sched);
 	queue_leave(s, f);
 	if (f->state == CFC_FLOW_NEW)
 		new_flow_complete(s);
@@ -645,7 +614,7 @@ static int intra_direction(const struct cfc_sched *s, const struct cfc_flow *f,
 	if (n < 2 || sum == 0)
 		return 0;
 	fair = CFC_W_ONE / n;
-	share = cfc_div64((u64)f->occupancy << CFC_W_SHIFT, sum);
+	share = div64_u64((u64)f->occupancy << CFC_W_SHIFT, sum);
 	own = occ_fraction(s, f->occupancy);
 	if (share >= fair + s->cfg.hysteresis && own > class_target(s, i))
 		return 1;
@@ -672,11 +641,11 @@ static int class_direction(const struct cfc_sched *s, u32 i, u64 sum)
 
 static u64 class_occupancy_sum(const struct cfc_queue *q)
 {
-	const struct cfc_link *l;
+	const struct cfc_flow *f;
 	u64 sum = 0;
 
-	for (l = q->members.next; l != &q->members; l = l->next)
-		sum += flow_of(l, member)->occupancy;
+	list_for_each_entry(f, &q->members, member)
+		sum += f->occupancy;
 	return sum;
 }
 
@@ -685,10 +654,10 @@ static void update_occupancies(struct cfc_sched *s, u64 now, u32 period)
 	u32 i;
 
 	for (i = 0; i <= nclasses(s); i++) {
-		struct cfc_link *l, *head = &s->queues[i].members;
+		struct cfc_flow *f;
 
-		for (l = head->next; l != head; l = l->next)
-			occ_update(flow_of(l, member), now, period);
+		list_for_each_entry(f, &s->queues[i].members, member)
+			occ_update(f, now, period);
 	}
 }
 
@@ -698,14 +667,12 @@ static void update_occupancies(struct cfc_sched *s, u64 now, u32 period)
  */
 static u32 move_flows(struct cfc_sched *s, u32 i, u64 sum, u32 n, int whole, int only)
 {
-	struct cfc_link *l, *next, *head = &s->queues[i].members;
+	struct cfc_flow *f, *next;
 	u32 moved = 0;
 
-	for (l = head->next; l != head; l = next) {
-		struct cfc_flow *f = flow_of(l, member);
+	list_for_each_entry_safe(f, next, &s->queues[i].members, member) {
 		int dir = whole ? whole : intra_direction(s, f, i, sum, n);
 
-		next = l->next;
 		if (f->moved_epoch == s->reclassify_epoch || !dir || (only && dir != only))
 			continue;
 		f->moved_epoch = s->reclassify_epoch;
@@ -756,12 +723,12 @@ static void reclassify(struct cfc_sched *s, u64 now)
 
 /* ----------------------------------------------------------------- time */
 
-static u64 forget_time(const struct cfc_sched *s, const struct cfc_link *list,
+static u64 forget_time(const struct cfc_sched *s, const struct list_head *list,
 		       struct cfc_flow **f)
 {
-	if (link_empty(list))
+	if (list_empty(list))
 		return CFC_NEVER;
-	*f = flow_of(list->next, sched);
+	*f = list_first_entry(list, struct cfc_flow, sched);
 	return (*f)->idle_since + keep_ns(s, *f);
 }
 
@@ -824,14 +791,14 @@ void cfc_advance(struct cfc_sched *s, u64 now)
  */
 static void fat_update(struct cfc_sched *s, struct cfc_flow *f)
 {
-	u32 bucket = f->qlen ? (u32)cfc_fls(f->backlog + f->qlen) : 0;
+	u32 bucket = f->qlen ? (u32)fls(f->backlog + f->qlen) : 0;
 
 	if (bucket == f->fat_bucket)
 		return;
 	if (f->fat_bucket)
-		link_del(&f->fat);
+		list_del_init(&f->fat);
 	if (bucket) {
-		link_add_tail(&s->fat[bucket], &f->fat);
+		list_add_tail(&f->fat, &s->fat[bucket]);
 		if (bucket > s->fat_top)
 			s->fat_top = bucket;
 	}
@@ -841,9 +808,9 @@ static void fat_update(struct cfc_sched *s, struct cfc_flow *f)
 /* Only called with a backlog, so some bucket holds a flow. */
 static struct cfc_flow *fattest_flow(struct cfc_sched *s)
 {
-	while (link_empty(&s->fat[s->fat_top]))
+	while (list_empty(&s->fat[s->fat_top]))
 		s->fat_top--;
-	return flow_of(s->fat[s->fat_top].next, fat);
+	return list_first_entry(&s->fat[s->fat_top], struct cfc_flow, fat);
 }
 
 static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p, u64 now)
@@ -868,7 +835,7 @@ static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p
 	s->mem += p->truesize;
 	fat_update(s, f);
 	if (f->qlen == 1) {
-		link_del(&f->sched);	/* off the idle list */
+		list_del_init(&f->sched);	/* off the idle list */
 		flow_attach_backlog(s, f);
 	}
 }
@@ -895,7 +862,7 @@ static struct cfc_pkt *flow_pop(struct cfc_sched *s, struct cfc_flow *f, u64 now
 	if (f->qlen == 0) {
 		flow_detach_backlog(s, f);
 		f->idle_since = now;
-		link_add_tail(idle_list(s, f), &f->sched);	/* the newest: time order holds */
+		list_add_tail(&f->sched, idle_list(s, f));	/* the newest: time order holds */
 		note_event(s, now + keep_ns(s, f));
 	} else if (q->fifo) {
 		heap_head_advanced(s, q, f);
@@ -920,10 +887,10 @@ static void drop_head(struct cfc_sched *s, struct cfc_flow *f, u64 now, struct c
  * does not hit the limit again at every packet. Returns whether `victim` lost
  * packets.
  */
-static int enforce_limits(struct cfc_sched *s, const struct cfc_flow *victim, u64 now,
-			  struct cfc_pkt **dropped)
+static bool enforce_limits(struct cfc_sched *s, const struct cfc_flow *victim, u64 now,
+			   struct cfc_pkt **dropped)
 {
-	int hit = 0;
+	bool hit = false;
 
 	while (s->qlen > s->cfg.limit || s->mem > s->cfg.memlimit) {
 		struct cfc_flow *fat = fattest_flow(s);
@@ -947,7 +914,7 @@ static u64 queue_weight(const struct cfc_sched *s, const struct cfc_queue *q)
 	u32 i = (u32)(q - s->queues);
 
 	if (i == CFC_QNEW)
-		return cfc_div64(s->new_sum * q->nactive, s->nnew);
+		return div64_u64(s->new_sum * q->nactive, s->nnew);
 	if (s->cfg.mode == CFC_MODE_EXTERNAL && s->cfg.class_weight[i - 1])
 		return (u64)s->cfg.class_weight[i - 1] << CFC_W_SHIFT;
 	return (u64)q->nactive << CFC_W_SHIFT;
@@ -959,33 +926,32 @@ static u64 queue_weight(const struct cfc_sched *s, const struct cfc_queue *q)
  */
 static s64 queue_quantum(const struct cfc_sched *s, const struct cfc_queue *q)
 {
-	const struct cfc_link *l;
+	const struct cfc_queue *other_q;
 	u64 w, wmax, ratio;
 
-	if (s->round.next == s->round.prev)	/* alone: the common case, no division */
+	if (list_is_singular(&s->round))	/* alone: the common case, no division */
 		return (s64)s->cfg.quantum << CFC_W_SHIFT;
 	w = queue_weight(s, q);
 	wmax = w;
-	for (l = s->round.next; l != &s->round; l = l->next) {
-		u64 other = queue_weight(s, queue_of(l, round));
+	list_for_each_entry(other_q, &s->round, round) {
+		u64 other = queue_weight(s, other_q);
 
 		if (other > wmax)
 			wmax = other;
 	}
-	ratio = cfc_div64(w << CFC_W_SHIFT, wmax);
+	ratio = div64_u64(w << CFC_W_SHIFT, wmax);
 	return (s64)((ratio ? ratio : 1) * s->cfg.quantum);
 }
 
 static struct cfc_queue *pick_queue(struct cfc_sched *s)
 {
 	for (;;) {
-		struct cfc_queue *q = queue_of(s->round.next, round);
+		struct cfc_queue *q = list_first_entry(&s->round, struct cfc_queue, round);
 
 		if (q->deficit > 0)
 			return q;
 		q->deficit += queue_quantum(s, q);
-		if (s->round.next != s->round.prev)
-			link_rotate(&s->round);
+		list_rotate_left(&s->round);
 	}
 }
 
@@ -994,12 +960,12 @@ static struct cfc_flow *pick_flow(struct cfc_sched *s, struct cfc_queue *q)
 	if (q->fifo)
 		return &s->flows[q->heap[0].flow];
 	for (;;) {
-		struct cfc_flow *f = flow_of(q->ring.next, sched);
+		struct cfc_flow *f = list_first_entry(&q->ring, struct cfc_flow, sched);
 
 		if (f->deficit > 0)
 			return f;
 		f->deficit += (s32)s->cfg.quantum;
-		link_rotate(&q->ring);
+		list_rotate_left(&q->ring);
 	}
 }
 
@@ -1036,7 +1002,7 @@ static void watch_old_offered(struct cfc_sched *s, const struct cfc_flow *f, u32
 
 u32 cfc_bucket(const struct cfc_sched *s, u32 hash)
 {
-	return (u32)(((u64)hash * s->cfg.flows) >> 32);
+	return reciprocal_scale(hash, s->cfg.flows);
 }
 
 enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
@@ -1066,7 +1032,7 @@ enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
  * signal it needs. New flows are exempt: their queue is their own first burst
  * while their weight grows.
  */
-static int too_late(const struct cfc_sched *s, const struct cfc_flow *f, u64 now)
+static bool too_late(const struct cfc_sched *s, const struct cfc_flow *f, u64 now)
 {
 	return s->cfg.maxdelay_ns && f->state == CFC_FLOW_OLD &&
 	       head_sojourn_ns(f, now) > s->cfg.maxdelay_ns;
@@ -1139,32 +1105,32 @@ static void clear_state(struct cfc_sched *s, u64 now)
 
 		f->head = NULL;
 		f->tail = NULL;
-		link_init(&f->sched);
-		link_init(&f->member);
-		link_init(&f->fat);
+		INIT_LIST_HEAD(&f->sched);
+		INIT_LIST_HEAD(&f->member);
+		INIT_LIST_HEAD(&f->fat);
 		f->qlen = 0;
 		f->backlog = 0;
 		f->fat_bucket = 0;
 		f->state = CFC_FLOW_FREE;
 	}
 	for (i = 0; i < CFC_FAT_BUCKETS; i++)
-		link_init(&s->fat[i]);
+		INIT_LIST_HEAD(&s->fat[i]);
 	s->fat_top = 0;
 	for (i = 0; i < CFC_NQUEUES; i++) {
 		struct cfc_queue *q = &s->queues[i];
 
-		link_init(&q->round);
-		link_init(&q->ring);
-		link_init(&q->members);
+		INIT_LIST_HEAD(&q->round);
+		INIT_LIST_HEAD(&q->ring);
+		INIT_LIST_HEAD(&q->members);
 		q->nflows = 0;
 		q->nactive = 0;
 		q->qlen = 0;
 		q->backlog = 0;
 	}
 	configure_queues(s);
-	link_init(&s->round);
-	link_init(&s->idle_new);
-	link_init(&s->idle_old);
+	INIT_LIST_HEAD(&s->round);
+	INIT_LIST_HEAD(&s->idle_new);
+	INIT_LIST_HEAD(&s->idle_old);
 	new_flows_none(s);
 	s->nold = 0;
 	s->held_ns = 0;
@@ -1248,9 +1214,9 @@ static void rehome_all(struct cfc_sched *s, u64 now)
 void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 		struct cfc_pkt **dropped)
 {
-	int reshape = cfg->mode != s->cfg.mode || cfg->classes != s->cfg.classes;
-	int start_reclassify = cfg->mode == CFC_MODE_CLASS && s->cfg.mode != CFC_MODE_CLASS;
-	int new_rate = cfg->bandwidth != s->cfg.bandwidth;
+	bool reshape = cfg->mode != s->cfg.mode || cfg->classes != s->cfg.classes;
+	bool start_reclassify = cfg->mode == CFC_MODE_CLASS && s->cfg.mode != CFC_MODE_CLASS;
+	bool new_rate = cfg->bandwidth != s->cfg.bandwidth;
 	u32 flows = s->cfg.flows;	/* the table was sized for it */
 
 	cfc_advance(s, now);
@@ -1305,7 +1271,7 @@ void cfc_stats(const struct cfc_sched *s, struct cfc_stats *st)
 	st->new_sum = s->new_sum;
 	for (i = 0; i < CFC_MAX_CLASSES; i++) {
 		const struct cfc_queue *q = &s->queues[i + 1];
-		int used = i < nclasses(s);
+		bool used = i < nclasses(s);
 
 		st->class_flows[i] = used ? q->nflows : 0;
 		st->class_qlen[i] = used ? q->qlen : 0;
@@ -1320,7 +1286,7 @@ u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket)
 	if (f->state == CFC_FLOW_OLD)
 		return CFC_W_ONE;
 	if (f->state == CFC_FLOW_NEW)
-		return (u32)cfc_div64(s->new_sum, s->nnew);
+		return (u32)div64_u64(s->new_sum, s->nnew);
 	return 0;
 }
 
@@ -1333,12 +1299,12 @@ int cfc_flow_class(const struct cfc_sched *s, u32 bucket)
 	return f->state == CFC_FLOW_NEW ? 0 : f->queue;
 }
 
-int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st)
+bool cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st)
 {
 	const struct cfc_flow *f = &s->flows[bucket];
 
 	if (f->state == CFC_FLOW_FREE)
-		return 0;
+		return false;
 	st->state = f->state;
 	st->queue = f->queue;
 	st->weight = cfc_flow_weight(s, bucket);
@@ -1346,5 +1312,7 @@ int cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_fl
 	st->backlog = f->backlog;
 	st->deficit = f->deficit;
 	st->sojourn_ns = f->head ? head_sojourn_ns(f, now) : 0;
-	return 1;
+	return true;
 }
+
+#endif /* CONFUCIUS_IMPL_H */
