@@ -133,6 +133,14 @@ static void set_rate(struct cfc_sched *s)
  * node are compared within one cache line and the heap is half as deep as a
  * binary one. Each flow remembers its position, for removal when it moves or
  * is trimmed.
+ *
+ * Not <linux/min_heap.h>: on 6.1 it has no removal at a position and its
+ * callbacks get no context, so a flow's position could not be kept; from
+ * 6.11 (min_heap_del, callbacks with args) its API differs from 6.1's, so
+ * the module would need both. And it is binary: make bench-core with this
+ * heap made binary took, at 10000 flows, 88.6 against 85.5 ns per packet in
+ * mode class and 63.4 against 50.3 in mode external (medians of three
+ * alternated runs; no difference up to 100 flows).
  */
 #define HEAP_ARITY 4
 static u32 flow_index(const struct cfc_sched *s, const struct cfc_flow *f)
