@@ -16,11 +16,12 @@
 #ifndef CONFUCIUS_H
 #define CONFUCIUS_H
 
+#include <linux/bits.h>
 #include <linux/types.h>
 
 /* Weights are fixed point: CFC_W_ONE is a weight of 1 (an old flow). */
 #define CFC_W_SHIFT		16
-#define CFC_W_ONE		(1u << CFC_W_SHIFT)
+#define CFC_W_ONE		BIT(CFC_W_SHIFT)
 /* Pace adaptive: the least S a held tick gives back to (a quarter of an old flow). */
 #define CFC_GIVE_BACK_FLOOR	(CFC_W_ONE >> 2)
 
@@ -33,19 +34,20 @@
 #define CFC_FLOWS_MIN		1u
 #define CFC_FLOWS_MAX		32768u		/* flow classes are 0x8000 + bucket */
 #define CFC_LIMIT_MIN		1u
-#define CFC_LIMIT_MAX		(1u << 20)
+#define CFC_LIMIT_MAX		BIT(20)
 #define CFC_MEMLIMIT_MIN	(64u * 1024)
-#define CFC_MEMLIMIT_MAX	(1u << 31)
+#define CFC_MEMLIMIT_MAX	BIT(31)
 #define CFC_QUANTUM_MIN		64u
 #define CFC_QUANTUM_MAX		65536u
 #define CFC_PERIOD_MIN_NS	1000000ull		/* 1 ms */
 #define CFC_PERIOD_MAX_NS	60000000000ull		/* 60 s */
 #define CFC_BANDWIDTH_MIN	8000ull			/* bit/s; 0 = unshaped */
-#define CFC_BANDWIDTH_MAX	(1ull << 47)		/* ~140.7 Tbit/s */
+#define CFC_BANDWIDTH_MAX	BIT_ULL(47)		/* ~140.7 Tbit/s */
 #define CFC_BANDWIDTH_RANGE_MSG	"bandwidth must be 0 (unshaped) or between 8kbit and 140.7Tbit"
 #define CFC_HYSTERESIS_MAX	(CFC_W_ONE / 2)		/* 50 % */
 #define CFC_MAXHOLD_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = never hold */
 #define CFC_MAXDELAY_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = no bound */
+#define CFC_MAXDELAY_RANGE_MSG	"maxdelay must be 0 (no bound) or between 1ms and 60s"
 
 /* The defaults (cfc_config_default); the tc plugin, built apart, checks its copy against them. */
 #define CFC_DEFAULT_INTERVAL_NS		250000000ull	/* 1/lambda */
@@ -90,7 +92,7 @@ struct cfc_config {
 	u64 reclassify_ns;	/* occupancy-class re-examination period */
 	u64 target_ns;		/* pace adaptive: old flows' standing-queue sojourn target */
 	u64 maxhold_ns;		/* pace adaptive: most time held per burst of new flows */
-	u64 maxdelay_ns;	/* an old flow's packets that waited longer are dropped; 0 = never */
+	u64 maxdelay_ns;	/* old flows' packets that waited longer are dropped; 0 = never */
 	u32 limit;		/* packets */
 	u32 memlimit;		/* bytes of packet truesize */
 	u32 flows;		/* hash buckets; fixed for the life of a scheduler */
@@ -171,7 +173,7 @@ struct cfc_counters {
 	u64 overlimits;		/* dequeues held back by the shaper */
 	u64 ticks;		/* reweight ticks that changed new-flow weights */
 	u64 holds;		/* reweight ticks held back for an old flow's queue */
-	u64 delay_drops;	/* old flows' packets dropped at dequeue for waiting over maxdelay */
+	u64 delay_drops;	/* old flows' packets dropped at dequeue, waiting over maxdelay */
 	u64 moves;		/* flows moved between classes */
 	u32 max_sojourn;	/* ticks (ns >> 10) */
 };

@@ -94,7 +94,7 @@ const char *cfc_config_check(const struct cfc_config *cfg)
 		return "maxhold must be at most 60s";
 	if (cfg->maxdelay_ns &&
 	    (cfg->maxdelay_ns < CFC_PERIOD_MIN_NS || cfg->maxdelay_ns > CFC_MAXDELAY_MAX_NS))
-		return "maxdelay must be 0 (no bound) or between 1ms and 60s";
+		return CFC_MAXDELAY_RANGE_MSG;
 	if (cfg->pace >= CFC_PACE_COUNT)
 		return "pace must be fixed or adaptive";
 	if (cfg->bandwidth &&
@@ -995,7 +995,8 @@ static void watch_sent(struct cfc_sched *s, const struct cfc_flow *f, u32 sojour
 	if (!s->nnew)
 		return;
 	s->link_sent += len;
-	if (f->state == CFC_FLOW_OLD && sojourn < s->old_sojourn_min && in_window_before_tick(s, now))
+	if (f->state == CFC_FLOW_OLD && sojourn < s->old_sojourn_min &&
+	    in_window_before_tick(s, now))
 		s->old_sojourn_min = sojourn;
 }
 

@@ -35,8 +35,8 @@
 #define MODULE_ALIAS_NET_SCH(id) MODULE_ALIAS("net-sch-" id)
 #endif
 
-#define STABLE_FROM(a, b, c) (LINUX_VERSION_CODE >= KERNEL_VERSION(a, b, c) && \
-			      LINUX_VERSION_CODE < KERNEL_VERSION(a, (b) + 1, 0))
+/* A stable branch from the release `from` on, up to its next mainline `to`. */
+#define STABLE_FROM(from, to) (LINUX_VERSION_CODE >= (from) && LINUX_VERSION_CODE < (to))
 /*
  * Whether a parent may be told of drops that empty this qdisc while it is
  * dequeuing from us. Then its qlen_notify runs, and its dequeue finds us empty
@@ -50,8 +50,11 @@
  * compiles the deferral against a kernel that has the fixes).
  */
 #ifndef CFC_NOTIFY_IN_DEQUEUE
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0) || STABLE_FROM(6, 12, 50) || \
-	STABLE_FROM(6, 6, 110) || STABLE_FROM(6, 1, 155) || STABLE_FROM(5, 15, 194)
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0) || \
+	STABLE_FROM(KERNEL_VERSION(6, 12, 50), KERNEL_VERSION(6, 13, 0)) || \
+	STABLE_FROM(KERNEL_VERSION(6, 6, 110), KERNEL_VERSION(6, 7, 0)) || \
+	STABLE_FROM(KERNEL_VERSION(6, 1, 155), KERNEL_VERSION(6, 2, 0)) || \
+	STABLE_FROM(KERNEL_VERSION(5, 15, 194), KERNEL_VERSION(5, 16, 0))
 #define CFC_NOTIFY_IN_DEQUEUE 1
 #else
 #define CFC_NOTIFY_IN_DEQUEUE 0
@@ -413,18 +416,23 @@ static void confucius_reset(struct Qdisc *sch)
 static struct netlink_range_validation bandwidth_range = {
 	.min = CFC_BANDWIDTH_MIN / 8, .max = CFC_BANDWIDTH_MAX / 8,
 };
+
 static struct netlink_range_validation limit_range = {
 	.min = CFC_LIMIT_MIN, .max = CFC_LIMIT_MAX,
 };
+
 static struct netlink_range_validation memlimit_range = {
 	.min = CFC_MEMLIMIT_MIN, .max = CFC_MEMLIMIT_MAX,
 };
+
 static struct netlink_range_validation flows_range = {
 	.min = CFC_FLOWS_MIN, .max = CFC_FLOWS_MAX,
 };
+
 static struct netlink_range_validation quantum_range = {
 	.min = CFC_QUANTUM_MIN, .max = CFC_QUANTUM_MAX,
 };
+
 static struct netlink_range_validation period_us_range = {
 	.min = CFC_PERIOD_MIN_NS / NSEC_PER_USEC, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
 };
@@ -432,8 +440,14 @@ static struct netlink_range_validation period_us_range = {
 static struct netlink_range_validation maxhold_us_range = {
 	.min = 0, .max = CFC_MAXHOLD_MAX_NS / NSEC_PER_USEC,
 };
+
 static struct netlink_range_validation maxdelay_us_range = {
 	.min = 0, .max = CFC_MAXDELAY_MAX_NS / NSEC_PER_USEC,
+};
+
+/* Inside TCA_CONFUCIUS_CLASS_WEIGHTS, as TCA_ETS_QUANTA_BAND in TCA_ETS_QUANTA. */
+static const struct nla_policy class_weights_policy[TCA_CONFUCIUS_MAX + 1] = {
+	[TCA_CONFUCIUS_CLASS_WEIGHT]	= { .type = NLA_U32 },
 };
 
 static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
@@ -447,12 +461,11 @@ static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_CLASSES]		= NLA_POLICY_RANGE(NLA_U32, 1, TC_CONFUCIUS_MAX_CLASSES),
 	[TCA_CONFUCIUS_HYSTERESIS]	= NLA_POLICY_MAX(NLA_U32, 50),
 	[TCA_CONFUCIUS_RECLASSIFY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
-	[TCA_CONFUCIUS_CLASS_WEIGHTS]	= { .type = NLA_BINARY,
-					    .len = TC_CONFUCIUS_MAX_CLASSES * sizeof(u32) },
+	[TCA_CONFUCIUS_CLASS_WEIGHTS]	= NLA_POLICY_NESTED(class_weights_policy),
 	[TCA_CONFUCIUS_PACE]		= NLA_POLICY_MAX(NLA_U32, TC_CONFUCIUS_PACE_ADAPTIVE),
 	[TCA_CONFUCIUS_TARGET]		= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
 	[TCA_CONFUCIUS_MAXHOLD]		= NLA_POLICY_FULL_RANGE(NLA_U32, &maxhold_us_range),
-	/* between 0 and 1 ms, cfc_config_check() refuses it with its reason */
+	/* between 0 and 1 ms too: read_maxdelay() refuses it */
 	[TCA_CONFUCIUS_MAXDELAY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &maxdelay_us_range),
 };
 
@@ -470,17 +483,39 @@ static int read_bandwidth(struct nlattr *attr, struct cfc_config *cfg,
 	return 0;
 }
 
+/*
+ * The weights of classes 1, 2, ... in order (the policy checked that each is
+ * a u32); the classes after the last one given get 0, served by their flows.
+ */
 static int read_class_weights(struct nlattr *attr, struct cfc_config *cfg,
 			      struct netlink_ext_ack *extack)
 {
-	u32 i, n = nla_len(attr) / sizeof(u32);
+	u32 weight[CFC_MAX_CLASSES] = { 0 };
+	struct nlattr *w;
+	int rem, n = 0;
 
-	if (nla_len(attr) % sizeof(u32)) {
-		NL_SET_ERR_MSG_ATTR(extack, attr, "class weights must be whole u32 values");
+	nla_for_each_nested(w, attr, rem) {
+		if (n == CFC_MAX_CLASSES) {
+			NL_SET_ERR_MSG_ATTR(extack, w, "at most 8 class weights");
+			return -EINVAL;
+		}
+		weight[n++] = nla_get_u32(w);
+	}
+	memcpy(cfg->class_weight, weight, sizeof(weight));
+	return 0;
+}
+
+/* The policy bounds it to 60 s; between 0 (no bound) and 1 ms is refused here. */
+static int read_maxdelay(struct nlattr *attr, struct cfc_config *cfg,
+			 struct netlink_ext_ack *extack)
+{
+	u64 ns = (u64)nla_get_u32(attr) * NSEC_PER_USEC;
+
+	if (ns && ns < CFC_PERIOD_MIN_NS) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, CFC_MAXDELAY_RANGE_MSG);
 		return -EINVAL;
 	}
-	for (i = 0; i < CFC_MAX_CLASSES; i++)
-		cfg->class_weight[i] = i < n ? ((const u32 *)nla_data(attr))[i] : 0;
+	cfg->maxdelay_ns = ns;
 	return 0;
 }
 
@@ -513,6 +548,11 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		if (err)
 			return err;
 	}
+	if (tb[TCA_CONFUCIUS_MAXDELAY]) {
+		err = read_maxdelay(tb[TCA_CONFUCIUS_MAXDELAY], cfg, extack);
+		if (err)
+			return err;
+	}
 	read_u32(tb[TCA_CONFUCIUS_LIMIT], &cfg->limit);
 	read_u32(tb[TCA_CONFUCIUS_MEMLIMIT], &cfg->memlimit);
 	read_u32(tb[TCA_CONFUCIUS_FLOWS], &cfg->flows);
@@ -521,7 +561,6 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 	read_us(tb[TCA_CONFUCIUS_RECLASSIFY], &cfg->reclassify_ns);
 	read_us(tb[TCA_CONFUCIUS_TARGET], &cfg->target_ns);
 	read_us(tb[TCA_CONFUCIUS_MAXHOLD], &cfg->maxhold_ns);
-	read_us(tb[TCA_CONFUCIUS_MAXDELAY], &cfg->maxdelay_ns);
 	if (tb[TCA_CONFUCIUS_HYSTERESIS])
 		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
 	/* The policy bounds these to their narrower fields. */
@@ -532,13 +571,6 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 	if (tb[TCA_CONFUCIUS_PACE])
 		cfg->pace = nla_get_u32(tb[TCA_CONFUCIUS_PACE]);
 	return 0;
-}
-
-/* The core's messages are static strings, which is what extack keeps. */
-static void set_error(struct netlink_ext_ack *extack, const char *why)
-{
-	if (extack)
-		extack->_msg = why;
 }
 
 /* First configuration: the flow table is sized once, here. */
@@ -564,7 +596,6 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	struct cfc_config cfg;
 	unsigned int n, bytes;
 	u64 now;
-	const char *why;
 	int err;
 
 	if (q->table)
@@ -584,9 +615,9 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 			return -EINVAL;
 		}
 	}
-	why = cfc_config_check(&cfg);
-	if (why) {
-		set_error(extack, why);
+	/* The policy and the readers above refuse all the core would, with a reason. */
+	if (cfc_config_check(&cfg)) {
+		NL_SET_ERR_MSG(extack, "configuration out of range");
 		return -EINVAL;
 	}
 	if (!q->table)
@@ -637,6 +668,23 @@ static void confucius_destroy(struct Qdisc *sch)
 
 /* ------------------------------------------------------------------ dumps */
 
+static int dump_class_weights(struct sk_buff *skb, const struct cfc_config *cfg)
+{
+	struct nlattr *nest = nla_nest_start(skb, TCA_CONFUCIUS_CLASS_WEIGHTS);
+	u32 i;
+
+	if (!nest)
+		return -EMSGSIZE;
+	for (i = 0; i < CFC_MAX_CLASSES; i++) {
+		if (nla_put_u32(skb, TCA_CONFUCIUS_CLASS_WEIGHT, cfg->class_weight[i])) {
+			nla_nest_cancel(skb, nest);
+			return -EMSGSIZE;
+		}
+	}
+	nla_nest_end(skb, nest);
+	return 0;
+}
+
 static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 {
 	if (nla_put_u64_64bit(skb, TCA_CONFUCIUS_BANDWIDTH64, cfg->bandwidth / 8,
@@ -650,8 +698,9 @@ static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 	    nla_put_u32(skb, TCA_CONFUCIUS_CLASSES, cfg->classes) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_HYSTERESIS,
 			DIV_ROUND_CLOSEST(cfg->hysteresis * 100, CFC_W_ONE)) ||
-	    nla_put_u32(skb, TCA_CONFUCIUS_RECLASSIFY, div_u64(cfg->reclassify_ns, NSEC_PER_USEC)) ||
-	    nla_put(skb, TCA_CONFUCIUS_CLASS_WEIGHTS, sizeof(cfg->class_weight), cfg->class_weight) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_RECLASSIFY,
+			div_u64(cfg->reclassify_ns, NSEC_PER_USEC)) ||
+	    dump_class_weights(skb, cfg) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_PACE, cfg->pace) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_TARGET, div_u64(cfg->target_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_MAXHOLD, div_u64(cfg->maxhold_ns, NSEC_PER_USEC)) ||
@@ -718,7 +767,7 @@ static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct 
 static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
-	struct tc_confucius_xstats st = { .type = TC_CONFUCIUS_XSTATS_QDISC };
+	struct tc_confucius_xstats st = { .type = TCA_CONFUCIUS_XSTATS_QDISC };
 	struct cfc_stats cs;
 
 	sch_tree_lock(sch);
@@ -823,13 +872,13 @@ static int confucius_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 
 	sch_tree_lock(sch);	/* as in confucius_dump_stats */
 	if (is_flow_class(cl)) {
-		st.type = TC_CONFUCIUS_XSTATS_FLOW;
+		st.type = TCA_CONFUCIUS_XSTATS_FLOW;
 		if (fill_flow_stats(q, cl - TC_CONFUCIUS_FLOW_MINOR, &st.flow_stats)) {
 			qs.qlen = st.flow_stats.packets;
 			qs.backlog = st.flow_stats.bytes;
 		}
 	} else {
-		st.type = TC_CONFUCIUS_XSTATS_CLASS;
+		st.type = TCA_CONFUCIUS_XSTATS_CLASS;
 		fill_class_stats(q, cl, &st.class_stats);
 		qs.qlen = st.class_stats.packets;
 		qs.backlog = st.class_stats.bytes;

@@ -497,6 +497,17 @@ static int check_request(const struct request *req)
 	return 0;
 }
 
+/* One TCA_CONFUCIUS_CLASS_WEIGHT per class, in order, nested as ETS nests its quanta. */
+static void add_weights(const struct request *req, struct nlmsghdr *n, int type)
+{
+	struct rtattr *nest = addattr_nest(n, 1024, type | NLA_F_NESTED);
+	unsigned int i;
+
+	for (i = 0; i < req->nweights; i++)
+		addattr32(n, 1024, TCA_CONFUCIUS_CLASS_WEIGHT, req->weights[i]);
+	addattr_nest_end(n, nest);
+}
+
 static void add_request(const struct request *req, struct nlmsghdr *n)
 {
 	struct rtattr *nest = addattr_nest(n, 1024, TCA_OPTIONS | NLA_F_NESTED);
@@ -508,8 +519,7 @@ static void add_request(const struct request *req, struct nlmsghdr *n)
 		if (options[i].kind == KIND_RATE)
 			addattr64(n, 1024, options[i].attr, req->value[i]);
 		else if (options[i].kind == KIND_WEIGHTS)
-			addattr_l(n, 1024, options[i].attr, req->weights,
-				  req->nweights * sizeof(req->weights[0]));
+			add_weights(req, n, options[i].attr);
 		else
 			addattr32(n, 1024, options[i].attr, (__u32)req->value[i]);
 	}
@@ -605,13 +615,19 @@ static void print_name(const struct option_spec *spec, __u32 v)
 static void print_weights(struct rtattr *attr)
 {
 	__u32 w[TC_CONFUCIUS_MAX_CLASSES] = { 0 };
-	unsigned int i, n, len;
+	unsigned int i, n = 0;
+	struct rtattr *weight;
+	int rem;
 
 	if (!attr)
 		return;
-	len = RTA_PAYLOAD(attr) < sizeof(w) ? RTA_PAYLOAD(attr) : sizeof(w);
-	memcpy(w, RTA_DATA(attr), len);
-	for (n = len / sizeof(w[0]); n > 0 && w[n - 1] == 0; n--)
+	for (weight = RTA_DATA(attr), rem = RTA_PAYLOAD(attr); RTA_OK(weight, rem);
+	     weight = RTA_NEXT(weight, rem)) {
+		if (weight->rta_type == TCA_CONFUCIUS_CLASS_WEIGHT && n < TC_CONFUCIUS_MAX_CLASSES &&
+		    RTA_PAYLOAD(weight) == sizeof(__u32))
+			w[n++] = rta_getattr_u32(weight);
+	}
+	for (; n > 0 && w[n - 1] == 0; n--)
 		;
 	if (n == 0)
 		return;
@@ -757,13 +773,13 @@ static int confucius_print_xstats(QDISC_UTIL_CONST struct qdisc_util *qu, FILE *
 	/* RTA_DATA is only 4-byte aligned. */
 	memcpy(&st, RTA_DATA(xstats), size < sizeof(st) ? size : sizeof(st));
 	switch (st.type) {
-	case TC_CONFUCIUS_XSTATS_QDISC:
+	case TCA_CONFUCIUS_XSTATS_QDISC:
 		print_qdisc_xstats(&st.qdisc_stats);
 		return 0;
-	case TC_CONFUCIUS_XSTATS_CLASS:
+	case TCA_CONFUCIUS_XSTATS_CLASS:
 		print_cl_xstats(&st.class_stats);
 		return 0;
-	case TC_CONFUCIUS_XSTATS_FLOW:
+	case TCA_CONFUCIUS_XSTATS_FLOW:
 		print_fl_xstats(&st.flow_stats);
 		return 0;
 	}

@@ -36,7 +36,8 @@ from confucius.lab import rtnl as lab_rtnl  # noqa: E402  (rtnl put the reposito
 
 KIND = "confucius"
 (BANDWIDTH64, LIMIT, MEMLIMIT, FLOWS, QUANTUM, INTERVAL, MODE, CLASSES, HYSTERESIS,
- RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD, MAXDELAY) = range(2, 17)
+ RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD, MAXDELAY, CLASS_WEIGHT) = range(2, 18)
+MAX_CLASSES = 8
 U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 32768),
               QUANTUM: (64, 65536), INTERVAL: (1000, 60_000_000), MODE: (0, 2),
               CLASSES: (1, 8), HYSTERESIS: (0, 50), RECLASSIFY: (1000, 60_000_000),
@@ -88,10 +89,13 @@ def random_attribute(current_flows):
     if kind == BANDWIDTH64:
         value = rng.choice([0, log_uniform(*BANDWIDTH_BYTES), rng.getrandbits(64), 999])
         return kind, struct.pack("Q", value)
-    if kind == CLASS_WEIGHTS:
-        count = rng.randint(0, 8)
-        return kind, struct.pack(f"{count}I", *[rng.randint(0, 9) for _ in range(count)])
+    if kind == CLASS_WEIGHTS:  # nested CLASS_WEIGHT u32s, one too many now and then
+        return kind | rtnl.NLA_F_NESTED, class_weights([rng.randint(0, 9) for _ in range(rng.randint(0, 9))])
     return kind, os.urandom(4)
+
+
+def class_weights(weights):
+    return b"".join(rtnl.attr(CLASS_WEIGHT, struct.pack("I", w)) for w in weights)
 
 
 def encode(attrs):
@@ -102,8 +106,9 @@ def expected_after(before, attrs):
     """What an accepted change must show: every attribute given, as sent."""
     after = dict(before)
     for kind, payload in attrs:
-        if kind == CLASS_WEIGHTS:
-            after[kind] = payload + b"\0" * (32 - len(payload))
+        if kind == CLASS_WEIGHTS | rtnl.NLA_F_NESTED:  # the kernel dumps every class's
+            given = [struct.unpack_from("I", payload, at + 4)[0] for at in range(0, len(payload), 8)]
+            after[CLASS_WEIGHTS] = class_weights(given + [0] * (MAX_CLASSES - len(given)))
         elif kind in U32_RANGES or kind == BANDWIDTH64:
             after[kind] = payload
     return after

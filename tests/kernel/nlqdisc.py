@@ -4,11 +4,13 @@
 tc refuses bad values before anything reaches the kernel, so the kernel's own checks
 (netlink policy, extack messages) are only reachable with a request built by hand:
 
-    nlqdisc.py change DEV confucius limit=u32:0 class_weights=hex:0100000002000000
+    nlqdisc.py change DEV confucius limit=u32:0 class_weights=weights:1,2
     nlqdisc.py add DEV confucius --parent 1:10 --handle 10: flows=u32:64
 
 Attributes are named as in kernel/include/uapi/linux/pkt_sched_confucius.h without the
-TCA_CONFUCIUS_ prefix (any case), or given by number; values are u16:, u32:, u64: or hex:.
+TCA_CONFUCIUS_ prefix (any case), or given by number; values are u16:, u32:, u64: or hex:
+(the payload as is), nest:HEX (the payload as is, the attribute marked nested) or
+weights:W1,W2,... (nested CLASS_WEIGHT u32s, as the kernel takes class weights).
 Like tc: exit 0 on success; on a refusal print "Error: <the kernel's message>" and exit 2;
 exit 1 on bad usage. A command-line face for rtnl.py, which does the netlink work.
 
@@ -62,6 +64,12 @@ def encode_option(spec: str, numbers: dict[str, int]) -> bytes:
         raise UsageError(f"unknown attribute {name!r}; known: {', '.join(numbers)}")
     if kind == "hex":
         return rtnl.attr(number, bytes.fromhex(value))
+    if kind == "nest":
+        return rtnl.attr(number | rtnl.NLA_F_NESTED, bytes.fromhex(value))
+    if kind == "weights":
+        weights = b"".join(rtnl.attr(numbers["class_weight"], struct.pack("=I", int(w, 0)))
+                           for w in value.split(",") if w)
+        return rtnl.attr(number | rtnl.NLA_F_NESTED, weights)
     if kind not in VALUE_FORMATS:
         raise UsageError(f"unknown value type {kind!r} in {spec!r}")
     return rtnl.attr(number, struct.pack(VALUE_FORMATS[kind], int(value, 0)))

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0-only WITH Linux-syscall-note */
 /*
  * Confucius queue discipline: netlink attributes and statistics shared by the
- * kernel module and the tc front end. Enums and the xstats members are
+ * kernel module and the tc front end, written as the section they would be in
+ * include/uapi/linux/pkt_sched.h. Enums and the xstats members are
  * append-only.
  */
 #ifndef _UAPI_LINUX_PKT_SCHED_CONFUCIUS_H
 #define _UAPI_LINUX_PKT_SCHED_CONFUCIUS_H
 
 #include <linux/types.h>
+
+/* CONFUCIUS */
 
 enum {
 	TCA_CONFUCIUS_UNSPEC,
@@ -22,13 +25,15 @@ enum {
 	TCA_CONFUCIUS_CLASSES,		/* u32 */
 	TCA_CONFUCIUS_HYSTERESIS,	/* u32, percent */
 	TCA_CONFUCIUS_RECLASSIFY,	/* u32, us */
-	TCA_CONFUCIUS_CLASS_WEIGHTS,	/* binary: u32 per class (external mode); 0 = by flows */
+	TCA_CONFUCIUS_CLASS_WEIGHTS,	/* nested TCA_CONFUCIUS_CLASS_WEIGHT */
 	TCA_CONFUCIUS_PACE,		/* u32, enum tc_confucius_pace */
 	TCA_CONFUCIUS_TARGET,		/* u32, us: old flows' sojourn target (pace adaptive) */
 	TCA_CONFUCIUS_MAXHOLD,		/* u32, us: most ticks held per burst (pace adaptive) */
 	TCA_CONFUCIUS_MAXDELAY,		/* u32, us: old flows' longest wait; 0 = no bound */
+	TCA_CONFUCIUS_CLASS_WEIGHT,	/* u32, classes 1..K in order; 0 = by flows */
 	__TCA_CONFUCIUS_MAX
 };
+
 #define TCA_CONFUCIUS_MAX (__TCA_CONFUCIUS_MAX - 1)
 
 enum tc_confucius_mode {
@@ -38,8 +43,8 @@ enum tc_confucius_mode {
 };
 
 enum tc_confucius_pace {
-	TC_CONFUCIUS_PACE_FIXED,	/* the seeds' schedule: new weights double every interval */
-	TC_CONFUCIUS_PACE_ADAPTIVE,	/* while an old flow's queue stands, a tick gives share back */
+	TC_CONFUCIUS_PACE_FIXED,	/* new weights double every interval */
+	TC_CONFUCIUS_PACE_ADAPTIVE,	/* a standing old queue holds a tick */
 };
 
 #define TC_CONFUCIUS_MAX_CLASSES 8
@@ -50,11 +55,11 @@ enum tc_confucius_pace {
  */
 #define TC_CONFUCIUS_FLOW_MINOR 0x8000
 
-/* TCA_STATS_APP: struct tc_confucius_xstats, whose type says which member it carries. */
+/* TCA_STATS_APP: struct tc_confucius_xstats, whose type names its member. */
 enum {
-	TC_CONFUCIUS_XSTATS_QDISC,	/* `tc -s qdisc show` */
-	TC_CONFUCIUS_XSTATS_CLASS,	/* `tc -s class show`: a class of old flows */
-	TC_CONFUCIUS_XSTATS_FLOW,	/* `tc -s class show`: one flow */
+	TCA_CONFUCIUS_XSTATS_QDISC,	/* `tc -s qdisc show` */
+	TCA_CONFUCIUS_XSTATS_CLASS,	/* `tc -s class show`: a class of old flows */
+	TCA_CONFUCIUS_XSTATS_FLOW,	/* `tc -s class show`: one flow */
 };
 
 struct tc_confucius_qd_stats {
@@ -114,7 +119,7 @@ struct tc_confucius_fl_stats {
 };
 
 struct tc_confucius_xstats {
-	__u32 type;		/* TC_CONFUCIUS_XSTATS_* */
+	__u32 type;		/* TCA_CONFUCIUS_XSTATS_* */
 	__u32 pad;
 	union {
 		struct tc_confucius_qd_stats qdisc_stats;
