@@ -262,7 +262,9 @@ enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
 
 /*
  * Run the forgetting, reweight ticks and reclassifications due by now. Enqueue,
- * dequeue and change do it themselves; call it before reading flow state.
+ * dequeue and change do it themselves. Reads do not: they see the state the
+ * last of those left (the kernel's dumps); a host that wants them to see what
+ * fell due since calls this first.
  */
 void cfc_advance(struct cfc_sched *s, u64 now);
 

@@ -761,8 +761,9 @@ static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct 
 
 /*
  * Stats dumps run without the qdisc lock, concurrently with the datapath: take
- * it, since bringing the core up to date changes it; the counters are then one
- * consistent snapshot.
+ * it, so that the counters are one consistent snapshot. A dump only reads: the
+ * state is the one the last packet left (a tick or a forgetting due since is
+ * run by the next packet, at the time it was due).
  */
 static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 {
@@ -771,7 +772,6 @@ static int confucius_dump_stats(struct Qdisc *sch, struct gnet_dump *d)
 	struct cfc_stats cs;
 
 	sch_tree_lock(sch);
-	cfc_advance(&q->core, ktime_get_ns());
 	cfc_stats(&q->core, &cs);
 	sch_tree_unlock(sch);
 	fill_qdisc_stats(q, &cs, &st.qdisc_stats);
@@ -835,11 +835,9 @@ static void head_ports(struct cfc_flow *f, struct tc_confucius_fl_stats *st)
 static bool fill_flow_stats(struct confucius_sched_data *q, u32 bucket,
 			    struct tc_confucius_fl_stats *st)
 {
-	u64 now = ktime_get_ns();
 	struct cfc_flow_stats fs;
 
-	cfc_advance(&q->core, now);
-	if (!cfc_flow_stats(&q->core, bucket, now, &fs))
+	if (!cfc_flow_stats(&q->core, bucket, ktime_get_ns(), &fs))
 		return false;
 	st->bucket = bucket;
 	st->state = fs.state == CFC_FLOW_NEW ? TC_CONFUCIUS_FLOW_NEW : TC_CONFUCIUS_FLOW_OLD;
