@@ -33,6 +33,7 @@ same traffic leaves behind with no qdisc.
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import re
@@ -50,6 +51,9 @@ PKTGEN = Path("/proc/net/pktgen")
 PKTGEN_THREAD = PKTGEN / "kpktgend_0"
 BASELINE = "noqueue"
 REFERENCE = "fq_codel"
+# HTB with a pfifo leaf: HTB's own cost, taken from its leaves' to give theirs.
+HTB_FLOOR = "pfifo shaped"
+HTB_LEAVES = ("fq_codel", "fq")
 CONFUCIUS_VARIANTS = tuple(f"confucius {mode} {pace}" for mode in ("flow", "class")
                            for pace in ("adaptive", "fixed"))
 
@@ -304,7 +308,13 @@ def run_kernel(flavour: str, options: argparse.Namespace, results: Path) -> dict
     found = json.loads((results / "bench.json").read_text())
     found["host"] = host_conditions(cpu_before, host_cpu_times(), load_before)
     found["flavour"] = flavour
+    found["module_sha256"] = module_digest(uml.modules_dir(flavour) / "sch_confucius.ko")
     return found
+
+
+def module_digest(path: Path) -> str:
+    """The digest of the module the guest loaded, so a table names what it measured."""
+    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def median_range(values: list[float]) -> tuple[float, float, float]:
@@ -321,32 +331,59 @@ def qdisc_costs(found: dict) -> dict[str, dict[str, list[float]]]:
             for name, by_flows in raw.items() if name != BASELINE}
 
 
+def leaf_costs(own: dict[str, dict[str, list[float]]]) -> dict[str, dict[str, list[float]]]:
+    """fq_codel's and fq's enqueue and dequeue without the root bypass: as HTB's leaf, less
+    HTB with a pfifo leaf (its median), which is HTB's own part."""
+    floor = {flows: statistics.median(values) for flows, values in own[HTB_FLOOR].items()}
+    return {leaf_name(leaf): {flows: [ns - floor[flows] for ns in values]
+                              for flows, values in own[f"{leaf} shaped"].items()}
+            for leaf in HTB_LEAVES}
+
+
+def leaf_name(leaf: str) -> str:
+    return f"{leaf} as HTB leaf, less HTB"
+
+
+def reference_for(name: str) -> str:
+    """What a row is held against: fq_codel's enqueue and dequeue without the bypass
+    (unshaped), HTB with fq_codel (shaped)."""
+    return f"{REFERENCE} shaped" if name.endswith(" shaped") else leaf_name(REFERENCE)
+
+
 def cell(values: list[float]) -> str:
     middle, low, high = median_range(values)
     return f"{middle:.0f} [{low:.0f}, {high:.0f}]"
 
 
-def reference_for(name: str) -> str:
-    return f"{REFERENCE} shaped" if name.endswith(" shaped") else REFERENCE
-
-
-def cost_table(found: dict) -> list[str]:
-    flows = [str(f) for f in found["flows"]]
-    own = qdisc_costs(found)
-    width = 22
-    lines = [f"{'ns per packet':<32}" + "".join(f"{f + ' flows':>{width}}" for f in flows)
-             + f"{'max/min':>9}{'/fq_codel':>11}",
-             f"{'path without a qdisc (noqueue)':<32}"
-             + "".join(f"{cell(found['ns_per_packet'][BASELINE][f]):>{width}}" for f in flows),
-             "qdisc's own (path minus noqueue's):"]
-    for name, by_flows in own.items():
+def cost_rows(rows: dict[str, dict[str, list[float]]], against: dict[str, dict[str, list[float]]],
+              flows: list[str], width: int) -> list[str]:
+    """One line per row: its cells, the largest median over the smallest across flow counts,
+    and its largest ratio to its reference's median."""
+    lines = []
+    for name, by_flows in rows.items():
         medians = [statistics.median(by_flows[f]) for f in flows]
-        reference = [statistics.median(own[reference_for(name)][f]) for f in flows]
+        reference = [statistics.median(against[reference_for(name)][f]) for f in flows]
         flatness = max(medians) / min(medians) if min(medians) > 0 else float("nan")
         worst = max(m / r if r > 0 else float("nan") for m, r in zip(medians, reference))
         lines.append(f"{name:<32}" + "".join(f"{cell(by_flows[f]):>{width}}" for f in flows)
                      + f"{flatness:>9.2f}{worst:>11.2f}")
     return lines
+
+
+def cost_table(found: dict) -> list[str]:
+    flows = [str(f) for f in found["flows"]]
+    own = qdisc_costs(found)
+    leaves = leaf_costs(own)
+    against = {**own, **leaves}
+    width = 22
+    return [f"{'ns per packet':<32}" + "".join(f"{f + ' flows':>{width}}" for f in flows)
+            + f"{'max/min':>9}{'/fq_codel':>11}",
+            f"{'path without a qdisc (noqueue)':<32}"
+            + "".join(f"{cell(found['ns_per_packet'][BASELINE][f]):>{width}}" for f in flows),
+            "qdisc's own (path minus noqueue's; pfifo and fq_codel unshaped: the root bypass):",
+            *cost_rows(own, against, flows, width),
+            "enqueue and dequeue without the bypass:",
+            *cost_rows(leaves, against, flows, width)]
 
 
 def memory_table(found: dict) -> list[str]:
@@ -370,13 +407,15 @@ def report(found: dict) -> str:
     lines = [f"Linux {found['kernel']} (UML flavour {found['flavour']}, real time): pktgen queue_xmit, "
              f"{found['packet_bytes']}-byte UDP onto a dummy device, {found['packets']} packets "
              f"per point, median [min, max] of {found['repeats']} rounds; shaped at "
-             f"{found['shaped_rate']} (own shaper, or HTB for fq_codel and fq)",
+             f"{found['shaped_rate']} (own shaper, or HTB for pfifo, fq_codel and fq); "
+             f"sch_confucius.ko sha256 {found['module_sha256'][:16]}",
              f"host: load {host['load_before']:.2f} -> {host['load_after']:.2f}, CPU busy "
              f"{host['busy_percent']:.0f} % (this bench's core included), steal "
              f"{host['steal_percent']:.1f} %",
              *cost_table(found),
-             f"max/min: the median's largest over its smallest across flow counts; /fq_codel: the "
-             f"largest ratio to fq_codel's median (shaped: to HTB + fq_codel)",
+             "max/min: the largest median over the smallest across flow counts; /fq_codel: the "
+             "largest ratio of the medians to fq_codel's (unshaped: as HTB leaf, less HTB; "
+             "shaped: HTB with fq_codel)",
              "",
              *memory_table(found),
              f"{found['instances']} instances per reading, median [min, max] of "
@@ -399,7 +438,7 @@ def host(argv: list[str]) -> None:
     parser = argparse.ArgumentParser(prog="bench_kernel.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("--kernels", nargs="+", default=["lab", "6.12"],
                         help="UML flavours to boot (confucius/lab/uml.py FLAVOURS)")
-    parser.add_argument("--packets", type=int, default=100000, help="packets per point")
+    parser.add_argument("--packets", type=int, default=200000, help="packets per point")
     parser.add_argument("--repeats", type=int, default=9, help="rounds over every point")
     parser.add_argument("--flows", type=int, nargs="+", default=list(FLOWS))
     parser.add_argument("--instances", type=int, default=64, help="qdiscs per memory reading")

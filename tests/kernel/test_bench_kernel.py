@@ -64,6 +64,8 @@ def test_the_table_has_a_row_per_configuration_and_a_cell_per_flow_count(ran):
     for name in found["configurations"]:
         label = "path without a qdisc (noqueue)" if name == "noqueue" else name
         assert re.search(rf"^{re.escape(label)}\s+{cell}\s+{cell}", table, re.M), name
+    for leaf in ("fq_codel", "fq"):
+        assert re.search(rf"^{leaf} as HTB leaf, less HTB\s+{cell}\s+{cell}", table, re.M), leaf
     for name in ("fq_codel", "cake", "fq", "confucius"):
         assert re.search(rf"^{name}\s+{cell}\s+({cell}|fixed)\s+{cell}$", table, re.M), name
 
