@@ -76,7 +76,7 @@ def run_command(
 ):
     """Boot the VM, run SCRIPT as root inside, exit with its exit status."""
     from confucius.lab import uml, vm
-    from confucius.lab.engine import GENERATIONS
+    from confucius.experiment.engines import GENERATIONS
 
     kernel = GENERATIONS.get(kernel, kernel)  # a generation, as scenarios name it, or a flavour
     if (script is None) == (command is None):
@@ -279,7 +279,7 @@ def _scenario_command(name: str):
 
 
 def _load_scenario(choice: _ScenarioChoice):
-    from confucius.lab import scenario
+    from confucius.experiment import scenario
 
     try:
         return scenario.load(choice.scenario, trace=choice.trace, engine=choice.engine, kernel=choice.kernel)
@@ -298,8 +298,9 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
                   attempts: int, max_failures: int, echo: bool, workers: int = 1,
                   address: Optional[str] = None) -> None:
     from confucius.cluster import ClusterError
-    from confucius.lab import runner, scenario as scenario_module
-    from confucius.lab.db import DatabaseError
+    from confucius.experiment import scenario as scenario_module
+    from confucius.experiment.db import DatabaseError
+    from confucius.lab import runner
 
     loaded = _load_scenario(choice)
     try:
@@ -394,8 +395,9 @@ def plan_command(
     from rich.console import Console
     from rich.table import Table
 
+    from confucius.experiment import keys
+    from confucius.experiment.db import Database, DatabaseError
     from confucius.lab import runner
-    from confucius.lab.db import Database, DatabaseError
 
     loaded = _load_scenario(choice)
     try:
@@ -408,9 +410,9 @@ def plan_command(
     for column in ("scheduler", "controller", "rep", "pages", "tc (bottleneck)"):
         table.add_column(column)
     for task in tasks:
-        setup = runner.tc_setup(loaded, task.cell)
+        setup = keys.tc_setup(loaded, task.cell)
         table.add_row(task.cell.scheduler.name, task.cell.controller, str(task.cell.repetition),
-                      ", ".join(ref.key for ref, _ in task.pages[:4]) + (" ..." if len(task.pages) > 4 else ""),
+                      ", ".join(unit.ref.key for unit in task.pages[:4]) + (" ..." if len(task.pages) > 4 else ""),
                       "\n".join(setup.commands()[-1 - len(setup.lines):]))
     Console().print(table)
 
@@ -424,7 +426,7 @@ def merge_command(
     """Copy into --db every run of SOURCES it lacks, with its pages, flows, frames and
     samples: a matrix measured in several processes or on several machines reads as one
     (each then resumes from the merged database). Runs already there are skipped."""
-    from confucius.lab.db import Database, DatabaseError, check_source
+    from confucius.experiment.db import Database, DatabaseError, check_source
 
     try:
         for source in sources:
@@ -465,7 +467,7 @@ def export_command(
     and `report` read: by default without the time series that only the timelines read,
     and with the RT flows' frames around each page load alone. How the project keeps its
     measurements between machines (data/README.md)."""
-    from confucius.lab.db import DatabaseError, export
+    from confucius.experiment.db import DatabaseError, export
 
     try:
         kept = export(source, out, since_unix=_since(since), samples=samples)
@@ -482,7 +484,7 @@ def schedulers_command():
     from rich.console import Console
     from rich.table import Table
 
-    from confucius.lab import schedulers as sched
+    from confucius.experiment import schedulers as sched
 
     table = Table(title="Schedulers (20 Mbit/s, 1000-packet buffer, RT flow on port 5000)")
     for column in ("name", "what", "tc at the bottleneck"):

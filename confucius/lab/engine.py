@@ -37,14 +37,6 @@ TC_PLUGINS = REPO / "build" / "tc"
 # results folder lying deeper on the host would move every later event (vm/README.md,
 # "Repeatable runs").
 GUEST_RESULTS = "/run/lab/results"
-# The engines, by the name scenarios and the command line use: `vm` and `uml`.
-ENGINES = ("qemu", "uml")
-# The kernel generations a lab run can choose, by version: the flavour of each engine's
-# kernels (vm.FLAVOURS, uml.FLAVOURS) that is that generation. 6.1 is Debian 12's, which
-# every run recorded before there was a choice ran; 6.12 the LTS of Debian 13 and OpenWrt
-# 25.12 (Debian 12's bookworm-security archive carries it).
-GENERATIONS = {"6.1": "lab", "6.12": "6.12"}
-DEFAULT_GENERATION = "6.1"
 # How often a run's supervisor looks at its deadline and watchdog.
 WATCH_INTERVAL_S = 1.0
 # Lines of a kernel log that mean the kernel found something wrong.

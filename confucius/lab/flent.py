@@ -33,8 +33,7 @@ from pathlib import Path
 
 from confucius import metrics
 
-from .contract import Flent
-from .guest.flent import FLENT, test_budget_s
+from .contract import FLENT, GUEST_TIMING, Flent
 
 # The VM's timeout per second of a test's own time: generous, as the guest's tools poll
 # (under uml the timeout counts the guest's seconds, under qemu the host's).
@@ -153,4 +152,4 @@ def plot(data_file: Path) -> tuple[Path | None, str | None]:
 
 def allowance_per_test_s(flent: Flent) -> float:
     """The time one test of a run may take (with the guest's pause between tests)."""
-    return TIMEOUT_PER_TEST_S * (test_budget_s(flent) + 1)
+    return TIMEOUT_PER_TEST_S * (GUEST_TIMING.flent_test_budget_s(flent) + 1)

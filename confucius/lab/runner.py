@@ -1,27 +1,21 @@
 # SPDX-License-Identifier: MIT
-"""Runs a scenario: one VM boot per run, results parsed into the database.
+"""The lab's engines at work: a planned task (experiment/plan.py) becomes one VM boot under
+qemu or UML, its spec (contract.RunSpec), its results folder read back and a `runs` row;
+a matrix stores each run as it finishes.
 
-A scenario expands into *cells* (scheduler × RT controller(s) × repetition) and, with page
-loads, each cell into *units*: one page measured under the cell's conditions. A unit's key
-is a digest of everything that shapes the measurement (link, tc setup, RT settings, warm-up,
-Web settings, bulk flows, probes, repetition and the page's content), not of the scenario
-file as a whole: adding a scheduler or pages to a scenario adds units and keeps the
-measured ones. A run loads up to `pages_per_run` pending pages of one cell in one boot.
+    report = run_matrix(scenario.load("scenarios/demo.toml"), db_path=db)
 
-`matrix` resumes: units with a valid result are skipped, invalid ones (disturbed, failed
-load) are tried again up to `attempts` times in all. `run` measures everything afresh.
-Runs are ordered page chunk first, then controller, then scheduler, so that a change in
-the host's load over hours touches every scheduler alike; chunks are cut from the whole
-page list, so resuming keeps each page in its chunk.
+`QEMU` and `UML` are the two engines the registry (experiment/engines.py) names: each
+measures a task (`measure`), says which of the project's programs a scenario's runs use
+(`programs`) and which TCP congestion controls its kernel has (`ccas`). `matrix` resumes
+what the plan leaves to do; `run` measures everything afresh.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import platform
-import random
+import re
 import secrets
 import shutil
 import subprocess
@@ -29,26 +23,30 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import ModuleType
 from typing import Callable, Iterator, Sequence
 
 from confucius import cluster, rtflow
+from confucius.experiment import engines, keys, plan as planning
+from confucius.experiment import schedulers as sched
+from confucius.experiment import workload
+from confucius.experiment.db import DEFAULT_DB, Database
+from confucius.experiment.engines import DEFAULT_GENERATION, GENERATIONS, Program
+from confucius.experiment.keys import Cell, load_phase_s, rt_ports
+from confucius.experiment.plan import Task
+from confucius.experiment.progress import Progress
+from confucius.experiment.results import DISTURBED_GAP_MS, HostSample, Measurement, ResultsError, RunData, host_load
+from confucius.experiment.scenario import UML_SEED_MAX, Scenario, ScenarioError, SchedulerChoice
 from confucius.provenance import program_digest, programs_not_as_recorded
+from confucius.web.page import Page, write_page
 
-from . import schedulers as sched
-from . import flent, topology, uml, vm, workload
-from .db import DEFAULT_DB, Database
-from .engine import DEFAULT_GENERATION, GENERATIONS, in_guest
 from . import contract as c
-from .contract import RunSpec
-from .guest.schedule import IDLE_S
-from .guest.traffic import WRITE_RESULTS_S
-from .results import DISTURBED_GAP_MS, ResultsError, RunData, read_run
-from .scenario import UML_SEED_MAX, PageRef, RtFlow, Scenario, ScenarioError, SchedulerChoice, controller_label
+from . import flent, topology, uml, vm
+from .contract import GUEST_TIMING, RunSpec
+from .engine import in_guest
+from .run_folder import read_run
 
 REPO = vm.REPO
-# The lab's engines by name (engine.ENGINES): each has run(), PROJECT_MODULES, TIME_MODE and
-# HOST_INDEPENDENT (the time modes no host load can shape).
-ENGINES = {"qemu": vm, "uml": uml}
 # Before a run in real time, the runner waits while the hypervisor takes more than
 # STEAL_LIMIT of the host's CPU time (measured over STEAL_WINDOW_S), at most STEAL_WAIT_MAX_S:
 # the lab's low warm-ups followed steal.
@@ -58,80 +56,30 @@ STEAL_WAIT_MAX_S = 600.0
 TOOLS = REPO / "build" / "cargo" / "release"
 DEFAULT_RESULTS = REPO / "results" / "lab" / "runs"
 BOOT_ALLOWANCE_S = 120.0
+# TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
+BUILTIN_CCAS = ("cubic", "reno")
 
 
 class RunnerError(RuntimeError):
     """The matrix cannot start (missing parts) or stopped (too many failed runs)."""
 
 
-@dataclass(frozen=True)
-class Cell:
-    scheduler: SchedulerChoice
-    rt: tuple[RtFlow, ...]
-    repetition: int
+# --------------------------------------------------------------------------- planning
 
-    @property
-    def controller(self) -> str:
-        return controller_label(self.rt)
+def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controllers=None,
+         resume: bool = True, attempts: int = 3) -> list[Task]:
+    """The runs still to do (experiment/plan.py). Without `resume` (or `db`) every unit is
+    measured again; with them, only by the programs that measured the cells' units already
+    in `db`."""
+    chosen = planning.cells(scenario, schedulers, controllers)
+    if db is None or not resume:
+        return planning.plan(scenario, chosen, lambda cell: keys.cell_key(scenario, cell), attempts=attempts)
+    digests = program_digests(project_parts(scenario.engine, scenario.kernel))
 
-
-@dataclass
-class Task:
-    """One VM boot: a cell and the pages it loads (none for a timed run)."""
-    cell: Cell
-    cell_key: str
-    pages: list[tuple[PageRef, str]] = field(default_factory=list)   # page and its unit key
-    chunk: int = 0
-
-    @property
-    def units(self) -> int:
-        return max(1, len(self.pages))
-
-
-# --------------------------------------------------------------------------- identities
-
-def _digest(value) -> str:
-    return hashlib.sha256(json.dumps(value, sort_keys=True, default=str).encode()).hexdigest()[:20]
-
-
-def rt_ports(scenario: Scenario, cell: Cell) -> list[int]:
-    return [scenario.rt.port + number for number in range(len(cell.rt))]
-
-
-def initial_rate_bps(scenario: Scenario) -> float:
-    """The link's rate at the start: the constant rate, or the trace's first point used."""
-    link = scenario.link
-    if link.trace is None:
-        return link.rate_bps
-    points = [bps for t, bps in topology.read_trace(link.trace) if t >= link.trace_offset_s]
-    if not points:
-        raise ScenarioError(f"{scenario.path}: link.trace_offset is beyond the end of {link.trace}")
-    return max(points[0] * link.trace_scale, topology.MIN_RATE_BPS)
-
-
-def tc_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup:
-    choice = cell.scheduler
-    return sched.tc_setup(choice.name, base=choice.base, rate_bps=initial_rate_bps(scenario),
-                          buffer_packets=scenario.link.buffer_packets, rt_ports=rt_ports(scenario, cell),
-                          extra_options=choice.options, shaper=scenario.link.shaper,
-                          shaping=scenario.link.shaping)
-
-
-def upload_setup(scenario: Scenario, cell: Cell) -> sched.TcSetup | None:
-    """The scheduler under test on the upload (client -> server) as well, at the scenario's
-    `upload_rate`; None when the upload is unshaped."""
-    rate = scenario.link.upload_rate_bps
-    if rate is None:
-        return None
-    choice = cell.scheduler
-    return sched.tc_setup(choice.name, base=choice.base, rate_bps=rate, buffer_packets=scenario.link.buffer_packets,
-                          rt_ports=rt_ports(scenario, cell), extra_options=choice.options,
-                          shaper=scenario.link.shaper, shaping="upload")
-
-
-def _commands(scenario: Scenario, cell: Cell, htb_burst_s: float | None) -> list[str]:
-    upload = upload_setup(scenario, cell)
-    return tc_setup(scenario, cell).commands(htb_burst_s) + (upload.commands(htb_burst_s) if upload else [])
+    def programs_of(cell: Cell) -> dict[str, str | None]:
+        return {name: digests[name] for name in built_parts(scenario, [cell.scheduler])}
+    return planning.plan(scenario, chosen, lambda cell: keys.cell_key(scenario, cell), db,
+                         programs_of=programs_of, attempts=attempts)
 
 
 def bottleneck_commands(scenario: Scenario, cell: Cell) -> list[str]:
@@ -139,154 +87,37 @@ def bottleneck_commands(scenario: Scenario, cell: Cell) -> list[str]:
     of them (HTB's bucket as the scenario's engine needs it; the upload's shaping after the
     download's, if the scenario shapes it): the run's record, stored with it
     (runs.tc_commands) and the only thing the guest installs (guest.run.build_topology)."""
-    return _commands(scenario, cell, topology.htb_burst_s(scenario.engine))
-
-
-def _conditions(scenario: Scenario, cell: Cell) -> dict:
-    link, web = scenario.link, scenario.web
-    trace = hashlib.sha256(link.trace.read_bytes()).hexdigest() if link.trace else None
-    conditions = {
-        "link": {"rate_bps": link.rate_bps, "trace": trace, "scale": link.trace_scale,
-                 "offset_s": link.trace_offset_s, "rtt_s": link.rtt_s, "buffer": link.buffer_packets,
-                 "shaper": link.shaper},
-        # The setup without HTB's bucket, which follows from the engine (below): the form
-        # the keys have named it by since before the bucket was recorded, so that measured
-        # units keep their keys.
-        "tc": _commands(scenario, cell, htb_burst_s=None),
-        "rt": [f.label for f in cell.rt], "rt_settings": scenario.rt.__dict__,
-        "warmup": _warmup_conditions(scenario),
-        "web": None if web is None else {k: getattr(web, k) for k in
-                                         ("mode", "interval_s", "settle_s", "cca", "max_per_domain", "timeout_s")},
-        "bulk": [b.__dict__ for b in scenario.bulk],
-        "probes": None if scenario.probes is None else scenario.probes.__dict__,
-        "duration_s": scenario.duration_s, "stats_interval_s": scenario.stats_interval_s,
-        "repetition": cell.repetition,
-        "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE,
-    }
-    # Only when set, so that the keys of scenarios without them stay as they were.
-    seed = scenario_seed(scenario, cell)
-    if seed is not None:
-        conditions["seed"] = seed
-    if scenario.kernel != "6.1":  # every run recorded before the choice ran 6.1
-        conditions["kernel"] = scenario.kernel
-    if link.upload_rate_bps is not None:
-        conditions["link"]["upload_rate_bps"] = link.upload_rate_bps
-    if scenario.flent is not None:
-        conditions["flent"] = scenario.flent.to_dict()
-    return conditions
-
-
-def _warmup_conditions(scenario: Scenario) -> dict:
-    # The phase only when set, so that the keys of scenarios without it stay as they were.
-    conditions = dict(scenario.warmup.__dict__)
-    if not conditions["phase_s"]:
-        del conditions["phase_s"]
-    return conditions
-
-
-def load_phase_s(scenario: Scenario, cell: Cell, ref: PageRef) -> float:
-    """How long a load waits after its RT flow's warm-up: drawn from [0, [warmup] phase)
-    by the scenario's seed, the repetition and the page, so every scheduler meets the page
-    at the same moment of its RT flow's life, and the pages meet a controller's periodic
-    behaviour (TCP-BBR probes its minimum RTT once it has seen no lower one for 10 s: 10 s
-    into a fresh connection) at phases spread over its period rather than at one."""
-    if not scenario.warmup.phase_s:
-        return 0.0
-    draw = random.Random(f"load-phase/{scenario.seed}/{cell.repetition}/{ref.key}")
-    return round(draw.uniform(0, scenario.warmup.phase_s), 3)
-
-
-def scenario_seed(scenario: Scenario, cell: Cell) -> int | None:
-    """The seed the scenario gives the cell's guest: [uml] seed + repetition under uml;
-    None under qemu, which cannot repeat a run, or when the scenario sets none."""
-    if scenario.engine != "uml" or scenario.uml.seed is None:
-        return None
-    return scenario.uml.seed + cell.repetition
+    return keys.tc_commands(scenario, cell, topology.htb_burst_s(scenario.engine))
 
 
 def run_seed(scenario: Scenario, cell: Cell) -> int | None:
     """The seed of one run's guest: the scenario's, or under uml a fresh one (recorded
     with the run, so that the run can be repeated)."""
-    seed = scenario_seed(scenario, cell)
+    seed = keys.scenario_seed(scenario, cell)
     if seed is None and scenario.engine == "uml":
         return secrets.randbelow(UML_SEED_MAX + 1)
     return seed
 
 
-def cell_key(scenario: Scenario, cell: Cell) -> str:
-    return _digest(_conditions(scenario, cell))
-
-
-def unit_key(key: str, scenario: Scenario, ref: PageRef, page=None) -> str:
-    """A page under the cell `key`: `page` is `ref`'s page when the caller has it already."""
-    return _digest([key, ref.key, workload.page_digest(page or workload.page(scenario, ref))])
-
-
-# --------------------------------------------------------------------------- planning
-
-def _select(all_names: Sequence[str], wanted: Sequence[str] | None, what: str) -> list[str]:
-    if not wanted:
-        return list(all_names)
-    unknown = [w for w in wanted if w not in all_names]
-    if unknown:
-        raise ScenarioError(f"{what} {', '.join(unknown)} not in the scenario (it has {', '.join(all_names)})")
-    return [n for n in all_names if n in wanted]
-
-
-def cells(scenario: Scenario, schedulers: Sequence[str] | None = None,
-          controllers: Sequence[str] | None = None) -> list[Cell]:
-    """The scenario's cells, optionally only some schedulers / controllers."""
-    names = _select([c.name for c in scenario.schedulers], schedulers, "scheduler")
-    rt_by_label = {controller_label(s): s for s in scenario.rt_sets}
-    labels = _select(list(rt_by_label), controllers, "controller")
-    return [Cell(scenario.scheduler(name), rt_by_label[label], rep)
-            for rep in range(scenario.repetitions) for label in labels for name in names]
-
-
-def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controllers=None,
-         resume: bool = True, attempts: int = 3) -> list[Task]:
-    """The runs still to do. Without `resume` (or `db`) every unit is measured again; with
-    them, only by the programs that measured the cells' units already in `db`."""
-    digests = program_digests(project_parts(scenario.engine, scenario.kernel)) if db is not None and resume else None
-    tasks = []
-    for cell in cells(scenario, schedulers, controllers):
-        key = cell_key(scenario, cell)
-        if digests is not None:
-            used = built_parts(scenario, [cell.scheduler])
-            db.check_programs([key], {name: digests[name] for name in used})
-        if scenario.web is None:
-            done, tried = db.run_attempts(key) if db and resume else (False, 0)
-            if not done and tried < attempts:
-                tasks.append(Task(cell, key))
-            continue
-        units = [(ref, unit_key(key, scenario, ref)) for ref in scenario.web.pages]
-        todo = set(u for _, u in units)
-        if db is not None and resume:
-            valid = db.valid_units(todo)
-            tried = db.attempts(todo)
-            todo = {u for u in todo if u not in valid and tried.get(u, 0) < attempts}
-        # Chunks are cut from the whole page list, so that a resumed matrix keeps every page
-        # in its chunk: all cells then reach the same pages at the same time.
-        size = scenario.web.pages_per_run
-        for chunk, start in enumerate(range(0, len(units), size)):
-            left = [(ref, u) for ref, u in units[start:start + size] if u in todo]
-            if left:
-                tasks.append(Task(cell, key, left, chunk=chunk))
-    place = run_order(scenario)
-    return sorted(tasks, key=lambda t: place(t.cell, t.chunk))
-
-
-def run_order(scenario: Scenario) -> Callable[[Cell, int], tuple]:
-    """Where a cell's chunk of pages runs: repetition, then chunk, then controller, then
-    the scenario's order of schedulers, so that every scheduler meets a page at about the
-    same time and a stopped run compares like with like (the simulator's sweep too)."""
-    order = {c.name: n for n, c in enumerate(scenario.schedulers)}
-    return lambda cell, chunk: (cell.repetition, chunk, cell.controller, order[cell.scheduler.name])
+def write_inputs(pages: list[Page], directory: Path, seen_as: Callable[[Path], str]) -> dict:
+    """Page files and a hosts file (one server address per domain) for one run; returns
+    the paths, as the guest sees them (`seen_as`), and addresses for the run's spec."""
+    directory.mkdir(parents=True, exist_ok=True)
+    domains = sorted({d for p in pages for d in p.domains})
+    addresses = topology.domain_addresses(len(domains))
+    hosts = directory / "hosts.txt"
+    hosts.write_text("".join(f"{a} {d}\n" for a, d in zip(addresses, domains)))
+    files = []
+    for number, p in enumerate(pages):
+        path = directory / f"page-{number}.json"
+        write_page(p, path)
+        files.append({"id": p.id, "file": seen_as(path)})
+    return {"pages": files, "hosts": seen_as(hosts), "addresses": addresses}
 
 
 # --------------------------------------------------------------------------- checks, versions
 
-def project_parts(engine: str, kernel: str = DEFAULT_GENERATION) -> dict[str, tuple[Path, str]]:
+def project_parts(engine: str, kernel: str = DEFAULT_GENERATION) -> dict[str, Program]:
     """Every program of the project that a run on `engine` with the `kernel` generation may
     use, by the names the runs' `versions` record their digests under: each one's path and
     the make target that builds it (under uml, the UML kernel too)."""
@@ -295,7 +126,7 @@ def project_parts(engine: str, kernel: str = DEFAULT_GENERATION) -> dict[str, tu
     kmod = f"make kmod-uml{suffix}" if engine == "uml" else f"make kmod{suffix}"
     parts = {"rtflow": (rtflow.BINARY, "make tools"), "web-client": (TOOLS / "web-client", "make tools"),
              "web-server": (TOOLS / "web-server", "make tools"),
-             "sch_confucius.ko": (ENGINES[engine].modules_dir(flavour) / "sch_confucius.ko", kmod),
+             "sch_confucius.ko": (engines.engine(engine).machine.modules_dir(flavour) / "sch_confucius.ko", kmod),
              "q_confucius.so": (vm.TC_PLUGINS / "q_confucius.so", "make tc")}
     if engine == "uml":
         parts["uml"] = (uml.FLAVOURS[flavour][0] / "linux", f"make {uml.make_target(flavour)}")
@@ -303,14 +134,14 @@ def project_parts(engine: str, kernel: str = DEFAULT_GENERATION) -> dict[str, tu
 
 
 def used_parts(engine: str, *, rt: bool, web: bool, confucius: bool,
-               kernel: str = DEFAULT_GENERATION) -> dict[str, tuple[Path, str]]:
+               kernel: str = DEFAULT_GENERATION) -> dict[str, Program]:
     """Those of project_parts that runs with RT flows, page loads and confucius use."""
     used = {"rtflow": rt, "web-client": web, "web-server": web, "sch_confucius.ko": confucius,
             "q_confucius.so": confucius, "uml": True}
     return {name: part for name, part in project_parts(engine, kernel).items() if used[name]}
 
 
-def built_parts(scenario: Scenario, schedulers: Sequence[SchedulerChoice] | None = None) -> dict[str, tuple[Path, str]]:
+def built_parts(scenario: Scenario, schedulers: Sequence[SchedulerChoice] | None = None) -> dict[str, Program]:
     """The programs that the scenario's runs use (only its runs under `schedulers`, if given)."""
     chosen = scenario.schedulers if schedulers is None else schedulers
     return used_parts(scenario.engine, rt=any(scenario.rt_sets), web=scenario.web is not None,
@@ -318,7 +149,7 @@ def built_parts(scenario: Scenario, schedulers: Sequence[SchedulerChoice] | None
                       kernel=scenario.kernel)
 
 
-def program_digests(parts: dict[str, tuple[Path, str]]) -> dict[str, str | None]:
+def program_digests(parts: dict[str, Program]) -> dict[str, str | None]:
     return {name: program_digest(path) for name, (path, _) in parts.items()}
 
 
@@ -371,7 +202,7 @@ def fair_share_bps(scenario: Scenario, cell: Cell) -> float:
     """What one RT flow of the cell can reach during its warm-up: the link's first rate
     shared with the other RT and bulk flows, at most the RT flows' `max_rate`."""
     competitors = max(1, len(cell.rt) + len(scenario.bulk))
-    return min(initial_rate_bps(scenario) / competitors, scenario.rt.max_rate_bps)
+    return min(keys.initial_rate_bps(scenario) / competitors, scenario.rt.max_rate_bps)
 
 
 def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
@@ -396,8 +227,8 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
         web=None if web is None else c.WebSpec(cca=web.cca, max_per_domain=web.max_per_domain,
                                                timeout_s=web.timeout_s, interval_s=web.interval_s,
                                                settle_s=web.settle_s),
-        pages=[c.PageSpec(**page, key=ref.key, unit_key=unit, phase_s=load_phase_s(scenario, task.cell, ref))
-               for page, (ref, unit) in zip(inputs.get("pages", []), task.pages)],
+        pages=[c.PageSpec(**page, key=unit.ref.key, unit_key=unit.key, phase_s=load_phase_s(scenario, task.cell, unit.ref))
+               for page, unit in zip(inputs.get("pages", []), task.pages)],
         hosts=inputs.get("hosts"), addresses=inputs.get("addresses", []),
         bulk=list(scenario.bulk), probes=scenario.probes,
         duration_s=scenario.duration_s, stats_interval_s=scenario.stats_interval_s,
@@ -409,14 +240,15 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
 def vm_timeout(scenario: Scenario, task: Task) -> float:
     """Every wait in the guest has a cap; the VM gets their sum, with room for the boot."""
     w = scenario.warmup
-    writers = WRITE_RESULTS_S if scenario.probes or scenario.bulk else 0.0
+    timing = GUEST_TIMING
+    writers = timing.write_results_s if scenario.probes or scenario.bulk else 0.0
     if scenario.flent is not None:
         return BOOT_ALLOWANCE_S + len(scenario.flent.tests) * flent.allowance_per_test_s(scenario.flent)
     if scenario.web is None:
         return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + writers
     web = scenario.web
-    warmups = (w.retries + 1) * (w.max_s + IDLE_S + 10)
-    per_page = warmups + w.phase_s + web.interval_s + web.timeout_s + web.settle_s + IDLE_S + 30
+    warmups = (w.retries + 1) * (w.max_s + timing.idle_s + 10)
+    per_page = warmups + w.phase_s + web.interval_s + web.timeout_s + web.settle_s + timing.idle_s + 30
     return BOOT_ALLOWANCE_S + per_page * len(task.pages) + writers
 
 
@@ -446,15 +278,15 @@ def _run_row(scenario: Scenario, task: Task, spec: RunSpec, directory: Path, ver
         "mode": spec.mode, "link_rate_bps": scenario.link.rate_bps,
         "trace": str(scenario.link.trace) if scenario.link.trace else None, "rtt_s": scenario.link.rtt_s,
         "buffer_packets": scenario.link.buffer_packets, "results_dir": str(directory),
-        "engine": scenario.engine, "time_mode": ENGINES[scenario.engine].TIME_MODE, "seed": seed,
+        "engine": scenario.engine, "time_mode": engines.entry(scenario.engine).time_mode, "seed": seed,
         "git_commit": versions.get("git_commit"), "git_dirty": int(bool(versions.get("git_dirty"))),
         "versions": json.dumps(versions, sort_keys=True), "spec": json.dumps(spec.to_dict(), sort_keys=True),
     }
 
 
-def _measured(data: RunData) -> dict:
-    if data.spec.flent is not None:  # valid: every test ran and left a summary
-        return {"valid": int(len(data.flent) == len(data.spec.flent.tests)
+def _measured(scenario: Scenario, data: RunData) -> dict:
+    if scenario.flent is not None:  # valid: every test ran and left a summary
+        return {"valid": int(len(data.flent) == len(scenario.flent.tests)
                              and all(test.summary is not None and test.error is None for test in data.flent))}
     m = data.measured
     if m is None:
@@ -471,29 +303,6 @@ def _plot_flent(data: RunData) -> None:
     for test in data.flent:
         if test.data_file is not None:
             test.plot, test.plot_error = flent.plot(test.data_file)
-
-
-@dataclass(frozen=True)
-class HostSample:
-    """The host's load average and CPU time (jiffies) at one moment."""
-    load: tuple[float, float, float]
-    steal: int
-    total: int
-
-    @classmethod
-    def now(cls) -> "HostSample":
-        # /proc/stat's first line: user nice system idle iowait irq softirq steal guest guest_nice;
-        # guest time is already counted in user, so the total is the first eight.
-        ticks = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:9]]
-        return cls(os.getloadavg(), ticks[7], sum(ticks))
-
-
-def host_load(before: HostSample, after: HostSample) -> dict:
-    """What the host did during a run. The load average misses a host that is itself a VM
-    starved by its hypervisor; `steal` is the share of CPU time taken from it meanwhile."""
-    elapsed = after.total - before.total
-    return {"before": list(before.load), "after": list(after.load),
-            "steal": (after.steal - before.steal) / elapsed if elapsed > 0 else 0.0}
 
 
 def wait_for_low_steal(measure: Callable[[float], float] | None = None,
@@ -518,8 +327,7 @@ def steal_over(seconds: float) -> float:
 def in_virtual_time(scenario: Scenario) -> bool:
     """Whether the scenario's engine keeps a clock that no host load can shape (uml's
     inf-cpu): its runs need no low steal and may run side by side."""
-    engine = ENGINES[scenario.engine]
-    return engine.TIME_MODE in engine.HOST_INDEPENDENT
+    return engines.entry(scenario.engine).virtual
 
 
 def _failure(result: vm.VMResult, directory: Path) -> str | None:
@@ -533,27 +341,18 @@ def _failure(result: vm.VMResult, directory: Path) -> str | None:
         return f"{err}\nguest.log:\n{tail}"
 
 
-@dataclass
-class Measurement:
-    """What one task's VM boot gave, for the database: its `runs` row, the run's data (None
-    where nothing can be trusted) and the error (None if it went well)."""
-    row: dict
-    data: RunData | None
-    error: str | None
-
-
 def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
             echo: bool = False) -> Measurement:
     """Boot the VM for one task and read what it left (here or on a Dask worker)."""
     check_programs_recorded(scenario, task, versions)
     directory = _run_dir(results_root, scenario, task)
-    inputs = workload.write_inputs([workload.page(scenario, ref) for ref, _ in task.pages],
-                                   directory / "inputs", lambda path: in_guest(directory, path)) if task.pages else {}
+    inputs = write_inputs([workload.page(scenario, unit.ref) for unit in task.pages],
+                          directory / "inputs", lambda path: in_guest(directory, path)) if task.pages else {}
     spec = build_spec(scenario, task, inputs)
     spec.write(directory / "spec.json")
     seed = run_seed(scenario, task.cell)
     row = _run_row(scenario, task, spec, directory, versions, seed)
-    engine = ENGINES[scenario.engine]
+    engine = engines.engine(scenario.engine)
     engine_options = {"flavour": GENERATIONS[scenario.kernel]}
     if seed is not None:
         engine_options["seed"] = seed
@@ -561,7 +360,7 @@ def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
     started, host_before = time.time(), HostSample.now()
     data, error = None, None
     try:
-        result = engine.run(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
+        result = engine.boot(f'exec "{sys.executable}" -m confucius.lab.guest "$1" >"$RESULTS/guest.log" 2>&1',
                         args=[in_guest(directory, directory / "spec.json")], results_dir=directory,
                         timeout=vm_timeout(scenario, task), echo=echo, **engine_options)
         row.update(boot_s=result.boot_time, guest_kernel=result.kernel)
@@ -577,7 +376,7 @@ def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
                host_load=json.dumps({**host_load(host_before, HostSample.now()), "paused_s": paused}),
                status="ok" if error is None else "failed", error=error)
     if data is not None:
-        row.update(_measured(data))
+        row.update(_measured(scenario, data))
     return Measurement(row, data, error)
 
 
@@ -639,7 +438,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
                           f"only queue, and record the wait): run it without --workers and --scheduler, or "
                           f"use --engine uml")
     check_built(scenario)
-    cells(scenario, schedulers, controllers)  # unknown names are refused before anything is written
+    planning.cells(scenario, schedulers, controllers)  # unknown names are refused before anything is written
     report = MatrixReport()
     with Database(db_path) as db:
         tasks = plan(scenario, db, schedulers=schedulers, controllers=controllers, resume=resume,
@@ -658,7 +457,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
                 report.run_ids.append(run_id)
                 if on_run:
                     on_run(task, data, error)
-                valid = _valid_units(data) if data is not None else 0
+                valid = _valid_units(scenario, data) if data is not None else 0
                 report.units_valid += valid
                 report.units_invalid += task.units - valid
                 if error:
@@ -673,52 +472,62 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
     return report
 
 
-def _valid_units(data: RunData) -> int:
+def _valid_units(scenario: Scenario, data: RunData) -> int:
     if data.pages:
         return sum(p.valid for p in data.pages)
-    return int(bool(_measured(data).get("valid")))
+    return int(bool(_measured(scenario, data).get("valid")))
 
 
-class Progress:
-    """A rich progress bar over page measurements (or runs); without one (output to a file,
-    or --echo), a line per run."""
+# --------------------------------------------------------------------------- the engines
 
-    def __init__(self, enabled: bool, total: int):
-        self.enabled, self.total = enabled, total
-        self.done, self.text, self.started = 0, "", time.monotonic()
+def debian_kernel_ccas() -> tuple[str, ...]:
+    """TCP congestion controls Debian's kernel offers: the built-ins and its tcp_* modules."""
+    try:
+        kernel = vm.detect_kernel()
+    except vm.LabError as err:
+        raise ScenarioError(f"cannot list the lab kernel's TCP congestion controls: {err}") from None
+    modules = kernel.modules / "kernel" / "net" / "ipv4"
+    names = {p.name.split(".ko")[0].removeprefix("tcp_") for p in modules.glob("tcp_*.ko*")}
+    names -= {"diag"}  # tcp_diag is socket diagnostics, not a congestion control
+    return tuple(sorted(set(BUILTIN_CCAS) | names))
 
-    def __enter__(self):
-        if self.enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeElapsedColumn, TimeRemainingColumn)
-            self.bar = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                TimeElapsedColumn(), TimeRemainingColumn())
-            self.bar.start()
-            self.task = self.bar.add_task("starting", total=self.total)
-        return self
 
-    def describe(self, text: str) -> None:
-        self.text = text
-        if self.enabled:
-            self.bar.update(self.task, description=text)
+def uml_kernel_ccas() -> tuple[str, ...]:
+    """TCP congestion controls the UML kernel builds in (its configuration fragment)."""
+    built = re.findall(r"^CONFIG_TCP_CONG_([A-Z0-9]+)=y", uml.CONFIG.read_text(), re.M)
+    return tuple(sorted({"reno", *(n.lower() for n in built if n != "ADVANCED")}))
 
-    def note(self, text: str) -> None:
-        if self.enabled:
-            self.bar.console.print(text)
-        else:
-            print(text, file=sys.stderr)
 
-    def finished(self, name: str, units: int) -> None:
-        """Count `units` more as measured, by the task `name` (tasks end in any order, and
-        others are under way: the bar names the last one that ended)."""
-        self.describe(f"last done: {name}")
-        self.done += units
-        if self.enabled:
-            self.bar.advance(self.task, units)
-        else:
-            minutes = (time.monotonic() - self.started) / 60
-            print(f"[{self.done}/{self.total} after {minutes:.0f} min] {self.text}", file=sys.stderr, flush=True)
+@dataclass(frozen=True)
+class VmEngine:
+    """qemu or UML as the registry names them (experiment/engines.py's Engine), and as a
+    VM that boots a script (`boot`, for per-CCA runs)."""
+    name: str
+    machine: ModuleType                         # vm or uml: boots its kernels, finds their modules
+    kernel_ccas: Callable[[], tuple[str, ...]]
 
-    def __exit__(self, *exc) -> None:
-        if self.enabled:
-            self.bar.stop()
+    @property
+    def time_mode(self) -> str:
+        return engines.entry(self.name).time_mode
+
+    @property
+    def virtual(self) -> bool:
+        return engines.entry(self.name).virtual
+
+    def ccas(self) -> tuple[str, ...]:
+        return self.kernel_ccas()
+
+    def programs(self, scenario: Scenario, schedulers: Sequence[SchedulerChoice] | None = None) -> dict[str, Program]:
+        return built_parts(scenario, schedulers)
+
+    def measure(self, task: Task, scenario: Scenario, results_root: Path, versions: dict,
+                echo: bool = False) -> Measurement:
+        return measure(task, scenario, results_root, versions, echo)
+
+    def boot(self, script: str, **options):
+        """Run `script` as root in this engine's VM (vm.run, uml.run): its VMResult."""
+        return self.machine.run(script, **options)
+
+
+QEMU = VmEngine("qemu", vm, debian_kernel_ccas)
+UML = VmEngine("uml", uml, uml_kernel_ccas)

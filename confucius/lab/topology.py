@@ -42,7 +42,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from confucius.units import UnitError, parse_rate, parse_time
+from confucius.experiment.shaping import (CLIENT_SIDE_DEVICE, IFB_DEVICE, MIN_RATE_BPS, TopologyError,
+                                          bottleneck_commands, htb_burst_s, htb_class, htb_lines, rate_bps,
+                                          read_trace, shaping_device)
+from confucius.units import UnitError, parse_time
 
 SERVER, ROUTER, CLIENT = "srv", "rtr", "cli"
 SERVER_NETWORK = ipaddress.ip_network("198.18.0.0/16")
@@ -50,44 +53,11 @@ CLIENT_NETWORK = ipaddress.ip_network("198.19.0.0/16")
 DOMAIN_NETWORK = ipaddress.ip_network("198.18.128.0/17")
 ROUTER_SERVER_SIDE, SERVER_ADDRESS = "198.18.0.1", "198.18.0.2"
 ROUTER_CLIENT_SIDE, CLIENT_ADDRESS = "198.19.0.1", "198.19.0.2"
-BOTTLENECK = (ROUTER, "rtr-cli")
-# Where the bottleneck's shaper sits: "egress", the router's egress towards the client, or
-# "ingress", as a home router shapes its download: what arrives on the router's interface
-# towards the server (its WAN side) is redirected to an IFB whose root is the shaper.
-SHAPINGS = ("egress", "ingress")
-WAN_DEVICE, IFB_DEVICE = "rtr-srv", "rtr-ifb"
-# The other direction, client to server, shaped on the router's egress towards the server
-# when a scenario asks (`[link] upload_rate`; Flent's tests load both directions).
-UPLOAD = "upload"
-# The qdisc under test's handle: the root when it shapes, else HTB's leaf.
-ROOT_HANDLE, LEAF_HANDLE = "1:", "10:"
-# HTB cannot run at 0; trace outages (0 Mbit/s) become this rate.
-MIN_RATE_BPS = 8000.0
-# HTB's bucket, in seconds of traffic at the rate, by lab engine ($LAB_ENGINE, set by the
-# engine that runs the guest). Under qemu's emulation the shaper's timer fires late by
-# milliseconds, and 20 ms of tokens cover that (see _htb_class). In UML's virtual time the
-# timer fires on time, and a 20 ms bucket only lets bursts out: on-off traffic left a
-# 100 Mbit/s HTB at the offered 150 Mbit/s over 5 ms windows, 83 % of the gaps under
-# 50 us (confucius.lab.fidelity). There the bucket is the floor, two full packets.
-HTB_BURST_S = {"qemu": 0.02, "uml": 0.0}
+BOTTLENECK = (ROUTER, CLIENT_SIDE_DEVICE)
 # netem holds a whole RTT of traffic at line rate; its default of 1000 packets would drop.
 NETEM_LIMIT = 1_000_000
 # qdiscs that shape by themselves, and the option that sets their rate.
 SELF_SHAPING_RATE_OPTION = {"cake": "bandwidth", "confucius": "bandwidth"}
-
-
-class TopologyError(ValueError):
-    """A topology that cannot be built as asked, with the reason."""
-
-
-def _rate(text, what: str) -> float:
-    try:
-        bps = parse_rate(text)
-    except UnitError as err:
-        raise TopologyError(f"{what}: {err}") from None
-    if bps <= 0:
-        raise TopologyError(f"{what} must be positive, got {text!r}")
-    return bps
 
 
 def _qdisc_words(spec: str) -> list[str]:
@@ -127,62 +97,6 @@ def _interfaces() -> list[tuple[str, str]]:
     return [(SERVER, "srv-rtr"), (ROUTER, "rtr-srv"), (ROUTER, "rtr-cli"), (CLIENT, "cli-rtr")]
 
 
-def htb_burst_s(engine: str | None = None) -> float:
-    """HTB's bucket under `engine` (by default the one running this guest, $LAB_ENGINE)."""
-    return HTB_BURST_S[engine or os.environ.get("LAB_ENGINE", "qemu")]
-
-
-def _htb_class(rate_bps: float, burst_s: float | None) -> str:
-    """HTB's class at `rate_bps`, its bucket `burst_s` of traffic; None: tc's default
-    bucket (how the lab's cell keys name the setup, see runner.cell_key)."""
-    if burst_s is None:
-        return f"htb rate {rate_bps:.0f}bit"
-    # Bursts of HTB_BURST_S of traffic: under emulation the shaper's timer fires late by
-    # milliseconds, and with tc's default burst (one tick, 4 ms) the tokens lost meanwhile
-    # cut a Cubic flow to 60 % of the rate (measured: 12.6 of 20 Mbit/s; 18 with 12 ms).
-    # One class only, so quantum shares nothing; set to stop HTB's warning that the
-    # default (rate / r2q) is too big.
-    burst = max(rate_bps / 8 * burst_s, 2 * 1514)
-    return f"htb rate {rate_bps:.0f}bit burst {burst:.0f}b cburst {burst:.0f}b quantum 1514"
-
-
-def _htb(dev: str, rate_bps: float, burst_s: float | None) -> list[str]:
-    return [f"qdisc add dev {dev} root handle 1: htb default 1",
-            f"class add dev {dev} parent 1: classid 1:1 {_htb_class(rate_bps, burst_s)}"]
-
-
-def shaping_device(shaping: str = "egress") -> str:
-    """The router's device whose root qdisc is the bottleneck under `shaping` (SHAPINGS), or
-    with UPLOAD the one that shapes the client's upload (the router's egress towards the server)."""
-    devices = {"egress": BOTTLENECK[1], "ingress": IFB_DEVICE, UPLOAD: WAN_DEVICE}
-    if shaping not in devices:
-        raise TopologyError(f"shaping must be one of {', '.join(SHAPINGS)}, got {shaping!r}")
-    return devices[shaping]
-
-
-def _redirect_to_ifb() -> list[str]:
-    """Everything arriving on the WAN side to the IFB; it comes back out of the IFB into the
-    WAN side's receive path, and is forwarded to the client through an unshaped egress."""
-    return [f"qdisc add dev {WAN_DEVICE} handle ffff: ingress",
-            f"filter add dev {WAN_DEVICE} parent ffff: protocol all prio 1 matchall "
-            f"action mirred egress redirect dev {IFB_DEVICE}"]
-
-
-def bottleneck_commands(qdisc: str, rate: str | None, burst_s: float | None,
-                        shaping: str = "egress") -> list[str]:
-    """The tc batch lines (in the router's namespace) that put the qdisc `qdisc` (a tc spec)
-    at the bottleneck: the root (handle 1:) without a `rate`, else the leaf (handle 10:) of
-    an HTB class at `rate` with a bucket of `burst_s` (`htb_burst_s`; None: tc's default).
-    The bottleneck is the router's egress towards the client, or with `shaping="ingress"`
-    the IFB fed from the WAN side's ingress (the IFB itself is made by `Topology(shaping="ingress")`)."""
-    dev = shaping_device(shaping)
-    redirect = _redirect_to_ifb() if shaping == "ingress" else []
-    if rate is None:
-        return [*redirect, f"qdisc add dev {dev} root handle {ROOT_HANDLE} {qdisc}"]
-    return [*redirect, *_htb(dev, _rate(rate, "rate"), burst_s),
-            f"qdisc add dev {dev} parent 1:1 handle {LEAF_HANDLE} {qdisc}"]
-
-
 def install_bottleneck(commands: Sequence[str]) -> list[str]:
     """Run `commands` (tc batch lines) in the router's namespace, as one batch; returns
     the lines run, for the run's record of what ran."""
@@ -207,8 +121,8 @@ class Topology:
         if self.qdisc is None and self.rate is not None:
             raise TopologyError("a bare bottleneck (no qdisc) takes no rate: the recorded commands shape")
         self._qdisc = None if self.qdisc is None else shlex.join(_qdisc_words(self.qdisc))
-        self._rate = None if self.rate is None else _rate(self.rate, "rate")
-        self._reverse = None if self.reverse_rate is None else _rate(self.reverse_rate, "reverse rate")
+        self._rate = None if self.rate is None else rate_bps(self.rate, "rate")
+        self._reverse = None if self.reverse_rate is None else rate_bps(self.reverse_rate, "reverse rate")
         shaping_device(self.shaping)
         try:
             self._one_way = parse_time(self.rtt) / 2
@@ -301,7 +215,7 @@ class Topology:
         router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s(),
                                                                     self.shaping)
         if self._reverse is not None:
-            router += [*_htb("rtr-srv", self._reverse, htb_burst_s()),
+            router += [*htb_lines("rtr-srv", self._reverse, htb_burst_s()),
                        "qdisc add dev rtr-srv parent 1:1 handle 10: fq_codel"]
         if router:
             steps.append(_tc_batch(ROUTER, router))
@@ -360,7 +274,7 @@ def _rate_line(dev: str) -> Callable[[float], str]:
     batch line that sets it: the HTB class if there is one, else the root qdisc's rate option."""
     if any(words[:3] == ["class", "htb", "1:1"] for words in _tc_show("class", dev)):
         burst_s = htb_burst_s()
-        return lambda bps: f"class change dev {dev} parent 1: classid 1:1 {_htb_class(max(bps, MIN_RATE_BPS), burst_s)}"
+        return lambda bps: f"class change dev {dev} parent 1: classid 1:1 {htb_class(max(bps, MIN_RATE_BPS), burst_s)}"
     kind = next((words[1] for words in _tc_show("qdisc", dev) if "root" in words), "")
     if kind not in SELF_SHAPING_RATE_OPTION:
         raise TopologyError(f"cannot change the rate of a {kind or 'missing'} root qdisc: build the "
@@ -371,27 +285,7 @@ def _rate_line(dev: str) -> Callable[[float], str]:
 
 def set_rate(rate, shaping: str = "egress") -> None:
     """Change the bottleneck's rate now (e.g. `set_rate("10mbit")`), where `shaping` puts it."""
-    _run(_tc_batch(ROUTER, [_rate_line(shaping_device(shaping))(_rate(rate, "rate"))]))
-
-
-def read_trace(path: Path) -> list[tuple[float, float]]:
-    """A bandwidth trace (`time_s Mbps` per line) as (seconds from its start, bit/s)."""
-    points = []
-    for number, line in enumerate(Path(path).read_text().splitlines(), 1):
-        fields = line.split()
-        if not fields or line.lstrip().startswith("#"):
-            continue
-        try:
-            t, mbps = float(fields[0]), float(fields[1])
-        except (ValueError, IndexError):
-            raise TopologyError(f"{path}:{number}: expected 'time_s Mbps', got {line!r}") from None
-        if mbps < 0 or (points and t < points[-1][0]):
-            raise TopologyError(f"{path}:{number}: negative rate or time going back: {line!r}")
-        points.append((t, mbps * 1e6))
-    if not points:
-        raise TopologyError(f"{path}: no 'time_s Mbps' lines")
-    start = points[0][0]
-    return [(t - start, bps) for t, bps in points]
+    _run(_tc_batch(ROUTER, [_rate_line(shaping_device(shaping))(rate_bps(rate, "rate"))]))
 
 
 def _stopped_while_waiting(stop: threading.Event | None, seconds: float) -> bool:

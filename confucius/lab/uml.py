@@ -36,6 +36,8 @@ import time
 from pathlib import Path
 from typing import Iterator, Mapping, Sequence
 
+from confucius.experiment.engines import REGISTRY, SEED_LIMIT
+
 from . import xsave
 from .engine import (REPO, Kernel, LabError, VMResult, built_kernel, check_request, job, machine_slot,
                      project_modules, supervise)
@@ -44,6 +46,7 @@ BUILD_DIR = REPO / "build" / "uml"
 KERNEL_BINARY = BUILD_DIR / "linux"
 PROJECT_MODULES = REPO / "build" / "kernel-uml"
 INIT_SCRIPT = REPO / "vm" / "uml" / "init"
+CONFIG = REPO / "kernel" / "uml" / "uml.config"     # the lab's fragment of the kernel's configuration
 # The kernels `make uml`, `make uml-6.12` and `make uml-debug` build, by name: build folder
 # and the folder of the project's modules built against it. `lab` is Debian 12's 6.1.
 FLAVOURS = {
@@ -58,7 +61,7 @@ TIME_MODES = {
     "basic": "time-travel",             # CPU work takes host time; idle time skipped
     "real": None,                       # the host's clock, as under qemu
 }
-TIME_MODE = "inf-cpu"          # the default, see vm/README.md
+TIME_MODE = REGISTRY["uml"].time_mode   # the default (inf-cpu), see vm/README.md
 # Modes whose guest time no host load can stretch: their runs need no machine slot.
 HOST_INDEPENDENT = frozenset({"inf-cpu"})
 STALL_S = 60.0                 # host CPU seconds with the guest's clock standing still
@@ -68,7 +71,6 @@ HELD_S = 300.0                 # wall-clock seconds with neither the guest's clo
 # starts at in virtual time instead of the host's (TCP's initial sequence numbers read it):
 # 2026-01-01 00:00 UTC. vm/README.md, "Repeatable runs".
 SEED_OPTION = "random.seed"
-SEED_LIMIT = 2**63   # the kernel takes 64 bits; the database's integers are signed 64-bit
 SEEDED_CLOCK_START_NS = 1_767_225_600 * 10**9
 
 

@@ -40,8 +40,6 @@ APT_PACKAGES = REPO / "mk" / "apt-packages.txt"
 DEPS_SCRIPT = REPO / "mk" / "deps.sh"
 
 QEMU = "qemu-system-x86_64"
-TIME_MODE = "real"  # the guest's clock follows the host's
-HOST_INDEPENDENT: frozenset[str] = frozenset()  # no mode of qemu's is safe from host load
 BUSYBOX = Path("/bin/busybox")
 # What stage 1 needs for its mounts; everything else loads from the host root.
 INITRAMFS_MODULES = ("virtio_pci", "9pnet_virtio", "9p", "overlay")

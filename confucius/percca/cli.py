@@ -9,9 +9,9 @@ from typing import Optional
 
 import typer
 
-from confucius.lab.scenario import ScenarioError
+from confucius.experiment.scenario import ScenarioError
 
-from confucius.lab.db import Database, DatabaseError
+from confucius.experiment.db import Database, DatabaseError
 
 from . import fit as percca_fit
 from . import runner

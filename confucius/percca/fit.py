@@ -38,8 +38,8 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
-from confucius.lab.db import Database
-from confucius.lab.scenario import ScenarioError, _buffer_packets, read_text, read_top
+from confucius.experiment.db import Database
+from confucius.experiment.scenario import ScenarioError, buffer_packets, read_text, read_top
 from confucius.models import fitting, presets
 from confucius.models.aggressiveness import AggressivenessParams
 from confucius.models.validate import ModelInputError
@@ -143,7 +143,7 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> FitPlan:
         raise link_table.error("rate", "is required, e.g. \"150mbit\"")
     value = link_table.get("buffer", "auto")
     buffer = (percca_scenario.default_buffer(rate, rtt, flows) if value == "auto"
-              else _buffer_packets(link_table, value))
+              else buffer_packets(link_table, value))
     link_table.done()
     # As written in the fit file (the stored scenarios read as the user wrote them), with
     # the buffer resolved once for the pair runs' flows.

@@ -21,7 +21,6 @@ from .results import Figures, summarise
 from .scenario import FIRST_PORT
 
 PERCCA = BUILD / "percca"
-TIME_MODE = "simulated"
 RAW = "ns3.json"
 
 

@@ -16,9 +16,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from confucius.lab.db import Database
+from confucius.experiment import engines
+from confucius.experiment.db import Database
 from confucius.lab.engine import LabError, in_guest
-from confucius.lab.runner import ENGINES, program_digests, provenance, used_parts
+from confucius.lab.runner import program_digests, provenance, used_parts
 from confucius.provenance import program_digest
 
 from . import classifier as cls
@@ -28,7 +29,7 @@ from .scenario import FIRST_PORT, Point, Scenario
 
 DEFAULT_DB = Path("results/lab/lab.sqlite")
 DEFAULT_RESULTS = Path("results/percca/runs")
-GUEST = 'exec "{python}" -m confucius.percca.guest "$1" >"$RESULTS/guest.log" 2>&1'
+GUEST = 'exec "{python}" -m confucius.lab.guest.percca "$1" >"$RESULTS/guest.log" 2>&1'
 # A run's timeout per second of guest time, and for boot and set-up: counted in wall-clock
 # seconds under qemu, whose guest shapes in real time; under uml the guest's own seconds
 # (uml.run), where it is merely generous.
@@ -172,7 +173,7 @@ def _measured_rows(scenario: Scenario, point: Point, flows: list[Flow], fig: Fig
 
 
 def time_mode(engine: str) -> str:
-    return ns3.TIME_MODE if engine == "ns3" else ENGINES[engine].TIME_MODE
+    return engines.entry(engine).time_mode
 
 
 def versions_of(engine: str) -> dict:
@@ -185,12 +186,12 @@ def versions_of(engine: str) -> dict:
 def _boot(scenario: Scenario, point: Point, flows: list[Flow], directory: Path, row: dict,
           echo: bool) -> tuple[Figures | None, str | None]:
     """One VM boot running the guest: its figures, or why there are none."""
-    engine = ENGINES[scenario.engine]
+    engine = engines.engine(scenario.engine)
     timeout = TIMEOUT_FIXED_S + TIMEOUT_PER_GUEST_S * (scenario.warmup_s + scenario.duration_s)
     # Under uml the point's seed also seeds the guest, so that a point repeats exactly.
     options = {"seed": point.seed} if scenario.engine == "uml" else {}
     try:
-        result = engine.run(GUEST.format(python=sys.executable), args=[in_guest(directory, directory / "spec.json")],
+        result = engine.boot(GUEST.format(python=sys.executable), args=[in_guest(directory, directory / "spec.json")],
                             results_dir=directory, timeout=timeout, echo=echo, **options)
         row["guest_kernel"] = result.kernel
         result.check()

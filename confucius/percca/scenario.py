@@ -45,13 +45,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-import re
 from dataclasses import dataclass, field
 from itertools import product
 from pathlib import Path
 
-from confucius.lab.engine import ENGINES, REPO
-from confucius.lab.scenario import MTU_BYTES, ScenarioError, _buffer_packets, _Table, read_text, read_top
+from confucius.experiment import engines
+from confucius.experiment.scenario import MTU_BYTES, ScenarioError, Table, buffer_packets, read_text, read_top
 from confucius.models import presets
 from confucius.models import aggressiveness
 from confucius.models.aggressiveness import AggressivenessParams
@@ -66,22 +65,16 @@ POLICIES = ("shared", "per-cca", "per-class")
 SERVICES = ("flows", "weights", "optimised", "optimised-draws", "active")
 OPTIMISED = ("optimised", "optimised-draws")
 QDISCS = ("confucius", "drr")
-UML_CONFIG = REPO / "kernel" / "uml" / "uml.config"
 FIRST_PORT = 6000
-# The lab's engines and the simulator (confucius.percca.ns3).
-PERCCA_ENGINES = (*ENGINES, "ns3")
 
 
 def kernel_ccas(engine: str) -> tuple[str, ...]:
-    """TCP CCAs the engine's kernel has: UML's built in by its config fragment, qemu's the
-    Debian kernel's modules (as the lab's scenarios check them), ns-3's as the simulator lists them."""
+    """TCP CCAs the engine has: its kernel's (engines.Engine.ccas: UML's built in by its
+    config fragment, qemu's the Debian kernel's modules), or under ns3 those the per-CCA
+    program lists (its own table, not the bottleneck program's)."""
     if engine == "ns3":
         return tuple(sorted(_simulator()["ccas"]))
-    if engine == "qemu":
-        from confucius.lab.scenario import available_ccas
-        return available_ccas()
-    built = re.findall(r"^CONFIG_TCP_CONG_([A-Z0-9]+)=y", UML_CONFIG.read_text(), re.M)
-    return tuple(sorted({"reno", *(n.lower() for n in built if n != "ADVANCED")}))
+    return engines.engine(engine).ccas()
 
 
 @dataclass(frozen=True)
@@ -152,7 +145,7 @@ def _simulator() -> dict:
         raise ScenarioError(f"engine ns3: {err}") from None
 
 
-def _check_simulated(top: _Table, qdisc: str, policies: tuple[str, ...]) -> None:
+def _check_simulated(top: Table, qdisc: str, policies: tuple[str, ...]) -> None:
     """The lab's queue discs that ns-3 lacks, refused with the simulator's reason."""
     missing = _simulator()["missing"]
     if qdisc in missing and any(p != "shared" for p in policies):
@@ -165,7 +158,7 @@ def default_buffer(rate_bps: float, rtt_s: float, flows: int) -> int:
     return max(1, round(rate_bps * rtt_s / 8 / MTU_BYTES / math.sqrt(flows)))
 
 
-def _read_flows(t: _Table | None, path: Path, ccas: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
+def _read_flows(t: Table | None, path: Path, ccas: tuple[str, ...]) -> tuple[tuple[str, int], ...]:
     if t is None:
         raise ScenarioError(f"{path}: [flows] is required: flows per CCA, e.g. reno = 10")
     flows = []
@@ -179,7 +172,7 @@ def _read_flows(t: _Table | None, path: Path, ccas: tuple[str, ...]) -> tuple[tu
     return tuple(flows)
 
 
-def _read_link(t: _Table | None, path: Path, flows: int) -> tuple[float, float, int]:
+def _read_link(t: Table | None, path: Path, flows: int) -> tuple[float, float, int]:
     if t is None:
         raise ScenarioError(f"{path}: [link] is required (rate, rtt, buffer)")
     rate = t.rate("rate")
@@ -187,12 +180,12 @@ def _read_link(t: _Table | None, path: Path, flows: int) -> tuple[float, float, 
         raise t.error("rate", "is required, e.g. \"100mbit\"")
     rtt = t.time("rtt", "40ms")
     value = t.get("buffer", "auto")
-    buffer = default_buffer(rate, rtt, flows) if value == "auto" else _buffer_packets(t, value)
+    buffer = default_buffer(rate, rtt, flows) if value == "auto" else buffer_packets(t, value)
     t.done()
     return rate, rtt, buffer
 
 
-def _read_queues(t: _Table | None, path: Path, ccas: list[str]) -> tuple:
+def _read_queues(t: Table | None, path: Path, ccas: list[str]) -> tuple:
     if t is None:
         raise ScenarioError(f"{path}: [queues] is required (policies)")
     policies = t.strings("policies")
@@ -219,7 +212,7 @@ def _read_queues(t: _Table | None, path: Path, ccas: list[str]) -> tuple:
     return tuple(policies), classes, service, tuple(weights or ()), qdisc, optimise
 
 
-def _read_optimise_params(t: _Table, service: str) -> AggressivenessParams | None:
+def _read_optimise_params(t: Table, service: str) -> AggressivenessParams | None:
     spec = t.string("optimise_params")
     if spec is None:
         return None
@@ -228,7 +221,7 @@ def _read_optimise_params(t: _Table, service: str) -> AggressivenessParams | Non
     return _load_params(t, spec, "optimise_params")
 
 
-def _read_classes(t: _Table, ccas: list[str], needed: bool) -> tuple[tuple[str, ...], ...]:
+def _read_classes(t: Table, ccas: list[str], needed: bool) -> tuple[tuple[str, ...], ...]:
     value = t.get("classes")
     if value is None:
         if needed:
@@ -244,7 +237,7 @@ def _read_classes(t: _Table, ccas: list[str], needed: bool) -> tuple[tuple[str, 
     return tuple(tuple(g) for g in value)
 
 
-def _load_params(t: _Table, spec: str, key: str = "params") -> AggressivenessParams:
+def _load_params(t: Table, spec: str, key: str = "params") -> AggressivenessParams:
     try:
         if spec in presets.PARAMETERS:
             return presets.PARAMETERS[spec]
@@ -257,11 +250,11 @@ def _load_params(t: _Table, spec: str, key: str = "params") -> AggressivenessPar
         raise t.error(key, str(err)) from None
 
 
-def _read_classifier(t: _Table | None, path: Path, ccas: list[str], needs: bool) -> tuple:
+def _read_classifier(t: Table | None, path: Path, ccas: list[str], needs: bool) -> tuple:
     if t is None:
         if needs:
             raise ScenarioError(f"{path}: per-CCA or per-class queues need a [classifier] (kind = \"ideal\" ...)")
-        t = _Table({}, "classifier", path)
+        t = Table({}, "classifier", path)
     kind = t.choice("kind", "ideal", KINDS)
     spec = t.string("params", "seed003")
     params = _load_params(t, spec)
@@ -290,14 +283,14 @@ def _read_classifier(t: _Table | None, path: Path, ccas: list[str], needs: bool)
     return classifiers, params, spec
 
 
-def _check_f1(t: _Table, classifiers, g) -> None:
+def _check_f1(t: Table, classifiers, g) -> None:
     low = lowest_f1(g)
     bad = [c.f1 for c in classifiers if c.f1 < low]
     if bad:
         raise t.error("f1", f"{bad} below {low:.4f}, the lowest F1 these CCAs' aggressiveness allows (Eq. 12)")
 
 
-def _read_published(t: _Table, ccas: list[str]) -> tuple[Classifier, ...]:
+def _read_published(t: Table, ccas: list[str]) -> tuple[Classifier, ...]:
     name = t.choice("name", None, tuple(presets.CLASSIFIERS))
     table = presets.CLASSIFIERS[name]
     known = sorted(next(iter(table.values())))
@@ -333,7 +326,7 @@ def _check_optimisable(scenario: Scenario) -> None:
 def parse(text: str, path: Path, *, engine: str | None = None) -> Scenario:
     path = Path(path)
     top, name = read_top(text, path, engine)
-    engine_name = top.choice("engine", "uml", PERCCA_ENGINES)
+    engine_name = top.choice("engine", "uml", tuple(engines.REGISTRY))
     flows = _read_flows(top.table("flows"), path, kernel_ccas(engine_name))
     ccas = [c for c, _ in flows]
     rate, rtt, buffer = _read_link(top.table("link"), path, sum(n for _, n in flows))

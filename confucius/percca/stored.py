@@ -10,7 +10,7 @@ import math
 import statistics
 from pathlib import Path
 
-from confucius.lab.db import Database
+from confucius.experiment.db import Database
 from confucius.models.aggressiveness import AggressivenessParams
 
 from . import models

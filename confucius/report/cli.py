@@ -14,7 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from confucius.lab.db import DEFAULT_DB, DatabaseError
+from confucius.experiment.db import DEFAULT_DB, DatabaseError
 
 from . import data, summary
 from .data import ReportError

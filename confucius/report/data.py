@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from confucius import metrics, provenance, rtflow
-from confucius.lab.db import Database
+from confucius.experiment.db import Database
 
 
 class ReportError(ValueError):

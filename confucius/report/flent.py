@@ -18,8 +18,8 @@ from pathlib import Path
 
 from confucius import metrics
 from confucius.lab import flent
-from confucius.lab.contract import FLENT_TESTS
-from confucius.lab.db import Database
+from confucius.experiment.records import FLENT_TESTS
+from confucius.experiment.db import Database
 
 FIGURES = ("latency_median_ms", "latency_p99_ms", "udp_median_ms", "udp_p99_ms", "download_mbps", "upload_mbps")
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from confucius import provenance
-from confucius.lab.db import Database
+from confucius.experiment.db import Database
 from confucius.models.percca import lowest_f1
 from confucius.percca import models, runner, stored
 from confucius.percca import scenario as percca_scenario

@@ -19,7 +19,7 @@ import re
 from pathlib import Path
 
 from confucius import metrics
-from confucius.lab.schedulers import SCHEDULERS
+from confucius.experiment.schedulers import SCHEDULERS
 
 from .data import PageResult, RtView, TimedRun
 from .summary import BASELINE

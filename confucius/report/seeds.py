@@ -19,7 +19,7 @@ from dataclasses import asdict, dataclass
 from typing import Callable, Sequence
 
 from confucius import metrics
-from confucius.lab.schedulers import SCHEDULERS
+from confucius.experiment.schedulers import SCHEDULERS
 
 from . import intervals
 from .data import PageResult

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confucius import metrics
-from confucius.lab.db import Database
-from confucius.lab.topology import read_trace
+from confucius.experiment.db import Database
+from confucius.experiment.shaping import read_trace
 
 from . import data
 

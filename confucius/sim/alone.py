@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from confucius import metrics, rtflow
-from confucius.lab.scenario import Scenario
+from confucius.experiment.scenario import Scenario
 from confucius.provenance import programs_not_as_recorded, recorded_programs
 from confucius.report.data import PageResult, open_db, page_results
 

@@ -80,8 +80,8 @@ def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resum
               execute=None):
     """Load the scenario, simulate, store; say what was skipped and what failed."""
     from confucius.cluster import ClusterError
-    from confucius.lab.db import DatabaseError
-    from confucius.lab.scenario import ScenarioError, load
+    from confucius.experiment.db import DatabaseError
+    from confucius.experiment.scenario import ScenarioError, load
     from confucius.sim import sweep
     from confucius.sim.bottleneck import NS3_CCAS, SimError
     from confucius.sim.plan import PlanError, differences
@@ -137,7 +137,8 @@ def sweep_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
     from confucius.sim import sweep
 
     _, report = _simulate(scenario, db, schedulers, controllers, binary, resume=True, attempts=attempts,
-                          execute=lambda tasks, digest: sweep.on_dask(tasks, binary, digest, scheduler, workers))
+                          execute=lambda tasks, scenario, produced: sweep.on_dask(tasks, scenario, produced, binary,
+                                                                                 scheduler, workers))
     if report.tasks and report.failed == report.tasks:
         raise typer.Exit(1)
 
@@ -154,8 +155,8 @@ def alone_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
     from rich.console import Console
     from rich.table import Table
 
-    from confucius.lab.db import DatabaseError
-    from confucius.lab.scenario import ScenarioError, load
+    from confucius.experiment.db import DatabaseError
+    from confucius.experiment.scenario import ScenarioError, load
     from confucius.report.data import ReportError
     from confucius.sim.alone import compare
     from confucius.sim.bottleneck import NS3_CCAS, SimError

@@ -1,37 +1,35 @@
 # SPDX-License-Identifier: MIT
-"""A lab scenario (confucius/lab/scenario.py, read with ns-3's TCP congestion controls and
-its [sim] table) as the simulator runs it: cells (scheduler × RT controller × repetition),
-each cell's bottleneck options, its pages still to measure in chunks, and the cells it
-cannot run with why.
+"""A lab scenario (confucius/experiment/scenario.py, read with ns-3's TCP congestion controls
+and its [sim] table) as the simulator runs it: the experiment's plan (experiment/plan.py:
+cells, keys, pages still to measure in chunks, in the lab's order) with each cell's
+bottleneck options, and the cells it cannot run with why.
 
 Each page is an episode of its own, as the lab's episodes: the video alone for
 `[sim] warmup` and the load's phase (`[warmup] phase`: the lab's own draw for that page),
 the page, then the video until its frames are calm again (at most `[web] settle` after the
-load; store.window_end). A cell's key is the lab's cell key
-(the same conditions) with the engine, ns-3's version and the seed: simulated and lab
-measurements never resume one another, even in one database.
+load; store.window_end). A cell's key is keys.simulated_cell_key: the lab's conditions with
+the engine, ns-3's version and the seed, so that simulated and lab measurements never
+resume one another, even in one database. The guest's timing that the episodes copy
+(its calm, drain and flow-sampling times) comes from the lab's contract (GUEST_TIMING).
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from confucius.lab import runner, topology, workload
-from confucius.lab.guest.flows import FLOW_FAST_S, FLOW_LEAD_S
-from confucius.lab.guest.rt import CALM_S
-from confucius.lab.guest.schedule import DRAIN_S
+from confucius.experiment import keys, plan as planning, shaping, workload
+from confucius.experiment.keys import Cell
+from confucius.experiment.scenario import RtFlow, Scenario, SchedulerChoice
+from confucius.lab.contract import GUEST_TIMING
 from confucius.metrics import STALL_THRESHOLD_S
 from confucius.provenance import program_digest
-from confucius.lab.scenario import RtFlow, Scenario, SchedulerChoice
 
 from . import bottleneck as bn
 
-ENGINE = "ns3"
-TIME_MODE = "simulated"
+CALM_S, DRAIN_S = GUEST_TIMING.calm_s, GUEST_TIMING.drain_s
+FLOW_FAST_S, FLOW_LEAD_S = GUEST_TIMING.flow_fast_s, GUEST_TIMING.flow_lead_s
 # Confucius's tc options (tc/README.md) and the queue disc's attributes that stand for them.
 CONFUCIUS_ATTRIBUTES = {
     "interval": "Interval", "mode": "Mode", "pace": "Pace", "target": "Target", "maxhold": "MaxHold",
@@ -44,7 +42,7 @@ SIMULATED_MODES = ("gcc", "copa", "fixed", "tcp")
 
 @dataclass(frozen=True)
 class SimCell:
-    cell: runner.Cell
+    cell: Cell
     key: str
     seed: int                    # ns-3's run number: [sim] seed + repetition
     args: tuple[str, ...]        # the bottleneck's options for each page of the cell
@@ -89,7 +87,7 @@ class SimPage:
 
 @dataclass(frozen=True)
 class LinkTrace:
-    """A trace as the lab plays it (topology.TracePlayer): its points from the offset,
+    """A trace as the lab plays it (lab/guest/trace.py's TracePlayer): its points from the offset,
     scaled, in bit/s, repeated every `period_s` from the load's start."""
     points: tuple[tuple[float, float], ...]
     period_s: float
@@ -136,12 +134,6 @@ def differences(scenario: Scenario) -> list[str]:
         notes.append(f"rt.retransmit = {scenario.rt.retransmit_s * 1e3:g} ms: the simulated RT flow "
                      f"resends nothing in its UDP modes (lost packets stay lost)")
     return notes
-
-
-def cell_key(scenario: Scenario, cell: runner.Cell, ns3_version: str) -> str:
-    conditions = [runner.cell_key(scenario, cell), ENGINE, ns3_version, scenario.sim.seed,
-                  scenario.sim.warmup_s]
-    return hashlib.sha256(json.dumps(conditions).encode()).hexdigest()[:20]
 
 
 def scheduler_args(choice: SchedulerChoice, known: dict) -> list[str] | str:
@@ -212,11 +204,11 @@ def page_options(task: SimTask, page: SimPage) -> list[str]:
     return [*task.cell.args, *page.args]
 
 
-def sim_page(scenario: Scenario, cell: runner.Cell, key: str, number: int, ref, page, text: str) -> SimPage:
-    """A page of the cell, started after the warm-up and the lab's own phase for this load
-    (runner.load_phase_s)."""
-    start = round(scenario.sim.warmup_s + runner.load_phase_s(scenario, cell, ref), 3)
-    return SimPage(number, ref.key, runner.unit_key(key, scenario, ref, page), page.id, text, start,
+def sim_page(scenario: Scenario, cell: Cell, unit: planning.Unit, page, text: str) -> SimPage:
+    """A unit of the cell, its page started after the warm-up and the lab's own phase for
+    this load (keys.load_phase_s)."""
+    start = round(scenario.sim.warmup_s + keys.load_phase_s(scenario, cell, unit.ref), 3)
+    return SimPage(unit.number, unit.ref.key, unit.key, page.id, text, start,
                    page_args(scenario, start), page_sampling(scenario, start))
 
 
@@ -224,7 +216,7 @@ def link_trace(scenario: Scenario) -> LinkTrace | None:
     link, web = scenario.link, scenario.web
     if link.trace is None:
         return None
-    points = [(t, bps * link.trace_scale) for t, bps in topology.read_trace(link.trace) if t >= link.trace_offset_s]
+    points = [(t, bps * link.trace_scale) for t, bps in shaping.read_trace(link.trace) if t >= link.trace_offset_s]
     start = points[0][0]
     steps = [b[0] - a[0] for a, b in zip(points, points[1:])]
     period = points[-1][0] - start + (min(s for s in steps if s > 0) if any(s > 0 for s in steps) else 1.0)
@@ -235,7 +227,7 @@ def link_trace(scenario: Scenario) -> LinkTrace | None:
 def trace_text(trace: LinkTrace, start_s: float) -> str:
     """The link's rate over one episode, `time_s Mbps`: the trace's first rate while the
     video warms up, then the trace from the load's start, over and over, to the end."""
-    lines = [f"0 {max(trace.points[0][1], topology.MIN_RATE_BPS) / 1e6:.6f}"]
+    lines = [f"0 {max(trace.points[0][1], shaping.MIN_RATE_BPS) / 1e6:.6f}"]
     loop = 0
     while loop * trace.period_s < trace.end_s:
         lines += [f"{start_s + loop * trace.period_s + t:.6f} {bps / 1e6:.6f}" for t, bps in trace.points]
@@ -245,42 +237,33 @@ def trace_text(trace: LinkTrace, start_s: float) -> str:
 
 def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, schedulers: Sequence[str] | None = None,
          controllers: Sequence[str] | None = None, attempts: int = 3) -> tuple[list[SimTask], list[Skipped]]:
-    """The tasks still to do, in the lab's order (chunk by chunk across the cells, so that
-    a sweep stopped part-way has the same pages for every scheduler; pages valid in `db`
-    are skipped, without a database every page is simulated) and the cells the simulator
-    cannot run."""
+    """The tasks still to do (experiment/plan.py; without a database every page is
+    simulated) and the cells the simulator cannot run."""
     check_scenario(scenario)
     known = bn.describe(binary)
     program = {"bottleneck": program_digest(binary)}
-    pages = [(ref, workload.page(scenario, ref)) for ref in scenario.web.pages]
-    texts = [bn.sim_page_text(page) for _, page in pages]
+    pages = [workload.page(scenario, ref) for ref in scenario.web.pages]
+    texts = [bn.sim_page_text(page) for page in pages]
     trace, episode = link_trace(scenario), episode_args(scenario)
-    tasks, skipped = [], []
-    for cell in runner.cells(scenario, schedulers, controllers):
-        options = [scheduler_args(cell.scheduler, known), rt_args(scenario, cell.rt)]
-        why = next((o for o in options if isinstance(o, str)), None)
-        if why is not None:
+    runnable, skipped, options = [], [], {}
+    for cell in planning.cells(scenario, schedulers, controllers):
+        args = [scheduler_args(cell.scheduler, known), rt_args(scenario, cell.rt)]
+        why = next((a for a in args if isinstance(a, str)), None)
+        if why is None:
+            runnable.append(cell)
+            options[cell] = (*args[0], *args[1])
+        else:
             skipped.append(Skipped(cell.scheduler.name, cell.controller, why))
-            continue
-        key = cell_key(scenario, cell, known["ns3"])
-        if db is not None:
-            db.check_programs([key], program)
-        seed = scenario.sim.seed + cell.repetition
-        sim_cell = SimCell(cell, key, seed, (*options[0], *options[1], *episode, f"--seed={seed}"))
-        units = [sim_page(scenario, cell, key, n, ref, page, text)
-                 for n, ((ref, page), text) in enumerate(zip(pages, texts))]
-        todo = _pending([u.unit_key for u in units], db, attempts)
-        size = scenario.web.pages_per_run
-        for chunk, first in enumerate(range(0, len(units), size)):
-            left = tuple(u for u in units[first:first + size] if u.unit_key in todo)
-            if left:
-                tasks.append(SimTask(sim_cell, left, trace, chunk))
-    place = runner.run_order(scenario)
-    return sorted(tasks, key=lambda t: place(t.cell.cell, t.chunk)), skipped
+    tasks = planning.plan(scenario, runnable, lambda cell: keys.simulated_cell_key(scenario, cell, known["ns3"]),
+                          db, programs_of=lambda cell: program, attempts=attempts)
+    return [sim_task(scenario, task, (*options[task.cell], *episode), pages, texts, trace) for task in tasks], skipped
 
 
-def _pending(unit_keys: list[str], db, attempts: int) -> set[str]:
-    if db is None:
-        return set(unit_keys)
-    valid, tried = db.valid_units(unit_keys), db.attempts(unit_keys)
-    return {u for u in unit_keys if u not in valid and tried.get(u, 0) < attempts}
+def sim_task(scenario: Scenario, task: planning.Task, args: tuple[str, ...], pages: list, texts: list[str],
+             trace: LinkTrace | None) -> SimTask:
+    """The planned task with what the bottleneck needs: the cell's options and seed, each
+    page's text, start and sampling."""
+    seed = scenario.sim.seed + task.cell.repetition
+    cell = SimCell(task.cell, task.cell_key, seed, (*args, f"--seed={seed}"))
+    return SimTask(cell, tuple(sim_page(scenario, task.cell, unit, pages[unit.number], texts[unit.number])
+                               for unit in task.pages), trace, task.chunk)

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""A simulated task into the lab's results database (confucius/lab/db.py): the same rows
-the lab writes for a run of page loads, through the lab's own writer, with engine "ns3",
+"""A simulated task as the experiment's results (experiment/results.py): the same rows the
+lab writes for a run of page loads, through the database's own writer, with engine "ns3",
 time mode "simulated", ns-3's seed as the run's `seed`, and its version and seed in each
 run's `versions` and `spec`.
 So every `confucius report` command reads simulated runs as it reads the lab's.
@@ -23,16 +23,17 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from confucius import metrics
-from confucius.lab.db import Database
-from confucius.lab.guest.rt import CALM_S
-from confucius.lab.results import PageRecord, RtFlowLog, RunData, Session
-from confucius.lab.scenario import Scenario
+from confucius.experiment import engines
+from confucius.experiment.results import Measurement, PageRecord, RtFlowLog, RunData, Session
+from confucius.experiment.scenario import Scenario
 from confucius.ns3 import provenance
 from confucius.web.results import PageLoad, parse_report
 
 from .bottleneck import BOTTLENECK
-from .plan import ENGINE, TIME_MODE, SimTask
+from .plan import CALM_S, SimTask
 from .worker import PageRun, TaskResult
+
+ENGINE = "ns3"
 
 
 def versions(ns3_version: str, binary: Path = BOTTLENECK) -> dict:
@@ -107,7 +108,7 @@ def run_data(result: TaskResult, scenario: Scenario) -> RunData:
                         [RtFlowLog(n, 0, label, p.run["rt_port"], p.frames, p.rates)])
                 for n, (p, offset) in enumerate(zip(runs, offsets))]
     pages = [page_record(n, p, scenario, offset) for n, (p, offset) in enumerate(zip(runs, offsets))]
-    return RunData(directory=Path(), spec=None, events=None, sessions=sessions, pages=pages,
+    return RunData(directory=None, sessions=sessions, pages=pages,
                    qdisc_samples=[s for p in runs for s in p.qdisc_samples],
                    qdisc_flows=[s for p in runs for s in p.qdisc_flows], probes=[], bulk=[])
 
@@ -122,7 +123,7 @@ def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
                                                                **asdict(scenario.rt)}),
         "repetition": cell.repetition, "mode": "episodes", "link_rate_bps": link.rate_bps,
         "trace": str(link.trace) if link.trace else None, "rtt_s": link.rtt_s,
-        "buffer_packets": link.buffer_packets, "results_dir": "", "engine": ENGINE, "time_mode": TIME_MODE,
+        "buffer_packets": link.buffer_packets, "results_dir": "", "engine": ENGINE, "time_mode": engines.entry(ENGINE).time_mode,
         "seed": task.cell.seed, "git_commit": produced["git_commit"], "git_dirty": int(produced["git_dirty"]),
         "versions": json.dumps({**produced, "seed": task.cell.seed}, sort_keys=True),
         "spec": json.dumps({"bottleneck": list(task.cell.args), "seed": task.cell.seed, "sim": asdict(scenario.sim),
@@ -131,11 +132,11 @@ def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
     }
 
 
-def store(db: Database, scenario_id: int, scenario: Scenario, task: SimTask, produced: dict,
-          result: TaskResult | None, error: str | None, started_unix: float, wall_s: float) -> int:
+def measurement(task: SimTask, scenario: Scenario, produced: dict, result: TaskResult | None, error: str | None,
+                started_unix: float, wall_s: float) -> Measurement:
     """One task as one run: its pages, or (failed) the error."""
     data = run_data(result, scenario) if result is not None else None
     row = {**run_row(task, scenario, produced), "started_unix": started_unix, "duration_s": wall_s,
            "host_load": json.dumps(result.host_load) if result is not None else None,
            "status": "ok" if error is None else "failed", "error": error}
-    return db.store_run(scenario_id, row, data)
+    return Measurement(row, data, error)

@@ -14,16 +14,18 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from confucius import cluster
-from confucius.lab.db import Database
-from confucius.lab.runner import Progress
-from confucius.lab.scenario import Scenario
+from confucius.experiment.db import Database
+from confucius.experiment.progress import Progress
+from confucius.experiment.results import Measurement
+from confucius.experiment.scenario import Scenario
 
 from . import bottleneck as bn
 from . import plan as planning
 from . import store, worker
+from .engine import Ns3Engine
 
-# Results that arrive: (task, result or None, error or None, started, wall seconds).
-Outcome = tuple[planning.SimTask, "worker.TaskResult | None", "str | None", float, float]
+# Each task's run as it arrives.
+Outcome = tuple[planning.SimTask, Measurement]
 
 
 @dataclass
@@ -35,35 +37,34 @@ class SweepReport:
     errors: list[str] = field(default_factory=list)
 
 
-def in_process(tasks: Sequence[planning.SimTask], binary: Path, digest: str | None) -> Iterator[Outcome]:
-    """The tasks one after the other, here, by the program of `digest` (the one recorded)."""
+def in_process(tasks: Sequence[planning.SimTask], scenario: Scenario, produced: dict,
+               binary: Path = bn.BOTTLENECK) -> Iterator[Outcome]:
+    """The tasks one after the other, here, by the program `produced` records."""
+    engine = Ns3Engine(binary=binary)
     for task in tasks:
-        started, clock = time.time(), time.monotonic()
-        try:
-            yield task, worker.simulate(task, binary, digest), None, started, time.monotonic() - clock
-        except bn.SimError as err:
-            yield task, None, str(err), started, time.monotonic() - clock
+        yield task, engine.measure(task, scenario, Path(), produced)
 
 
-def on_dask(tasks: Sequence[planning.SimTask], binary: Path, digest: str | None, address: str | None = None,
-            workers: int = 2) -> Iterator[Outcome]:
+def on_dask(tasks: Sequence[planning.SimTask], scenario: Scenario, produced: dict, binary: Path = bn.BOTTLENECK,
+            address: str | None = None, workers: int = 2) -> Iterator[Outcome]:
     """The tasks on a Dask cluster (cluster.dask_client), yielded as they finish; each
-    worker checks that its program is the one of `digest` (the one recorded)."""
+    worker checks that its program is the one `produced` records."""
+    digest = produced["bottleneck_sha256"]
     for task, result, error, submitted in cluster.as_completed(worker.simulate, tasks, binary, digest,
                                                                 address=address, workers=workers):
         if error is None:
-            yield task, result, None, result.started_unix, result.wall_s
+            yield task, store.measurement(task, scenario, produced, result, None, result.started_unix, result.wall_s)
         else:
-            yield task, None, error, submitted, time.time() - submitted
+            yield task, store.measurement(task, scenario, produced, None, error, submitted, time.time() - submitted)
 
 
 def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, schedulers=None,
           controllers=None, resume: bool = True, attempts: int = 3, progress: bool = True,
-          execute: Callable[[Sequence[planning.SimTask], str | None], Iterator[Outcome]] | None = None
+          execute: Callable[[Sequence[planning.SimTask], Scenario, dict], Iterator[Outcome]] | None = None
           ) -> SweepReport:
     """Simulate what is still to do (everything without `resume`) and store it; `execute`
-    runs the tasks by the program of the digest the runs record (in_process by default)."""
-    execute = execute or (lambda tasks, digest: in_process(tasks, binary, digest))
+    runs the tasks by the program the runs record (in_process by default)."""
+    execute = execute or (lambda tasks, scenario, produced: in_process(tasks, scenario, produced, binary))
     report = SweepReport()
     with Database(db_path) as db:
         tasks, report.skipped = planning.plan(scenario, db if resume else None, binary=binary,
@@ -74,10 +75,10 @@ def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, sc
         produced = store.versions(bn.describe(binary)["ns3"], binary)
         with Progress(progress, sum(len(t.pages) for t in tasks)) as bar:
             bar.describe(f"{scenario.name}: {len(tasks)} tasks")
-            for task, result, error, started, wall_s in execute(tasks, produced["bottleneck_sha256"]):
-                cell = task.cell.cell
+            for task, measured in execute(tasks, scenario, produced):
+                cell, error = task.cell.cell, measured.error
                 name = f"{cell.scheduler.name} / {cell.controller} / rep {cell.repetition} / chunk {task.chunk}"
-                run_id = store.store(db, scenario_id, scenario, task, produced, result, error, started, wall_s)
+                run_id = db.store_run(scenario_id, measured.row, measured.data)
                 report.tasks += 1
                 if error is None:
                     report.pages += len(task.pages)

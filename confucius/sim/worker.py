@@ -13,8 +13,7 @@ from pathlib import Path
 
 from confucius import rtflow
 from confucius.cluster import scratch_directory
-from confucius.lab.results import read_samples
-from confucius.lab.runner import HostSample, host_load
+from confucius.experiment.results import HostSample, host_load, read_samples
 from confucius.provenance import programs_not_as_recorded
 
 from . import bottleneck as bn
@@ -37,7 +36,7 @@ class TaskResult:
     pages: list[PageRun]
     started_unix: float
     wall_s: float
-    host_load: dict      # the worker's host meanwhile (lab.runner.host_load): what its wall clock means
+    host_load: dict      # the worker's host meanwhile (results.host_load): what its wall clock means
 
 
 def simulate(task: SimTask, binary: Path = bn.BOTTLENECK, digest: str | None = None) -> TaskResult:

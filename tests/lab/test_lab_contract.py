@@ -7,10 +7,12 @@ import json
 
 import pytest
 
-from confucius.lab import runner, scenario as sc
+from confucius.experiment import scenario as sc
+from confucius.lab import runner
 from confucius.lab.contract import EVENTS_FORMAT, ContractError, GuestEvents, RunSpec
 from confucius.lab.guest import run as guest_run
-from confucius.lab.results import ResultsError, read_run
+from confucius.experiment.results import ResultsError
+from confucius.lab.run_folder import read_run
 
 from test_lab_db import SCENARIO, hand_spec, make_run
 

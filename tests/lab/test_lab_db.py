@@ -13,10 +13,12 @@ from pathlib import Path
 import pytest
 
 from confucius import rtflow
-from confucius.lab import runner, scenario as sc
-from confucius.lab.db import Database, DatabaseError
+from confucius.experiment import keys, results, scenario as sc
+from confucius.lab import runner, vm
+from confucius.experiment.db import Database, DatabaseError
 from confucius.provenance import program_digest
-from confucius.lab.results import DISTURBED_GAP_MS, ResultsError, read_run
+from confucius.experiment.results import DISTURBED_GAP_MS, ResultsError
+from confucius.lab.run_folder import read_run
 from confucius.report import data
 
 OFFSET = 1_700_000_000_000_000_000   # wall clock - monotonic, ns
@@ -205,7 +207,7 @@ def test_a_task_whose_programs_are_not_those_recorded_is_refused_before_it_boots
 def test_cell_keys_name_the_setup_without_htb_s_bucket(scenario):
     # The form keys have always used: changing it would make every measured unit new.
     task = runner.plan(scenario, None)[0]
-    assert runner._conditions(scenario, task.cell)["tc"] == [
+    assert keys.conditions(scenario, task.cell).key_input()["tc"] == [
         "qdisc add dev rtr-cli root handle 1: htb default 1",
         "class add dev rtr-cli parent 1: classid 1:1 htb rate 20000000bit",
         "qdisc add dev rtr-cli parent 1:1 handle 10: pfifo limit 1000"]
@@ -256,7 +258,7 @@ def test_a_database_of_another_kind_is_refused(tmp_path):
 def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, start_bps: float = 16e6,
            host_load: dict | None = None, engine: tuple = ("qemu", "real", None), versions: dict | None = None,
            status: str = "ok", started_unix: float = 0.0) -> None:
-    run = read_run(make_run(folder, task.pages[0][1], gap_ms, page_key=task.pages[0][0].key, start_bps=start_bps))
+    run = read_run(make_run(folder, task.pages[0].key, gap_ms, page_key=task.pages[0].ref.key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
     db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
@@ -272,13 +274,13 @@ def test_the_matrix_resumes_where_it_stopped(tmp_path, scenario):
     with Database(tmp_path / "lab.sqlite") as db:
         first = runner.plan(scenario, db)
         # 2 schedulers x 2 pages, one page per run; chunks first, then schedulers.
-        assert [(t.cell.scheduler.name, t.pages[0][0].key) for t in first] == [
+        assert [(t.cell.scheduler.name, t.pages[0].ref.key) for t in first] == [
             ("pfifo", "flows-2-size-1000"), ("fq", "flows-2-size-1000"),
             ("pfifo", "flows-3-size-1000"), ("fq", "flows-3-size-1000")]
         _store(db, scenario, first[0], tmp_path / "a")
         _store(db, scenario, first[1], tmp_path / "b", gap_ms=DISTURBED_GAP_MS + 100)
         second = runner.plan(scenario, db)
-        assert sorted(t.pages[0][1] for t in second) == sorted(t.pages[0][1] for t in first[1:])
+        assert sorted(t.pages[0].key for t in second) == sorted(t.pages[0].key for t in first[1:])
         # Pages keep their chunk when resumed: pfifo's second page waits for fq's first.
         assert [(t.cell.scheduler.name, t.chunk) for t in second] == [("fq", 0), ("pfifo", 1), ("fq", 1)]
         # The disturbed measurement is retried until it has been tried `attempts` times.
@@ -333,7 +335,7 @@ def test_a_report_names_the_rows_that_pool_runs_of_different_programs(tmp_path, 
 def test_a_cell_without_confucius_resumes_whatever_became_of_the_module(tmp_path, scenario, monkeypatch):
     module = tmp_path / "sch_confucius.ko"
     module.write_bytes(b"the module then")
-    monkeypatch.setattr(runner.ENGINES["qemu"], "PROJECT_MODULES", tmp_path)
+    monkeypatch.setattr(vm, "PROJECT_MODULES", tmp_path)
     mixed = sc.parse(SCENARIO.replace('["pfifo", "fq"]', '["pfifo", "confucius"]'), scenario.path)
     then = program_digest(module)
     with Database(tmp_path / "lab.sqlite") as db:
@@ -352,7 +354,7 @@ def test_adding_a_scheduler_keeps_what_was_measured(tmp_path, scenario):
         _store(db, scenario, task, tmp_path / "a")
         more = sc.parse(SCENARIO.replace('["pfifo", "fq"]', '["pfifo", "fq", "cake"]'), scenario.path)
         assert len(runner.plan(more, db)) == 5
-        assert runner.plan(scenario, db, schedulers=["pfifo"])[0].pages[0][0].key == "flows-3-size-1000"
+        assert runner.plan(scenario, db, schedulers=["pfifo"])[0].pages[0].ref.key == "flows-3-size-1000"
         with pytest.raises(sc.ScenarioError, match="not in the scenario"):
             runner.plan(scenario, db, schedulers=["cake"])
 
@@ -418,12 +420,12 @@ def test_a_run_records_the_cpu_time_the_host_lost_to_its_own_hypervisor(tmp_path
     from typer.testing import CliRunner
     from confucius.report.cli import app as report_app
 
-    before = runner.HostSample((0.5, 0.4, 0.3), steal=100, total=1000)
-    after = runner.HostSample((1.5, 0.9, 0.5), steal=350, total=2000)
-    record = runner.host_load(before, after)
+    before = results.HostSample((0.5, 0.4, 0.3), steal=100, total=1000)
+    after = results.HostSample((1.5, 0.9, 0.5), steal=350, total=2000)
+    record = results.host_load(before, after)
     assert record == {"before": [0.5, 0.4, 0.3], "after": [1.5, 0.9, 0.5], "steal": 0.25}
-    assert runner.host_load(after, after)["steal"] == 0.0
-    here = runner.HostSample.now()
+    assert results.host_load(after, after)["steal"] == 0.0
+    here = results.HostSample.now()
     assert 0 <= here.steal <= here.total and here.total > 0
     path = tmp_path / "lab.sqlite"
     with Database(path) as db:
@@ -477,7 +479,7 @@ def test_a_matrix_measured_in_two_databases_merges_into_one_that_resumes(tmp_pat
         assert _frames_of(a, tasks[1].cell.scheduler.name) == b_frames
         assert a.query("SELECT COUNT(*) FROM flows f LEFT JOIN pages p ON p.id = f.page_id "
                        "WHERE f.page_id IS NOT NULL AND p.run_id IS NOT f.run_id")[0][0] == 0
-        assert [t.pages[0][1] for t in runner.plan(scenario, a)] == [tasks[3].pages[0][1]]
+        assert [t.pages[0].key for t in runner.plan(scenario, a)] == [tasks[3].pages[0].key]
         # Merging again copies nothing: the runs are recognised.
         assert a.merge(b.path)["runs"] == 0 and _counts(a) == after
         assert a.query("PRAGMA foreign_key_check") == []
@@ -525,9 +527,9 @@ def test_an_export_keeps_what_the_load_reports_read_and_merges_back(tmp_path, sc
                             (flow, LOAD_START - 60_000_000_000))
         source = _counts(db)
         assert source["qdisc_stats"] and source["probes"]
-        later = [m for m in _load_metrics(db) if m[:2] != (tasks[0].cell.scheduler.name, tasks[0].pages[0][0].key)]
+        later = [m for m in _load_metrics(db) if m[:2] != (tasks[0].cell.scheduler.name, tasks[0].pages[0].ref.key)]
         kept = db.export(tmp_path / "part.sqlite.xz", since_unix=150.0)
-        remaining = [t.pages[0][1] for t in runner.plan(scenario, db)]
+        remaining = [t.pages[0].key for t in runner.plan(scenario, db)]
     # Each run's 600 frames but the far one and the last two, which its load's window ends before.
     assert kept["runs"] == 2 and kept["pages"] == 2 and kept["frames"] == 2 * 598 and kept["scenarios"] == 1
     assert all(kept[t] == 0 for t in ("qdisc_stats", "qdisc_flows", "flow_samples", "probes"))
@@ -536,8 +538,8 @@ def test_an_export_keeps_what_the_load_reports_read_and_merges_back(tmp_path, sc
         assert fresh.merge(tmp_path / "part.sqlite.xz")["runs"] == 2
         assert _load_metrics(fresh) == later
         assert fresh.query("PRAGMA foreign_key_check") == []
-        assert [t.pages[0][1] for t in runner.plan(scenario, fresh)] == \
-            sorted(remaining + [tasks[0].pages[0][1]], key=[t.pages[0][1] for t in tasks].index)
+        assert [t.pages[0].key for t in runner.plan(scenario, fresh)] == \
+            sorted(remaining + [tasks[0].pages[0].key], key=[t.pages[0].key for t in tasks].index)
 
 
 def test_an_export_with_samples_keeps_every_row(tmp_path, scenario):

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from confucius import metrics
-from confucius.lab import db as lab_db
+from confucius.experiment import db as lab_db
 from confucius.lab import flent, runner
-from confucius.lab import scenario as sc
+from confucius.experiment import keys, plan as planning, scenario as sc
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flent"
 REPO = Path(__file__).resolve().parents[2]
@@ -64,7 +64,7 @@ def test_a_file_that_is_not_flent_data_is_refused(tmp_path):
 
 def test_the_record_shapes_both_directions_with_the_scheduler_under_test():
     scenario = sc.load(REPO / "scenarios" / "flent.toml", engine="uml")
-    records = {cell.scheduler.name: runner.bottleneck_commands(scenario, cell) for cell in runner.cells(scenario)}
+    records = {cell.scheduler.name: runner.bottleneck_commands(scenario, cell) for cell in planning.cells(scenario)}
     assert records["cake"] == ["qdisc add dev rtr-cli root handle 1: cake bandwidth 20000000bit memlimit 1514000",
                                "qdisc add dev rtr-srv root handle 1: cake bandwidth 20000000bit memlimit 1514000"]
     assert records["fq_codel"][3:] == [
@@ -80,7 +80,7 @@ def test_scenarios_without_flent_or_upload_rate_keep_their_cell_keys():
     # The keys digest the conditions: a new key in every scenario's conditions would make
     # every measured unit new.
     demo = sc.load(REPO / "scenarios" / "demo.toml")
-    conditions = runner._conditions(demo, runner.cells(demo)[0])
+    conditions = keys.conditions(demo, planning.cells(demo)[0]).key_input()
     assert "flent" not in conditions and "upload_rate_bps" not in conditions["link"]
     assert "kernel" not in conditions  # 6.1, which every earlier run ran
 
@@ -88,9 +88,9 @@ def test_scenarios_without_flent_or_upload_rate_keep_their_cell_keys():
 def test_a_run_on_the_second_kernel_generation_has_a_key_of_its_own():
     path = REPO / "scenarios" / "demo.toml"
     on_612 = sc.load(path, kernel="6.12")
-    cell = runner.cells(on_612)[0]
-    assert runner._conditions(on_612, cell)["kernel"] == "6.12"
-    assert runner.cell_key(on_612, cell) != runner.cell_key(sc.load(path), cell)
+    cell = planning.cells(on_612)[0]
+    assert keys.conditions(on_612, cell).key_input()["kernel"] == "6.12"
+    assert keys.cell_key(on_612, cell) != keys.cell_key(sc.load(path), cell)
 
 
 def test_a_database_of_schema_6_gains_the_flent_table(tmp_path):

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from confucius.lab import flent, runner, uml
-from confucius.lab import scenario as sc
-from confucius.lab.db import Database
+from confucius.experiment import scenario as sc
+from confucius.experiment.db import Database
 from confucius.report import flent as report_flent
 
 pytestmark = [

@@ -10,9 +10,10 @@ import struct
 
 import pytest
 
-from confucius.lab import db as lab_db, rtnl
-from confucius.lab.db import Database, DatabaseError
-from confucius.lab.results import read_run
+from confucius.experiment import db as lab_db
+from confucius.lab import rtnl
+from confucius.experiment.db import Database, DatabaseError
+from confucius.lab.run_folder import read_run
 from test_lab_db import LOAD_START, SCENARIO, make_run
 
 # struct tc_confucius_xstats is 8 bytes of header and its largest member, the qdisc's

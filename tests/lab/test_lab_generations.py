@@ -7,10 +7,10 @@ import re
 
 import pytest
 
-from confucius.lab import uml, vm
-from confucius.lab.engine import GENERATIONS
+from confucius.experiment import engines
+from confucius.experiment.engines import GENERATIONS
+from confucius.lab.engine import LabError
 
-ENGINES = {"qemu": vm, "uml": uml}
 MAKE = {("qemu", "lab"): "kmod", ("qemu", "6.12"): "qemu-6.12 kmod-6.12",
         ("uml", "lab"): "uml kmod-uml", ("uml", "6.12"): "uml-6.12 kmod-uml-6.12"}
 SCRIPT = """
@@ -25,17 +25,17 @@ tc -s qdisc show dev lo
 
 
 def _built(engine: str, flavour: str) -> bool:
-    module = ENGINES[engine].modules_dir(flavour) / "sch_confucius.ko"
+    module = engines.engine(engine).machine.modules_dir(flavour) / "sch_confucius.ko"
     try:
-        ENGINES[engine].kernel(flavour)
-    except vm.LabError:
+        engines.engine(engine).machine.kernel(flavour)
+    except LabError:
         return False
     return module.is_file()
 
 
 @pytest.mark.vm
 @pytest.mark.skipif(os.geteuid() != 0, reason="the guests write the host's files as root")
-@pytest.mark.parametrize("engine", sorted(ENGINES))
+@pytest.mark.parametrize("engine", engines.VM_ENGINES)
 @pytest.mark.parametrize("generation", sorted(GENERATIONS))
 def test_each_generation_boots_loads_the_module_and_shapes(tmp_path, engine, generation):
     flavour = GENERATIONS[generation]
@@ -44,7 +44,7 @@ def test_each_generation_boots_loads_the_module_and_shapes(tmp_path, engine, gen
     request = dict(results_dir=tmp_path, timeout=300, flavour=flavour)
     if engine == "uml":
         request["time_mode"] = "real"
-    result = ENGINES[engine].run(SCRIPT, **request)
+    result = engines.engine(engine).boot(SCRIPT, **request)
     assert result.returncode == 0, result.output[-3000:]
     assert result.kernel.startswith(f"{generation}."), result.kernel
     assert not result.kernel_problems(), result.console[-3000:]

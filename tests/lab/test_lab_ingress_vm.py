@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import runner, scenario as sc, schedulers as sched, uml
-from confucius.lab.db import Database
+from confucius.experiment import engines, scenario as sc, schedulers as sched
+from confucius.lab import runner, uml
+from confucius.experiment.db import Database
 
 pytestmark = pytest.mark.vm
 
@@ -44,8 +45,8 @@ def installed(tmp_path_factory) -> dict:
                                      shaping="ingress").commands(0.0)
                 for name in sched.SCHEDULERS}
     results = tmp_path_factory.mktemp("install")
-    runner.ENGINES["uml"].run(INSTALL_SCRIPT, results_dir=results, timeout=400,
-                              args=[json.dumps(commands)]).check()
+    engines.engine("uml").boot(INSTALL_SCRIPT, results_dir=results, timeout=400,
+                                args=[json.dumps(commands)]).check()
     return json.loads((results / "install.json").read_text())
 
 

@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 
 from confucius import metrics
-from confucius.lab import runner, scenario as sc, schedulers as sched, uml
-from confucius.lab.db import Database
+from confucius.experiment import engines, scenario as sc, schedulers as sched
+from confucius.lab import runner, uml
+from confucius.experiment.db import Database
 from confucius.report import data
 
 pytestmark = pytest.mark.vm
@@ -76,7 +77,7 @@ def installed(request, tmp_path_factory) -> dict:
     setups = {name: sched.tc_setup(name, rate_bps=20e6, buffer_packets=500, rt_ports=[5000])
               for name in sched.SCHEDULERS}
     results = tmp_path_factory.mktemp("install")
-    runner.ENGINES[request.param].run(
+    engines.engine(request.param).boot(
         INSTALL_SCRIPT, results_dir=results, timeout=400,
         args=[json.dumps({n: {"qdisc": s.qdisc, "rate": s.rate, "lines": list(s.lines)}
                           for n, s in setups.items()})]).check()
@@ -148,7 +149,7 @@ def sanity(request, tmp_path_factory):
                          (result.run_id, result.load_start_ns - int(ALONE_S * 1e9), result.load_start_ns))[0][0]
         [run] = db.query("SELECT engine, time_mode FROM runs")
         [(warmups, target_bps)] = db.query("SELECT warmups, rt_target_bps FROM pages")
-    assert tuple(run) == (request.param, runner.ENGINES[request.param].TIME_MODE)
+    assert tuple(run) == (request.param, engines.entry(request.param).time_mode)
     # A warm-up that settled under half the link was replaced, at most `retries` times.
     warmup = scenario.warmup
     print(f"warm-ups: {warmups}, GCC's target before the load {target_bps / 1e6:.1f} Mbit/s")

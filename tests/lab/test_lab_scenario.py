@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import scenario as sc
+from confucius.experiment import scenario as sc
 
 REPO = Path(__file__).resolve().parents[2]
 TRACES = REPO.parent / "shared" / "traces"

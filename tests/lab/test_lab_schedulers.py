@@ -4,7 +4,7 @@ commands is in test_lab_sanity_vm.py, which installs every one of them)."""
 
 import pytest
 
-from confucius.lab import schedulers as sched
+from confucius.experiment import schedulers as sched
 
 RATE, BUFFER = 20e6, 1000
 

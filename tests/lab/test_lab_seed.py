@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import runner, scenario as sc, uml
+from confucius.experiment import keys, plan as planning, scenario as sc
+from confucius.lab import runner, uml
 from confucius.lab.engine import LabError
 
 SCENARIO = """
@@ -55,15 +56,15 @@ def test_repetition_r_gets_the_scenario_s_seed_plus_r_and_its_key_names_it(tmp_p
     scenario = load(tmp_path)
     first, second = (task.cell for task in runner.plan(scenario, None))
     assert [runner.run_seed(scenario, cell) for cell in (first, second)] == [7, 8]
-    assert runner._conditions(scenario, second)["seed"] == 8
+    assert keys.conditions(scenario, second).key_input()["seed"] == 8
     other = load(tmp_path, SCENARIO.replace("seed = 7", "seed = 9"))
-    assert runner.cell_key(other, first) != runner.cell_key(scenario, first)
+    assert keys.cell_key(other, first) != keys.cell_key(scenario, first)
 
 
 def test_without_a_seed_each_uml_run_draws_one_and_the_key_is_as_before(tmp_path):
     unseeded = load(tmp_path, SCENARIO.replace("[uml]\nseed = 7\n", ""))
     cell = runner.plan(unseeded, None)[0].cell
-    assert "seed" not in runner._conditions(unseeded, cell)
+    assert "seed" not in keys.conditions(unseeded, cell).key_input()
     seeds = {runner.run_seed(unseeded, cell) for _ in range(5)}
     assert len(seeds) == 5 and all(0 <= seed <= sc.UML_SEED_MAX for seed in seeds)
 
@@ -80,7 +81,7 @@ def test_qemu_runs_have_no_seed_even_when_the_scenario_sets_one(tmp_path):
     scenario = load(tmp_path, engine="qemu")
     cell = runner.plan(scenario, None)[0].cell
     assert runner.run_seed(scenario, cell) is None
-    assert "seed" not in runner._conditions(scenario, cell)
+    assert "seed" not in keys.conditions(scenario, cell).key_input()
 
 
 @pytest.mark.parametrize("value", ["-1", str(sc.UML_SEED_MAX + 1), "1.5", '"7"', "true"])
@@ -248,7 +249,7 @@ def test_a_load_starts_its_drawn_phase_after_the_warm_up(tmp_path):
     report = runner.run_matrix(scenario, db_path=db, results_root=tmp_path / "runs",
                                resume=False, attempts=1, max_failures=1, progress=False)
     assert report.failed == 0
-    phase = runner.load_phase_s(scenario, runner.cells(scenario)[0], scenario.web.pages[0])
+    phase = keys.load_phase_s(scenario, planning.cells(scenario)[0], scenario.web.pages[0])
     with sqlite3.connect(db) as conn:
         [(spec,)] = conn.execute("SELECT spec FROM runs").fetchall()
         [(load_start, warmup_s)] = conn.execute("SELECT load_start_ns, warmup_s FROM pages").fetchall()

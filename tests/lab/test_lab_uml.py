@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import fidelity, uml
+from confucius.lab import uml
+from confucius.lab.guest import fidelity
 from confucius.lab.engine import GUEST_RESULTS, MACHINE_LOCK, in_guest
 
 pytestmark = [
@@ -202,7 +203,7 @@ def test_the_bottleneck_keeps_its_rate_in_every_5ms_window(tmp_path, qdisc, own,
 
 
 def fidelity_report(tmp_path, *args: str) -> dict:
-    result = uml.run('exec python -m confucius.lab.fidelity "$@"', args=list(args), results_dir=tmp_path,
+    result = uml.run('exec python -m confucius.lab.guest.fidelity "$@"', args=list(args), results_dir=tmp_path,
                      timeout=120)
     result.check()
     return json.loads(result.output.splitlines()[-1])
@@ -282,7 +283,8 @@ json.dump({"ran": ran, "qdiscs": json.loads(tc("-j", "qdisc", "show", "dev", "rt
 
 
 def test_the_guest_installs_the_run_s_record_of_the_bottleneck_and_nothing_else(tmp_path):
-    from confucius.lab import runner, scenario as sc
+    from confucius.experiment import scenario as sc
+    from confucius.lab import runner
 
     path = tmp_path / "record.toml"
     path.write_text(RECORD_SCENARIO)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from confucius.lab import runner
-from confucius.lab import scenario as sc
+from confucius.experiment import keys, plan as planning, scenario as sc
 from confucius.lab.contract import RtFlowSpec, RtSpec
 from confucius.lab.guest.rt import RtSession, Warm, fresh_logs
 
@@ -37,10 +37,10 @@ def scenario(tmp_path: Path):
 
 def test_a_flow_s_fair_share_is_the_link_over_its_competitors_at_most_max_rate(scenario):
     s = scenario()
-    alone, pair = runner.cells(s)
+    alone, pair = planning.cells(s)
     assert runner.fair_share_bps(s, alone) == 8e6           # 20 Mbit/s, capped at max_rate
     s = scenario('[[bulk]]\ncca = "cubic"\n[[bulk]]\ncca = "reno"\n')
-    assert runner.fair_share_bps(s, runner.cells(s)[1]) == pytest.approx(20e6 / 4)
+    assert runner.fair_share_bps(s, planning.cells(s)[1]) == pytest.approx(20e6 / 4)
 
 
 def session(flows: list[tuple[str, float]]) -> RtSession:
@@ -71,16 +71,16 @@ def test_min_share_zero_never_warms_up_again():
 
 def test_without_a_phase_every_load_follows_its_warm_up_and_the_keys_are_as_before(scenario):
     s = scenario()
-    cell = runner.cells(s)[0]
-    assert s.warmup.phase_s == 0 and runner.load_phase_s(s, cell, sc.PageRef("amazon")) == 0
-    assert "phase_s" not in runner._conditions(s, cell)["warmup"]
+    cell = planning.cells(s)[0]
+    assert s.warmup.phase_s == 0 and keys.load_phase_s(s, cell, sc.PageRef("amazon")) == 0
+    assert "phase_s" not in keys.conditions(s, cell).key_input()["warmup"]
 
 
 def test_a_load_s_phase_is_drawn_per_page_and_repetition_the_same_under_every_scheduler(scenario):
     s = scenario('[warmup]\nphase = "10s"\n')
-    assert runner._conditions(s, runner.cells(s)[0])["warmup"]["phase_s"] == 10.0
+    assert keys.conditions(s, planning.cells(s)[0]).key_input()["warmup"]["phase_s"] == 10.0
     pages = [sc.PageRef(f"p{n:04d}") for n in range(400)]
-    by_cell = [[runner.load_phase_s(s, cell, page) for page in pages] for cell in runner.cells(s)]
+    by_cell = [[keys.load_phase_s(s, cell, page) for page in pages] for cell in planning.cells(s)]
     phases = by_cell[0]
     assert all(drawn == phases for drawn in by_cell)      # two controllers, one draw
     assert all(0 <= phase < 10 for phase in phases) and len(set(phases)) > 390
@@ -89,11 +89,11 @@ def test_a_load_s_phase_is_drawn_per_page_and_repetition_the_same_under_every_sc
     print("pages per second of the phase:", per_second)
     assert min(per_second) >= 20
     again = scenario('[warmup]\nphase = "10s"\n')
-    assert [runner.load_phase_s(again, runner.cells(again)[0], page) for page in pages] == phases
-    other_repetition = runner.Cell(runner.cells(s)[0].scheduler, runner.cells(s)[0].rt, 1)
-    assert [runner.load_phase_s(s, other_repetition, page) for page in pages] != phases
+    assert [keys.load_phase_s(again, planning.cells(again)[0], page) for page in pages] == phases
+    other_repetition = keys.Cell(planning.cells(s)[0].scheduler, planning.cells(s)[0].rt, 1)
+    assert [keys.load_phase_s(s, other_repetition, page) for page in pages] != phases
     reseeded = scenario('[warmup]\nphase = "10s"\n', top="seed = 5\n")
-    assert [runner.load_phase_s(reseeded, runner.cells(reseeded)[0], page) for page in pages] != phases
+    assert [keys.load_phase_s(reseeded, planning.cells(reseeded)[0], page) for page in pages] != phases
 
 
 def test_the_vm_s_time_allows_each_page_its_longest_phase(scenario):

@@ -8,7 +8,7 @@ from dataclasses import replace
 import pytest
 
 from confucius.lab import uml
-from confucius.lab.db import SCHEMA_VERSION, Database, DatabaseError
+from confucius.experiment.db import SCHEMA_VERSION, Database, DatabaseError
 from confucius.lab.engine import REPO
 from confucius.provenance import program_digest
 from confucius.models import fitting

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from confucius.lab.db import Database
-from confucius.lab.scenario import ScenarioError
+from confucius.experiment.db import Database
+from confucius.experiment.scenario import ScenarioError
 from confucius.models import percca as model
 from confucius.models.aggressiveness import AggressivenessParams
 from confucius.percca import fit, models, stored

@@ -4,7 +4,7 @@ is refused with an error that names it."""
 
 import pytest
 
-from confucius.lab.scenario import ScenarioError
+from confucius.experiment.scenario import ScenarioError
 from confucius.percca import scenario
 from confucius.percca.scenario import default_buffer, parse
 

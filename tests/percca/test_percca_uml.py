@@ -16,7 +16,7 @@ import os
 import pytest
 
 from confucius.lab import uml
-from confucius.lab.db import Database
+from confucius.experiment.db import Database
 from confucius.percca import runner
 from confucius.percca.scenario import parse
 

@@ -4,7 +4,7 @@ load finds its rows through an index, so a report over a 1000-page sweep stays l
 
 import pytest
 
-from confucius.lab.db import Database
+from confucius.experiment.db import Database
 from confucius.report import data
 
 

@@ -12,8 +12,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab"))
 from test_lab_db import LOAD_START, SCENARIO, make_run  # noqa: E402
 from test_lab_flows import write_flow_samples  # noqa: E402
 
-from confucius.lab.db import Database  # noqa: E402
-from confucius.lab.results import read_run  # noqa: E402
+from confucius.experiment.db import Database  # noqa: E402
+from confucius.lab.run_folder import read_run  # noqa: E402
 from confucius.report import data, plots  # noqa: E402
 
 

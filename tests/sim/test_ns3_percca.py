@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab.db import Database
-from confucius.lab.scenario import ScenarioError
+from confucius.experiment.db import Database
+from confucius.experiment.scenario import ScenarioError
 from confucius.percca import runner, scenario as percca_scenario
 from confucius.report import percca as report
 

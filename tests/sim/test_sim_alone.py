@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from confucius.lab.scenario import load
+from confucius.experiment.scenario import load
 from confucius.provenance import program_digest
 from confucius.report.data import open_db, page_results
 from confucius.sim.alone import compare, episode_of, simulate_alone

@@ -12,9 +12,9 @@ import pytest
 from typer.testing import CliRunner
 
 from confucius import rtflow
-from confucius.lab import runner as lab_runner
+from confucius.experiment import keys
 from confucius.provenance import program_digest
-from confucius.lab.scenario import load
+from confucius.experiment.scenario import load
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
 from confucius.sim.bottleneck import BOTTLENECK, SimError
@@ -69,7 +69,7 @@ def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path, sma
     small(pages='["flows-3-size-30000", "flows-2-size-20000"]', sim='[warmup]\nphase = "4s"')
     scenario = load(tmp_path / "small.toml")
     [task] = [t for t in plan(scenario)[0] if t.cell.cell.scheduler.name == "confucius"]
-    phases = [lab_runner.load_phase_s(scenario, task.cell.cell, ref) for ref in scenario.web.pages]
+    phases = [keys.load_phase_s(scenario, task.cell.cell, ref) for ref in scenario.web.pages]
     assert [p.start_s for p in task.pages] == [round(3 + phase, 3) for phase in phases]
     assert len(set(phases)) == 2 and all(0 < phase < 4 for phase in phases)
     db = tmp_path / "sim.sqlite"

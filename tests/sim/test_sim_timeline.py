@@ -13,8 +13,8 @@ import pytest
 from typer.testing import CliRunner
 
 from confucius import rtflow
-from confucius.lab.db import Database
-from confucius.lab.scenario import load
+from confucius.experiment.db import Database
+from confucius.experiment.scenario import load
 from confucius.report import data
 from confucius.report.cli import app as report_app
 from confucius.sim.bottleneck import NS3_CCAS

@@ -14,20 +14,16 @@ logs/flent-<test>.out."""
 from __future__ import annotations
 
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 from .. import topology
-from ..contract import Flent, FlentEvent, GuestEvents
+from ..contract import FLENT, GUEST_TIMING, Flent, FlentEvent, GuestEvents
 from .base import Processes, in_ns, log, now_ns
 from .traffic import IRTT_PORT
 
-FLENT = Path(sys.executable).parent / "flent"
 NETPERF_PORT = 12865          # netserver's control port, where Flent's netperf connects
 SERVER_START_S = 0.5
-# Longest a test may overrun its own length (Flent's delays, start and data file).
-OVERRUN_S = 120.0
 
 
 class FlentServers:
@@ -58,12 +54,6 @@ def command(flent: Flent, test: str, data_dir: Path, title: str) -> list[str]:
         "-D", data_dir, "-t", title, "--test-parameter", f"upload_streams={flent.upload_streams}"])
 
 
-def test_budget_s(flent: Flent) -> float:
-    """The longest one test may take in guest time: its length, Flent's delay before and
-    after the loads, and its start and data file."""
-    return flent.length_s + OVERRUN_S
-
-
 def run_test(flent: Flent, test: str, scratch: Path, title: str) -> FlentEvent:
     """Run one Flent test to its end; its data file and output land in `scratch`."""
     data_dir = scratch / "flent" / test
@@ -74,7 +64,7 @@ def run_test(flent: Flent, test: str, scratch: Path, title: str) -> FlentEvent:
     with output.open("w") as out:
         try:
             code = subprocess.run(command(flent, test, data_dir, title), stdin=subprocess.DEVNULL, stdout=out,
-                                  stderr=subprocess.STDOUT, timeout=test_budget_s(flent)).returncode
+                                  stderr=subprocess.STDOUT, timeout=GUEST_TIMING.flent_test_budget_s(flent)).returncode
         except subprocess.TimeoutExpired:
             code = -1
     files = sorted(data_dir.glob("*.flent.gz"))

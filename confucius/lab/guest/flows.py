@@ -10,12 +10,10 @@ import time
 from pathlib import Path
 
 from .. import rtnl, topology
-from ..contract import FlowSamples, GuestEvents
+from ..contract import GUEST_TIMING, FlowSamples, GuestEvents
 from .base import log, now_ns
 
-# Confucius's flows are sampled this often around each page load, from this long before it.
-FLOW_FAST_S = 0.02
-FLOW_LEAD_S = 2.0
+FLOW_FAST_S, FLOW_LEAD_S = GUEST_TIMING.flow_fast_s, GUEST_TIMING.flow_lead_s
 
 
 class FlowSampler(threading.Thread):

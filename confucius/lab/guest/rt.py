@@ -11,12 +11,12 @@ from pathlib import Path
 from confucius import metrics, rtflow
 
 from .. import topology
-from ..contract import GuestEvents, RtSpec, SessionEvent, SessionFlow, Warmup
+from ..contract import GUEST_TIMING, GuestEvents, RtSpec, SessionEvent, SessionFlow, Warmup
 from .base import Processes, in_ns, now_ns, wait_until
 
 # Fewest rate-log rows (one per 50 ms) a convergence window must hold.
 MIN_ROWS = 10
-CALM_S = 2.0
+CALM_S = GUEST_TIMING.calm_s
 RT_DURATION = "86400s"  # stopped by a signal long before
 # The RT flow's sender and receiver stand for machines of their own. In this one guest they
 # would wait for a vCPU behind the page load's web client and server (~70 connections), and

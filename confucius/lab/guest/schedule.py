@@ -10,7 +10,7 @@ import dataclasses
 import time
 from typing import Callable
 
-from ..contract import GuestEvents, Measured, PageEvent, Warmup
+from ..contract import GUEST_TIMING, GuestEvents, Measured, PageEvent, Warmup
 from . import flent
 from .base import Context, now_ns, wait_until
 from .flows import FlowSampler
@@ -18,11 +18,7 @@ from .pages import load_page
 from .rt import RtSession, Warm
 from .trace import TracePlayer
 
-# After a tail, before the RT flow stops: frames still in flight must not be cut off.
-DRAIN_S = 0.5
-# Between episodes: every qdisc forgets a flow that sent nothing for this long (Confucius
-# after one reweight interval, 250 ms by default).
-IDLE_S = 1.0
+DRAIN_S, IDLE_S = GUEST_TIMING.drain_s, GUEST_TIMING.idle_s
 
 
 def tail(session: RtSession, since_ns: int, settle_s: float) -> tuple[int, bool]:

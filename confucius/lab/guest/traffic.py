@@ -14,12 +14,12 @@ import time
 from pathlib import Path
 
 from .. import topology
-from ..contract import Bulk, GuestEvents, Probes
+from ..contract import GUEST_TIMING, Bulk, GuestEvents, Probes
 from .base import Processes, in_ns, now_ns
 
 IRTT_PORT = 2112
 IPERF_BASE_PORT = 5201
-WRITE_RESULTS_S = 120.0       # longest wait for irtt or iperf3 to write its results when stopped
+WRITE_RESULTS_S = GUEST_TIMING.write_results_s
 
 
 class RttProbes:

@@ -10,7 +10,7 @@ without booting a VM. Occupancy samples and queue rows are left out (the fit rea
 import json
 import sys
 
-from confucius.lab.db import Database
+from confucius.experiment.db import Database
 
 RUN_COLUMNS = ("point_key", "policy", "qdisc", "service", "weights", "queues", "classifier",
                "classifier_kind", "f1_target", "f1_drawn", "seed", "flows", "rate_bps", "rtt_s",

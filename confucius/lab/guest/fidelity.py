@@ -9,8 +9,8 @@ the gaps between packets and the highest rate over tumbling 5 ms windows, both r
 the configured rate. A shaper whose timer fires late, or a clock that stands still while
 packets are dequeued, shows as short gaps and windows above the rate.
 
-    python -m confucius.lab.fidelity --qdisc 'pfifo limit 1000' --rate 20mbit
-    python -m confucius.lab.fidelity --qdisc 'confucius bandwidth 20mbit' --rate 20mbit --own
+    python -m confucius.lab.guest.fidelity --qdisc 'pfifo limit 1000' --rate 20mbit
+    python -m confucius.lab.guest.fidelity --qdisc 'confucius bandwidth 20mbit' --rate 20mbit --own
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from collections import Counter
 from confucius import metrics
 from confucius.units import parse_rate, parse_time
 
-from . import topology
+from .. import topology
 
 PORT = 9000
 PAYLOAD = 1472             # a 1500-byte IP packet
@@ -114,7 +114,7 @@ def measure(qdisc: str, rate: str, own: bool, duration_s: float, period_s: float
     """Build the topology, run the flow through it and analyse what arrived."""
     rate_bps = parse_rate(rate)
     topology.Topology(qdisc=qdisc, rate=None if own else rate).up()
-    module = [sys.executable, "-m", "confucius.lab.fidelity"]
+    module = [sys.executable, "-m", "confucius.lab.guest.fidelity"]
     receiver = subprocess.Popen(["ip", "netns", "exec", topology.CLIENT, *module, "receive"],
                                 stdout=subprocess.PIPE, text=True)
     try:
@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["receive"]:
         receive()
         return
-    parser = argparse.ArgumentParser(prog="python -m confucius.lab.fidelity", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m confucius.lab.guest.fidelity", description=__doc__.split("\n\n")[0])
     parser.add_argument("--qdisc", required=True, help="qdisc under test (tc spec)")
     parser.add_argument("--rate", required=True, help="bottleneck rate, e.g. 20mbit")
     parser.add_argument("--own", action="store_true", help="the qdisc shapes by itself (no HTB)")

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The pages a scenario loads, made real: generated from the corpus seed, read from a corpus
-directory or from page files, and written with a hosts file for one run.
+directory or from page files, and their digests (a changed page is a new measurement).
 
 Generated pages are the same as `confucius web generate --seed S` writes (the generator is
 deterministic per seed and page), so a scenario needs no corpus on disk.
@@ -12,12 +12,10 @@ import hashlib
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable
 
 from confucius.web import generate
-from confucius.web.page import Page, PageError, read_page, write_page
+from confucius.web.page import Page, PageError, read_page
 
-from . import topology
 from .scenario import NAMED_PAGE, PageRef, Scenario, ScenarioError
 
 
@@ -52,19 +50,3 @@ def page_digest(page_: Page) -> str:
     """Identifies a page's content: a changed page is a new measurement."""
     text = json.dumps(page_.to_dict(), sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def write_inputs(pages: list[Page], directory: Path, seen_as: Callable[[Path], str]) -> dict:
-    """Page files and a hosts file (one server address per domain) for one run; returns
-    the paths, as the guest sees them (`seen_as`), and addresses for the run's spec."""
-    directory.mkdir(parents=True, exist_ok=True)
-    domains = sorted({d for p in pages for d in p.domains})
-    addresses = topology.domain_addresses(len(domains))
-    hosts = directory / "hosts.txt"
-    hosts.write_text("".join(f"{a} {d}\n" for a, d in zip(addresses, domains)))
-    files = []
-    for number, p in enumerate(pages):
-        path = directory / f"page-{number}.json"
-        write_page(p, path)
-        files.append({"id": p.id, "file": seen_as(path)})
-    return {"pages": files, "hosts": seen_as(hosts), "addresses": addresses}

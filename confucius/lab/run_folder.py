@@ -1,146 +1,27 @@
 # SPDX-License-Identifier: MIT
-"""A run's results folder read back: what the guest (guest/) wrote, as records for the database.
+"""A run's results folder read back: what the guest (guest/) wrote, as the experiment's
+records for the database (experiment/results.py's RunData), through the contract.
 
     run = read_run(Path("results/lab/demo/<run>"))
     run.pages[0].load.plt, run.sessions[0].flows[0].frames, run.qdisc_samples[:3], run.qdisc_flows[:3]
 
 Every time is the guest's CLOCK_MONOTONIC in ns (rtflow's clock); the Web client's and
-irtt's wall-clock times are moved onto it with the offset the guest recorded.
-
-A measurement is *disturbed* when the RT sender could not run on time: its rate log has a
-row every 50 ms, and a gap of more than DISTURBED_GAP_MS means the emulated machine did not
-get the CPU (other work on the host) — frame delays then measure the host, not the
-scheduler. Disturbed measurements are kept but marked invalid, and the matrix runs them again.
+irtt's wall-clock times are moved onto it with the offset the guest recorded. A page's RT
+sender that paused longer than results.DISTURBED_GAP_MS marks the page disturbed.
 """
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from confucius import rtflow
-from confucius.web.results import PageLoad, ReportError, parse_report
+from confucius.experiment.results import (BulkFlow, FlentTest, PageRecord, ResultsError, RtFlowLog, RunData,
+                                          Session, read_samples)
+from confucius.web.results import ReportError, parse_report
 
 from . import flent
-from .contract import ContractError, FlentEvent, GuestEvents, Measured, PageEvent, PageSpec, RunSpec
-
-DISTURBED_GAP_MS = 250.0
-
-
-class ResultsError(ValueError):
-    """A results folder that cannot be read, with what is missing or malformed."""
-
-
-@dataclass
-class RtFlowLog:
-    session: int
-    number: int
-    label: str
-    port: int
-    frames: list[rtflow.Frame]
-    rates: list[rtflow.RateSample]
-
-    def max_gap_ms(self, start_ns: int, end_ns: int) -> float:
-        """Longest time between consecutive rate-log rows inside [start_ns, end_ns]."""
-        times = [r.time_ns for r in self.rates if start_ns <= r.time_ns <= end_ns]
-        return max((b - a for a, b in zip(times, times[1:])), default=0) / 1e6
-
-
-@dataclass
-class Session:
-    index: int
-    started_ns: int
-    stopped_ns: int
-    flows: list[RtFlowLog]
-
-
-@dataclass
-class PageRecord:
-    number: int
-    key: str                 # the scenario's name for it (amazon, p0003, a file path)
-    unit_key: str            # this page under this run's conditions (resume identity)
-    page_id: str
-    session: int
-    started_ns: int          # when the runner started the client
-    load_start_ns: int | None  # the client's own start (its first connection attempt)
-    window_end_ns: int
-    exit: int
-    error: str | None
-    load: PageLoad | None
-    warmup_s: float | None
-    converged: bool | None
-    warmups: int | None      # RT flows warmed up before the load (a low one is replaced)
-    calm: bool | None
-    rt_target_bps: list[float | None]
-    sender_max_gap_ms: float
-
-    @property
-    def valid(self) -> bool:
-        return self.load is not None and self.sender_max_gap_ms <= DISTURBED_GAP_MS
-
-    @property
-    def invalid_reason(self) -> str | None:
-        if self.load is None:
-            return f"no report from web-client (exit {self.exit}): {self.error or ''}".strip()
-        if self.sender_max_gap_ms > DISTURBED_GAP_MS:
-            return f"disturbed: RT sender paused {self.sender_max_gap_ms:.0f} ms"
-        return None
-
-    @property
-    def first_request_ns(self) -> int | None:
-        requests = [o.request for o in self.load.objects if o.request is not None] if self.load else []
-        if self.load_start_ns is None or not requests:
-            return None
-        return self.load_start_ns + round(min(requests) * 1e9)
-
-
-@dataclass
-class BulkFlow:
-    number: int
-    cca: str
-    started_ns: int | None
-    samples: list[tuple[int, float]]   # interval end (ns), bit/s
-    bytes: int
-    error: str | None
-
-
-@dataclass
-class FlentTest:
-    """One Flent test of the run: its data file and summary (lab/flent.py), or why there is none."""
-    number: int
-    event: FlentEvent
-    data_file: Path | None
-    summary: flent.FlentSummary | None
-    error: str | None
-    plot: Path | None = None         # Flent's plot, drawn on the host (runner.measure)
-    plot_error: str | None = None
-
-
-@dataclass
-class RunData:
-    directory: Path
-    spec: RunSpec
-    events: GuestEvents
-    sessions: list[Session]
-    pages: list[PageRecord]
-    qdisc_samples: list[tuple[int, list[dict]]]
-    qdisc_flows: list[tuple[int, list[dict]]]  # Confucius's flows (rtnl.flow_xstats), in time order
-    probes: list[tuple[int, float | None]]     # send time (ns), RTT ms (None: lost)
-    bulk: list[BulkFlow]
-    measured: Measured | None = None           # runs without pages: the measured span
-    flent: list[FlentTest] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    def rt_flows(self) -> list[RtFlowLog]:
-        return [f for s in self.sessions for f in s.flows]
-
-    @property
-    def measured_gap_ms(self) -> float | None:
-        if self.measured is None:
-            return None
-        return max((f.max_gap_ms(self.measured.from_ns, self.measured.to_ns) for f in self.rt_flows()),
-                   default=0.0)
+from .contract import ContractError, FlentEvent, GuestEvents, PageEvent, PageSpec, RunSpec
 
 
 def _json(path: Path, what: str):
@@ -194,21 +75,6 @@ def _page(directory: Path, entry: PageEvent, spec_page: PageSpec, offset_ns: int
         window_end_ns=entry.window_end_ns, exit=entry.exit, error=error or (load.error if load else None),
         load=load, warmup_s=entry.warmup_s, converged=entry.converged, warmups=entry.warmups,
         calm=entry.calm, rt_target_bps=entry.rt_target_bps, sender_max_gap_ms=gap)
-
-
-def read_samples(path: Path, key: str) -> list[tuple[int, list[dict]]]:
-    """(time_ns, record[key]) of a sampler's JSONL file (qdisc.jsonl, flows.jsonl; the
-    simulator writes the same), in time order (none if absent)."""
-    if not path.is_file():
-        return []
-    samples = []
-    for line in path.read_text().splitlines():
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue  # a sample cut short when the run ended
-        samples.append((record["time_ns"], record[key]))
-    return sorted(samples, key=lambda sample: sample[0])
 
 
 def _probes(path: Path, offset_ns: int) -> list[tuple[int, float | None]]:
@@ -289,7 +155,7 @@ def read_run(directory) -> RunData:
     sessions = _sessions(directory, events)
     pages = [_page(directory, entry, _spec_page(directory, spec, entry), offset, sessions, spec.warmup.hold_s)
              for entry in events.pages]
-    run = RunData(directory=directory, spec=spec, events=events, sessions=sessions, pages=pages,
+    run = RunData(directory=directory, sessions=sessions, pages=pages,
                   qdisc_samples=read_samples(directory / "qdisc.jsonl", "qdiscs"),
                   qdisc_flows=read_samples(directory / "flows.jsonl", "flows"),
                   probes=_probes(directory / "irtt.json", offset),

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""What runs inside the VM for one per-CCA run: `python -m confucius.percca.guest spec.json`.
+"""What runs inside the VM for one per-CCA run: `python -m confucius.lab.guest.percca spec.json`.
 
 Builds the lab's dumbbell (confucius.lab.topology) with a bare bottleneck, installs the
 run's tc lines (queues and the classifier's filters), starts the bulk receiver in the
-client's namespace and the senders in the server's (confucius.percca.bulk), samples the
+client's namespace and the senders in the server's (confucius.lab.guest.bulk), samples the
 bottleneck's queues until the flows end, and writes `$RESULTS/percca.json`:
 
     {"sender_started_ns", "receiver": {"samples": [[ns, [bytes per flow]], ...]},
@@ -22,7 +22,7 @@ import sys
 import time
 from pathlib import Path
 
-from confucius.lab import rtnl, topology
+from .. import rtnl, topology
 
 # Flows start together; the receiver outlives the senders by this much.
 RECEIVER_GRACE_S = 1.0
@@ -33,7 +33,7 @@ def in_ns(namespace: str, argv: list) -> list[str]:
 
 
 def _bulk(namespace: str, *args) -> list[str]:
-    return in_ns(namespace, [sys.executable, "-m", "confucius.percca.bulk", *args])
+    return in_ns(namespace, [sys.executable, "-m", "confucius.lab.guest.bulk", *args])
 
 
 def _qdiscs() -> list[dict]:

@@ -2,8 +2,8 @@
 """Long-lived TCP bulk flows, one socket per flow, each with its own congestion control:
 the guest's traffic for per-CCA experiments.
 
-    python -m confucius.percca.bulk receive --port 6000 --flows 30 --duration 30 --out rx.json
-    python -m confucius.percca.bulk send --address 198.19.0.2 --port 6000 --cca reno,bbr --duration 30
+    python -m confucius.lab.guest.bulk receive --port 6000 --flows 30 --duration 30 --out rx.json
+    python -m confucius.lab.guest.bulk send --address 198.19.0.2 --port 6000 --cca reno,bbr --duration 30
 
 Why not iperf3 per flow: iperf3 polls (pselect6 on an always-writable socket plus
 clock_gettime), and in UML's virtual time a poller only advances as fast as the host runs

@@ -3,7 +3,7 @@
 
     scenario = load("scenarios/demo.toml")          # ScenarioError names file, key and fix
 
-The format is described in confucius/lab/README.md ("Scenarios"); in short:
+The format is described in confucius/experiment/README.md ("Scenarios"); in short:
 
     name = "demo"                 # names the results; letters, digits, - and _
     engine = "qemu"               # or "uml": User-Mode Linux in virtual time
@@ -66,24 +66,22 @@ from typing import Any, Sequence
 
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
+from . import engines
 from . import schedulers as sched
-from . import uml
-from .contract import FLENT_TESTS, Bulk, Flent, Probes, Warmup  # the scenario's parts that the spec carries as they are
-from .engine import DEFAULT_GENERATION, ENGINES, GENERATIONS
-from .topology import SHAPINGS
+from .engines import DEFAULT_GENERATION, GENERATIONS, SEED_LIMIT, VM_ENGINES
+from .records import FLENT_TESTS, Bulk, Flent, Probes, Warmup  # the parts an engine's spec carries as they are
+from .shaping import SHAPINGS, TopologyError, read_trace
 
 MTU_BYTES = sched.MTU_BYTES
 # What the simulator samples of the scheduler ([sim] samples).
 SIM_SAMPLES = ("flows", "queues")
 # How the RT flow's two ends get the guest's CPU (guest/rt.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
-# TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
-BUILTIN_CCAS = ("cubic", "reno")
 # [uml] seed: repetition r's guest gets seed + r. The engine takes seeds below
-# uml.SEED_LIMIT, and a scenario has up to MAX_REPETITIONS; the seeds runs draw come from
+# engines.SEED_LIMIT, and a scenario has up to MAX_REPETITIONS; the seeds runs draw come from
 # the same range, so a scenario can name any run's seed and repeat it.
 MAX_REPETITIONS = 1000
-UML_SEED_MAX = uml.SEED_LIMIT - MAX_REPETITIONS
+UML_SEED_MAX = SEED_LIMIT - MAX_REPETITIONS
 NAMED_PAGE = re.compile(r"^(amazon|p\d{4}|flows-(\d+)-size-(\d+))$")
 
 
@@ -102,7 +100,7 @@ class Link:
     rtt_s: float
     buffer_packets: int
     shaper: str                     # "own" or "htb", see schedulers.tc_setup
-    shaping: str                    # where the bottleneck shapes: topology.SHAPINGS
+    shaping: str                    # where the bottleneck shapes: shaping.SHAPINGS
     upload_rate_bps: float | None = None   # the scheduler also shapes client -> server; None: unshaped
 
 
@@ -211,7 +209,7 @@ class Scenario:
     sim: SimSettings
     flent: Flent | None = None      # Flent's tests instead of an RT flow and pages
     uml: UmlSettings = UmlSettings()
-    kernel: str = DEFAULT_GENERATION  # the guest kernel's generation (engine.GENERATIONS)
+    kernel: str = DEFAULT_GENERATION  # the guest kernel's generation (engines.GENERATIONS)
     digest: str = field(default="", compare=False)
 
     def scheduler(self, name: str) -> SchedulerChoice:
@@ -224,7 +222,7 @@ class Scenario:
 
 # --------------------------------------------------------------------------- reading
 
-class _Table:
+class Table:
     """One TOML table being read: every key taken is ticked off, so leftovers are errors."""
 
     def __init__(self, data: dict, where: str, path: Path):
@@ -242,13 +240,13 @@ class _Table:
     def has(self, key: str) -> bool:
         return key in self.data
 
-    def table(self, key: str) -> _Table | None:
+    def table(self, key: str) -> Table | None:
         value = self.get(key)
         if value is None:
             return None
         if not isinstance(value, dict):
             raise self.error(key, f"must be a table ([{self._sub(key)}]), got {type(value).__name__}")
-        return _Table(value, self._sub(key), self.path)
+        return Table(value, self._sub(key), self.path)
 
     def _sub(self, key: str) -> str:
         return f"{self.where}.{key}" if self.where else key
@@ -324,27 +322,20 @@ class _Table:
         return value
 
 
-def available_ccas() -> tuple[str, ...]:
-    """TCP congestion controls the lab's kernel offers: the built-ins and its tcp_* modules."""
-    from . import vm
-    try:
-        kernel = vm.detect_kernel()
-    except vm.LabError as err:
-        raise ScenarioError(f"cannot list the lab kernel's TCP congestion controls: {err}") from None
-    modules = kernel.modules / "kernel" / "net" / "ipv4"
-    names = {p.name.split(".ko")[0].removeprefix("tcp_") for p in modules.glob("tcp_*.ko*")}
-    names -= {"diag"}  # tcp_diag is socket diagnostics, not a congestion control
-    return tuple(sorted(set(BUILTIN_CCAS) | names))
+def lab_kernel_ccas() -> tuple[str, ...]:
+    """TCP congestion controls the lab's kernel offers (Debian's, qemu's: the UML kernel
+    builds the same in), which the lab's scenarios are checked against."""
+    return engines.engine("qemu").ccas()
 
 
-def _cca(t: _Table, key: str, value: str, ccas) -> str:
+def _cca(t: Table, key: str, value: str, ccas) -> str:
     if value not in ccas:
         raise t.error(key, f"unknown TCP congestion control {value!r} (there are "
                            f"{', '.join(ccas)})")
     return value
 
 
-def _read_link(t: _Table | None, base: Path) -> Link:
+def _read_link(t: Table | None, base: Path) -> Link:
     if t is None:
         raise ScenarioError(f"{base}: [link] is missing (it needs rate or trace, and rtt)")
     path = t.path
@@ -362,15 +353,14 @@ def _read_link(t: _Table | None, base: Path) -> Link:
     buffer = t.get("buffer", 1000)
     link = Link(rate_bps=rate, trace=trace,
                 trace_scale=t.number("trace_scale", 1.0, 1e-6), trace_offset_s=t.time("trace_offset", 0, positive=False),
-                rtt_s=t.time("rtt", "40ms"), buffer_packets=_buffer_packets(t, buffer),
+                rtt_s=t.time("rtt", "40ms"), buffer_packets=buffer_packets(t, buffer),
                 shaper=t.choice("shaper", "own", ("own", "htb")),
                 shaping=t.choice("shaping", "egress", SHAPINGS), upload_rate_bps=t.rate("upload_rate"))
     t.done()
     return link
 
 
-def _check_trace(t: _Table, trace: Path) -> None:
-    from .topology import TopologyError, read_trace
+def _check_trace(t: Table, trace: Path) -> None:
     if not trace.is_file():
         raise t.error("trace", f"no such file: {trace} (a path relative to the scenario file, "
                                f"or give one with --trace)")
@@ -380,7 +370,7 @@ def _check_trace(t: _Table, trace: Path) -> None:
         raise t.error("trace", str(err)) from None
 
 
-def _buffer_packets(t: _Table, value) -> int:
+def buffer_packets(t: Table, value) -> int:
     if isinstance(value, int) and not isinstance(value, bool):
         if value < 1:
             raise t.error("buffer", f"must be at least 1 packet, got {value}")
@@ -396,7 +386,7 @@ def _buffer_packets(t: _Table, value) -> int:
     raise t.error("buffer", f"must be a number of packets (1000) or a size ('1.5mb'), got {value!r}")
 
 
-def _read_schedulers(t: _Table | None, path: Path) -> tuple[SchedulerChoice, ...]:
+def _read_schedulers(t: Table | None, path: Path) -> tuple[SchedulerChoice, ...]:
     if t is None:
         raise ScenarioError(f"{path}: [schedulers] is missing (names = [...], from "
                             f"{', '.join(sched.SCHEDULERS)})")
@@ -408,7 +398,7 @@ def _read_schedulers(t: _Table | None, path: Path) -> tuple[SchedulerChoice, ...
             raise vt.error(name, "a variant needs a new name of letters, digits, '_', ':', '.', '+', '-'")
         if not isinstance(spec, dict):
             raise vt.error(name, "must be a table: { base = \"confucius\", options = \"interval 500ms\" }")
-        v = _Table(spec, f"{vt.where}.{name}", path)
+        v = Table(spec, f"{vt.where}.{name}", path)
         base = v.choice("base", None, tuple(sched.SCHEDULERS))
         options = v.string("options", "")
         v.done()
@@ -437,7 +427,7 @@ def _read_schedulers(t: _Table | None, path: Path) -> tuple[SchedulerChoice, ...
     return tuple(choices)
 
 
-def _rt_flow(t: _Table, text, ccas) -> RtFlow:
+def _rt_flow(t: Table, text, ccas) -> RtFlow:
     if not isinstance(text, str):
         raise t.error("controllers", f"entries must be names or lists of names, got {text!r}")
     if text in ("gcc", "pion-gcc", "copa"):
@@ -456,7 +446,7 @@ def _rt_flow(t: _Table, text, ccas) -> RtFlow:
                                  f"(e.g. tcp-bbr) or fixed-<rate> (e.g. fixed-8mbit)")
 
 
-def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ...], ...], RtSettings]:
+def _read_rt(t: Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ...], ...], RtSettings]:
     if t is None:
         raise ScenarioError(f"{path}: [rt] is missing (controllers = [\"gcc\"], ...)")
     entries = t.get("controllers")
@@ -476,7 +466,7 @@ def _read_rt(t: _Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ..
     return tuple(sets), settings
 
 
-def _rt_settings(t: _Table) -> RtSettings:
+def _rt_settings(t: Table) -> RtSettings:
     settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=t.rate("max_rate", "100mbit"),
                           start_rate_bps=t.rate("start_rate", "1mbit"), min_rate_bps=t.rate("min_rate", "100kbit"),
                           port=t.integer("port", 5000, 1024, 65000),
@@ -487,8 +477,8 @@ def _rt_settings(t: _Table) -> RtSettings:
     return settings
 
 
-def _read_warmup(t: _Table | None) -> Warmup:
-    data = t or _Table({}, "warmup", Path())
+def _read_warmup(t: Table | None) -> Warmup:
+    data = t or Table({}, "warmup", Path())
     warmup = Warmup(min_s=data.time("min", "5s"), max_s=data.time("max", "90s"),
                     hold_s=data.time("hold", "3s"), tolerance=data.number("tolerance", 0.1, 0.001, 1),
                     min_share=data.number("min_share", 0.5, 0, 1), retries=data.integer("retries", 2, 0, 5),
@@ -499,7 +489,7 @@ def _read_warmup(t: _Table | None) -> Warmup:
     return warmup
 
 
-def _read_pages(t: _Table, base: Path, corpus: Path | None) -> list[PageRef]:
+def _read_pages(t: Table, base: Path, corpus: Path | None) -> list[PageRef]:
     refs = []
     for name in t.strings("pages"):
         match = NAMED_PAGE.match(name)
@@ -524,7 +514,7 @@ def _read_pages(t: _Table, base: Path, corpus: Path | None) -> list[PageRef]:
     return refs
 
 
-def _sweep_pages(t: _Table) -> list[PageRef]:
+def _sweep_pages(t: Table) -> list[PageRef]:
     """Every combination of `flows` (counts) and `sizes` (e.g. "15kb"): seed 000 Fig. 14/15."""
     flows = t.get("flows")
     sizes = t.get("sizes")
@@ -542,7 +532,7 @@ def _sweep_pages(t: _Table) -> list[PageRef]:
     return [PageRef(name=f"flows-{n}-size-{b}") for b in size_bytes for n in flows]
 
 
-def _check_corpus_names(t: _Table, corpus: Path, refs: list[PageRef]) -> None:
+def _check_corpus_names(t: Table, corpus: Path, refs: list[PageRef]) -> None:
     import json
     try:
         manifest = json.loads((corpus / "manifest.json").read_text())
@@ -555,7 +545,7 @@ def _check_corpus_names(t: _Table, corpus: Path, refs: list[PageRef]) -> None:
                                f"{' ...' if len(missing) > 5 else ''}")
 
 
-def _read_web(t: _Table | None, base: Path, ccas) -> Web | None:
+def _read_web(t: Table | None, base: Path, ccas) -> Web | None:
     if t is None:
         return None
     corpus_text = t.string("corpus")
@@ -583,14 +573,14 @@ def _read_bulk(items, path: Path, ccas) -> tuple[Bulk, ...]:
         raise ScenarioError(f"{path}: bulk: must be an array of tables ([[bulk]] cca = \"cubic\")")
     flows = []
     for index, item in enumerate(items):
-        t = _Table(item, f"bulk[{index}]", path)
+        t = Table(item, f"bulk[{index}]", path)
         flows.append(Bulk(cca=_cca(t, "cca", t.string("cca", "cubic"), ccas),
                           start_s=t.time("start", 0, positive=False), duration_s=t.time("duration")))
         t.done()
     return tuple(flows)
 
 
-def _read_probes(t: _Table | None) -> Probes | None:
+def _read_probes(t: Table | None) -> Probes | None:
     if t is None:
         return None
     probes = Probes(interval_s=t.time("interval", "20ms"))
@@ -600,7 +590,7 @@ def _read_probes(t: _Table | None) -> Probes | None:
     return probes
 
 
-def _read_flent(t: _Table) -> Flent:
+def _read_flent(t: Table) -> Flent:
     tests = t.strings("tests")
     if not tests:
         raise t.error("tests", f"list Flent's tests to run, from {', '.join(FLENT_TESTS)}")
@@ -621,7 +611,7 @@ def _read_flent(t: _Table) -> Flent:
     return flent
 
 
-def _flent_parts(top: _Table, link_table: _Table | None, path: Path) -> Flent:
+def _flent_parts(top: Table, link_table: Table | None, path: Path) -> Flent:
     """A Flent scenario: its tests bring their own flows, so it has no RT flow, pages, bulk
     flows, probes or duration, and a constant rate; both directions carry load, so the
     scheduler under test shapes the upload too (`upload_rate`, by default the rate)."""
@@ -636,23 +626,23 @@ def _flent_parts(top: _Table, link_table: _Table | None, path: Path) -> Flent:
     return flent
 
 
-def _read_sim(t: _Table | None) -> SimSettings:
-    data = t or _Table({}, "sim", Path())
+def _read_sim(t: Table | None) -> SimSettings:
+    data = t or Table({}, "sim", Path())
     settings = SimSettings(seed=data.integer("seed", 1, 1, 2**31 - 1), warmup_s=data.time("warmup", "10s"),
                            samples=data.choice("samples", "flows", SIM_SAMPLES))
     data.done()
     return settings
 
 
-def _read_uml(t: _Table | None) -> UmlSettings:
-    data = t or _Table({}, "uml", Path())
+def _read_uml(t: Table | None) -> UmlSettings:
+    data = t or Table({}, "uml", Path())
     settings = UmlSettings(seed=data.integer("seed", None, 0, UML_SEED_MAX))
     data.done()
     return settings
 
 
 def read_top(text: str, path: Path, engine: str | None,
-             kernel: str | None = None) -> tuple[_Table, str]:
+             kernel: str | None = None) -> tuple[Table, str]:
     """The top table of a scenario file's `text` (`engine` and `kernel`, when given,
     replacing its own) and its name, checked: every kind of scenario starts here."""
     try:
@@ -663,7 +653,7 @@ def read_top(text: str, path: Path, engine: str | None,
         data["engine"] = engine
     if kernel is not None:
         data["kernel"] = kernel
-    top = _Table(data, "", path)
+    top = Table(data, "", path)
     name = top.string("name")
     if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
         raise top.error("name", f"a name of letters, digits, '-' and '_' is required, got {name!r}")
@@ -683,12 +673,12 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         link_table.data = {k: v for k, v in link_table.data.items() if k != "rate"}
         link_table.data["trace"] = str(Path(trace).resolve())
     flent = _flent_parts(top, link_table, path) if top.has("flent") else None
-    ccas = available_ccas() if ccas is None else ccas
+    ccas = lab_kernel_ccas() if ccas is None else ccas
     link = _read_link(link_table, path)
     if flent is None:
         rt_sets, rt = _read_rt(top.table("rt"), path, ccas)
     else:  # one cell per scheduler, with no RT flow
-        rt_sets, rt = ((),), _rt_settings(_Table({}, "rt", path))
+        rt_sets, rt = ((),), _rt_settings(Table({}, "rt", path))
     web = _read_web(top.table("web"), path.parent, ccas)
     duration = top.time("duration")
     if flent is None and web is not None and duration is not None:
@@ -703,7 +693,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         rt_sets=rt_sets, rt=rt, warmup=_read_warmup(top.table("warmup")), web=web,
         bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
         stats_interval_s=top.time("stats_interval", "200ms"),
-        engine=top.choice("engine", "qemu", ENGINES), sim=_read_sim(top.table("sim")), flent=flent,
+        engine=top.choice("engine", "qemu", VM_ENGINES), sim=_read_sim(top.table("sim")), flent=flent,
         uml=_read_uml(top.table("uml")), kernel=top.choice("kernel", DEFAULT_GENERATION, GENERATIONS),
     )
     top.done()

@@ -2,7 +2,7 @@
 """The queue disciplines the lab compares, each as the tc commands that install it.
 
 One table, `SCHEDULERS`, maps a name to what stands for it in Debian's kernel 6.1. Every
-scheduler runs at the bottleneck (see topology.py): the router's egress towards the client,
+scheduler runs at the bottleneck (see shaping.py): the router's egress towards the client,
 or with `shaping="ingress"` the IFB fed from the router's WAN-side ingress, the same way
 there (HTB and its leaf, classes and filters all on the IFB):
 
@@ -21,10 +21,10 @@ counts the socket buffers' truesize, larger than the packets), and each class's 
 the label-based ones.
 
     setup = tc_setup("drr-1:5", rate_bps=20e6, buffer_packets=1000, rt_ports=[5000])
-    setup.qdisc        # 'drr' (the spec for topology.Topology)
+    setup.qdisc        # 'drr' (the spec for lab/topology.py's Topology)
     setup.rate         # '20000000bit' (HTB) or None (the qdisc is the root)
     setup.lines        # classes, leaves and filters: tc batch lines for the router
-    setup.commands(topology.htb_burst_s("uml"))   # all of it, as the router's tc batch
+    setup.commands(shaping.htb_burst_s("uml"))   # all of it, as the router's tc batch
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ import shlex
 from dataclasses import dataclass
 from typing import Sequence
 
-from confucius.lab import topology
-from confucius.lab.topology import LEAF_HANDLE, ROOT_HANDLE
+from .shaping import LEAF_HANDLE, ROOT_HANDLE, TopologyError, bottleneck_commands, shaping_device
 
 MTU_BYTES = 1514
 
@@ -92,7 +91,7 @@ SCHEDULERS: dict[str, Scheduler] = {s.name: s for s in (
 
 @dataclass(frozen=True)
 class TcSetup:
-    """What topology.Topology needs (`qdisc`, `rate`) and the batch lines that follow it."""
+    """What the lab's Topology needs (`qdisc`, `rate`) and the batch lines that follow it."""
     qdisc: str
     rate: str | None
     lines: tuple[str, ...] = ()
@@ -100,9 +99,9 @@ class TcSetup:
 
     def commands(self, htb_burst_s: float | None = None) -> list[str]:
         """The scheduler's installation at the bottleneck, whole, as tc batch lines for the
-        router (topology.bottleneck_commands, then the classes and filters); HTB's bucket
-        `htb_burst_s` (topology.htb_burst_s; None: tc's default)."""
-        return topology.bottleneck_commands(self.qdisc, self.rate, htb_burst_s, self.shaping) + list(self.lines)
+        router (shaping.bottleneck_commands, then the classes and filters); HTB's bucket
+        `htb_burst_s` (shaping.htb_burst_s; None: tc's default)."""
+        return bottleneck_commands(self.qdisc, self.rate, htb_burst_s, self.shaping) + list(self.lines)
 
 
 def scheduler(name: str) -> Scheduler:
@@ -164,13 +163,13 @@ def tc_setup(name: str, *, rate_bps: float, buffer_packets: int, rt_ports: Seque
     `extra_options` are appended to the qdisc's options (a scenario's variant, e.g.
     'interval 500ms' for confucius); `shaper` is "own" (cake and confucius shape by
     themselves as the root) or "htb" (every qdisc is a leaf of HTB); `shaping` where the
-    bottleneck is (topology.SHAPINGS)."""
+    bottleneck is (shaping.SHAPINGS)."""
     s = scheduler(base or name)
     if shaper not in ("own", "htb"):
         raise SchedulerError(f"shaper must be 'own' or 'htb', got {shaper!r}")
     try:
-        dev = topology.shaping_device(shaping)
-    except topology.TopologyError as err:
+        dev = shaping_device(shaping)
+    except TopologyError as err:
         raise SchedulerError(str(err)) from None
     if buffer_packets < 1:
         raise SchedulerError(f"the buffer must be at least 1 packet, got {buffer_packets}")
