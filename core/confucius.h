@@ -107,7 +107,8 @@ struct cfc_config {
 /*
  * The core's part of a packet, embedded by the host (20 bytes, so that it fits
  * the private area of the kernel's qdisc_skb_cb). Times are kept in 1.024 us
- * ticks (ns >> 10): 32 bits span 73 minutes, compared with wrap-around.
+ * ticks (ns >> 10): 32 bits span 73 minutes, compared with wrap-around, which
+ * the ages' saturation (CFC_AGE_HORIZON_NS) keeps exact.
  */
 struct cfc_pkt {
 	struct cfc_pkt *next;
@@ -140,6 +141,13 @@ struct cfc_flow {
 	u8 queue;		/* index into cfc_sched.queues */
 	u8 fat_bucket;		/* fls(backlog + qlen): 0 when empty */
 };
+
+/*
+ * A packet's age saturates at this horizon (2^30 ticks, 18 min 19 s): one
+ * queued longer reads as that old and leaves before every younger one (in no
+ * order among those as old), however long it is held.
+ */
+#define CFC_AGE_HORIZON_NS	BIT_ULL(40)
 
 /* Q_new is queue 0; classes 1..K follow. In flow mode class 1 holds the old flows. */
 #define CFC_QNEW		0
@@ -202,6 +210,8 @@ struct cfc_sched {
 	u64 next_reclassify_ns;
 	u64 last_reclassify_ns;
 	u64 next_send_ns;	/* shaper: earliest time the next packet may leave */
+	u64 last_sweep_ns;	/* when packets past the age horizon were last restamped */
+	u64 next_sweep_ns;
 	u64 ns_per_byte_fp;	/* shaper: ns per byte, fixed point */
 	u32 reclassify_epoch;
 	struct cfc_counters cnt;

@@ -31,6 +31,8 @@
 #define CFC_OCC_EWMA_SHIFT	2	/* occupancy smoothing: 1/4 per reclassify period */
 #define CFC_NEVER		(~0ull)
 #define CFC_NO_SOJOURN		(~0u)	/* no old-flow packet left in the recent window */
+#define CFC_AGE_HORIZON		((u32)(CFC_AGE_HORIZON_NS >> CFC_TICK_SHIFT))
+#define CFC_SWEEP_NS		(CFC_AGE_HORIZON_NS / 2)
 
 /* ----------------------------------------------------------------- time */
 
@@ -44,10 +46,26 @@ static bool tick_before(u32 a, u32 b)
 	return (s32)(a - b) < 0;
 }
 
-/* How long a backlogged flow's head packet has waited. */
-static u64 head_sojourn_ns(const struct cfc_flow *f, u64 now)
+/*
+ * Whether every queued packet is past the age horizon: no sweep ran for a
+ * sweep period and a horizon, so none was queued since the one that was due.
+ */
+static bool all_past_horizon(const struct cfc_sched *s, u64 now)
 {
-	return (u64)(ticks_of(now) - f->head->stamp) << CFC_TICK_SHIFT;
+	return now - s->last_sweep_ns >= CFC_SWEEP_NS + CFC_AGE_HORIZON_NS;
+}
+
+/* How long a packet stamped `stamp` has waited, in ticks, saturated at the horizon. */
+static u32 packet_age(const struct cfc_sched *s, u32 stamp, u64 now)
+{
+	u32 age = ticks_of(now) - stamp;
+
+	return all_past_horizon(s, now) || age > CFC_AGE_HORIZON ? CFC_AGE_HORIZON : age;
+}
+
+static u64 head_sojourn_ns(const struct cfc_sched *s, const struct cfc_flow *f, u64 now)
+{
+	return (u64)packet_age(s, f->head->stamp, now) << CFC_TICK_SHIFT;
 }
 
 /* --------------------------------------------------------- configuration */
@@ -754,15 +772,53 @@ static u64 forget_due(const struct cfc_sched *s, struct cfc_flow **f)
 	return new_at;
 }
 
+/* A backlogged flow's packets older than `oldest` get that stamp, and its heap key too. */
+static void restamp_flow(struct cfc_sched *s, struct cfc_flow *f, u32 oldest, bool all_past)
+{
+	struct cfc_queue *q = &s->queues[f->queue];
+	struct cfc_pkt *p;
+
+	for (p = f->head; p && (all_past || tick_before(p->stamp, oldest)); p = p->next)
+		p->stamp = oldest;
+	if (q->fifo)
+		q->heap[f->heap_pos].stamp = f->head->stamp;
+}
+
+/*
+ * Stamps are compared by their difference (tick_before), exact only while no
+ * two queued packets are 2^31 ticks (36 min) apart. A sweep, due every half
+ * horizon and run before anything else at the first call after, restamps the
+ * packets past the horizon to exactly its age: ages saturate, no queued packet
+ * is ever more than a horizon and a half old (27 min), and the order holds,
+ * as restamping raises old stamps alike (heap keys too). It visits the
+ * backlogged flows, and in each only the packets past the horizon.
+ */
+static void saturate_ages(struct cfc_sched *s, u64 now)
+{
+	bool all_past = all_past_horizon(s, now);
+	u32 oldest = ticks_of(now) - CFC_AGE_HORIZON;
+	struct cfc_flow *f;
+	u32 b;
+
+	for (b = 1; b <= s->fat_top; b++)
+		list_for_each_entry(f, &s->fat[b], fat)
+			restamp_flow(s, f, oldest, all_past);
+	s->last_sweep_ns = now;
+	s->next_sweep_ns = now + CFC_SWEEP_NS;
+}
+
 /*
  * Run, in time order, every forgetting, reweight tick and reclassification due by
- * now. The time of the next one is kept, so that on the packet path, where nothing
- * is due most of the time, this costs one comparison and touches no idle flow.
+ * now, after the ages' sweep if one is due. The time of the next one is kept, so
+ * that on the packet path, where nothing is due most of the time, this costs one
+ * comparison and touches no idle flow.
  */
 void cfc_advance(struct cfc_sched *s, u64 now)
 {
 	if (now < s->next_event_ns)
 		return;
+	if (now >= s->next_sweep_ns)
+		saturate_ages(s, now);
 	for (;;) {
 		struct cfc_flow *forget = NULL;
 		u64 forget_at = forget_due(s, &forget);
@@ -784,6 +840,8 @@ void cfc_advance(struct cfc_sched *s, u64 now)
 			s->next_event_ns = forget_at < tick_at ? forget_at : tick_at;
 			if (reclass_at < s->next_event_ns)
 				s->next_event_ns = reclass_at;
+			if (s->next_sweep_ns < s->next_event_ns)
+				s->next_event_ns = s->next_sweep_ns;
 			return;
 		}
 	}
@@ -1044,7 +1102,7 @@ enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
 static bool too_late(const struct cfc_sched *s, const struct cfc_flow *f, u64 now)
 {
 	return s->cfg.maxdelay_ns && f->state == CFC_FLOW_OLD &&
-	       head_sojourn_ns(f, now) > s->cfg.maxdelay_ns;
+	       head_sojourn_ns(s, f, now) > s->cfg.maxdelay_ns;
 }
 
 struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped)
@@ -1076,7 +1134,7 @@ struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropp
 		f->deficit -= (s32)f->head->len;
 	p = flow_pop(s, f, now);
 	shaper_account(s, p->len, now);
-	sojourn = ticks_of(now) - p->stamp;
+	sojourn = packet_age(s, p->stamp, now);
 	if (sojourn > s->cnt.max_sojourn)
 		s->cnt.max_sojourn = sojourn;
 	watch_sent(s, f, sojourn, p->len, now);
@@ -1152,6 +1210,8 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	s->next_reclassify_ns = now + s->cfg.reclassify_ns;
 	s->last_reclassify_ns = now;
 	s->next_send_ns = now;
+	s->last_sweep_ns = now;
+	s->next_sweep_ns = now + CFC_SWEEP_NS;
 }
 
 void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u64 now)
@@ -1320,7 +1380,7 @@ bool cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_f
 	st->qlen = f->qlen;
 	st->backlog = f->backlog;
 	st->deficit = f->deficit;
-	st->sojourn_ns = f->head ? head_sojourn_ns(f, now) : 0;
+	st->sojourn_ns = f->head ? head_sojourn_ns(s, f, now) : 0;
 	return true;
 }
 

@@ -149,7 +149,65 @@ static void order_is_preserved_within_flows(void **state)
 	check_and_free(ts);
 }
 
+#define MINUTE	(60 * SEC)
+
+/* One earliest-first class, with no bound on a packet's wait. */
+static struct tsched *one_fifo_class(u32 nflows)
+{
+	struct cfc_config cfg = ts_default_config();
+
+	cfg.mode = CFC_MODE_EXTERNAL;
+	cfg.classes = 1;
+	cfg.maxdelay_ns = 0;
+	return ts_new(&cfg, nflows);
+}
+
+/*
+ * Stamps are 32-bit ticks of 1.024 us: two packets 40 minutes apart are more
+ * than half their range apart. The older one still leaves first, after an idle
+ * stretch with no call into the core at all.
+ */
+static void oldest_leaves_first_after_40_silent_minutes(void **state)
+{
+	struct tsched *ts = one_fifo_class(2);
+
+	(void)state;
+	ts_enqueue_class(ts, 0, 100, 0);
+	ts->now += 40 * MINUTE;
+	ts_enqueue_class(ts, 1, 100, 0);
+	assert_int_equal(ts_dequeue(ts, NULL), 0);
+	assert_int_equal(ts_dequeue(ts, NULL), 1);
+	check_and_free(ts);
+}
+
+/*
+ * A packet held 80 minutes (past the stamps' whole range) while others come
+ * and go every minute: it leaves first, and its age reads as the horizon the
+ * ages saturate at, not as what is left after the stamps wrapped.
+ */
+static void ages_saturate_past_the_stamps_range(void **state)
+{
+	struct tsched *ts = one_fifo_class(3);
+	struct cfc_flow_stats held;
+	u32 minute;
+
+	(void)state;
+	ts_enqueue_class(ts, 0, 100, 0);
+	for (minute = 1; minute <= 80; minute++) {
+		ts->now += MINUTE;
+		ts_enqueue_class(ts, 1 + minute % 2, 100, 0);
+		assert_null(ts_check(ts));
+	}
+	assert_true(cfc_flow_stats(&ts->s, ts_bucket(ts, 0), ts->now, &held));
+	assert_int_equal(held.sojourn_ns, CFC_AGE_HORIZON_NS);
+	assert_int_equal(ts_dequeue(ts, NULL), 0);
+	assert_int_equal(ts->s.cnt.max_sojourn, (u32)(CFC_AGE_HORIZON_NS >> 10));
+	check_and_free(ts);
+}
+
 CFC_TEST_GROUP(run_sched_tests, "DWRR scheduling",
 	cmocka_unit_test(shares_match_weights),
 	cmocka_unit_test(equal_weights_share_equally),
-	cmocka_unit_test(order_is_preserved_within_flows))
+	cmocka_unit_test(order_is_preserved_within_flows),
+	cmocka_unit_test(oldest_leaves_first_after_40_silent_minutes),
+	cmocka_unit_test(ages_saturate_past_the_stamps_range))
