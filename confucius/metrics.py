@@ -300,7 +300,7 @@ def load_metrics(per_flow: Sequence[Sequence], start_ns: int, end_ns: int,
     (the load's start to the end of its tail) and the page's connections (`load_jfi`):
     stall summed over the flows, max and p99 (`nearest_rank`) delay of every frame that
     arrived whole, the share lost, the RT flows' summed goodput. The lab stores these with
-    each page (lab/db.py) and the report computes them again from the stored frames
+    each page (experiment/db_runs.py) and the report computes them again from the stored frames
     (report/data.py), both here."""
     flows = [in_window(f, start_ns, end_ns) for f in per_flow]
     every = [f for flow in flows for f in flow]

@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Sequence
 
-from . import workload
+from . import db_runs, workload
 from .keys import Cell, unit_key
 from .scenario import PageRef, Scenario, ScenarioError, controller_label
 
@@ -77,22 +77,22 @@ def pending(unit_keys: Iterable[str], db, attempts: int) -> set[str]:
     unit_keys = set(unit_keys)
     if db is None:
         return unit_keys
-    valid, tried = db.valid_units(unit_keys), db.attempts(unit_keys)
+    valid, tried = db_runs.valid_units(db, unit_keys), db_runs.attempts(db, unit_keys)
     return {u for u in unit_keys if u not in valid and tried.get(u, 0) < attempts}
 
 
 def plan(scenario: Scenario, chosen: Sequence[Cell], key_of: Callable[[Cell], str], db=None, *,
          programs_of: Callable[[Cell], dict[str, str | None]] | None = None, attempts: int = 3) -> list[Task]:
     """The tasks still to do for the `chosen` cells, each named by `key_of`, in run_order.
-    With `db` (results.Database) only what it lacks, and only by the programs whose digests
+    With `db` (db.Database) only what it lacks, and only by the programs whose digests
     `programs_of` gives (by the names the runs' `versions` record them under)."""
     tasks = []
     for cell in chosen:
         key = key_of(cell)
         if db is not None and programs_of is not None:
-            db.check_programs([key], programs_of(cell))
+            db_runs.check_programs(db, [key], programs_of(cell))
         if scenario.web is None:
-            done, tried = db.run_attempts(key) if db is not None else (False, 0)
+            done, tried = db_runs.run_attempts(db, key) if db is not None else (False, 0)
             if not done and tried < attempts:
                 tasks.append(Task(cell, key))
             continue

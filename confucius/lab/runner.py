@@ -27,7 +27,7 @@ from types import ModuleType
 from typing import Callable, Iterator, Sequence
 
 from confucius import cluster, rtflow
-from confucius.experiment import engines, keys, plan as planning
+from confucius.experiment import db_runs, engines, keys, plan as planning
 from confucius.experiment import schedulers as sched
 from confucius.experiment import workload
 from confucius.experiment.db import DEFAULT_DB, Database
@@ -452,7 +452,7 @@ def run_matrix(scenario: Scenario, *, db_path: Path = DEFAULT_DB, results_root: 
             bar.describe(f"{scenario.name}: {len(tasks)} runs")
             for task, measured in measurements(tasks, scenario, results_root, versions, echo, workers, address):
                 data, error = measured.data, measured.error
-                run_id = db.store_run(scenario_id, measured.row, data)
+                run_id = db_runs.store_run(db, scenario_id, measured.row, data)
                 report.runs += 1
                 report.run_ids.append(run_id)
                 if on_run:

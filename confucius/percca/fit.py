@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from itertools import combinations
 from pathlib import Path
 
+from confucius.experiment import db_percca
 from confucius.experiment.db import Database
 from confucius.experiment.scenario import ScenarioError, buffer_packets, read_text, read_top
 from confucius.models import fitting, presets
@@ -224,10 +225,7 @@ def validate(db: Database, names: list[str], params: AggressivenessParams) -> li
     found = stored.scenarios(db, set(names))
     if not found:
         return []
-    marks = ",".join("?" * len(found))
-    runs = db.query(f"SELECT s.name, r.* FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
-                    f"WHERE r.status = 'ok' AND s.name IN ({marks}) ORDER BY s.name, r.policy, "
-                    "r.f1_target, r.classifier, r.seed", list(found))
+    runs = db_percca.successful_runs_of(db, list(found))
     checks = []
     for run in runs:
         sc = found[run["name"]]

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from confucius.experiment import engines
+from confucius.experiment import db_percca, engines
 from confucius.experiment.db import Database
 from confucius.lab.engine import LabError, in_guest
 from confucius.lab.runner import program_digests, provenance, used_parts
@@ -238,7 +238,7 @@ def execute(scenario: Scenario, point: Point, db: Database, scenario_id: int, ro
     if fig is not None:
         row.update(min_thr=fig.min_thr, jfi=fig.jfi, total_bps=fig.total_bps, window_s=fig.window_s)
         measured = _measured_rows(scenario, point, flows, fig)
-    run_id = db.store_percca_run(scenario_id, row, *measured, fig.occupancy if fig else [])
+    run_id = db_percca.store_run(db, scenario_id, row, *measured, fig.occupancy if fig else [])
     return run_id, fig, error
 
 
@@ -251,11 +251,6 @@ def programs(scenario: Scenario, points: list[Point]) -> dict[str, str | None]:
     return program_digests(used_parts(scenario.engine, rt=False, web=False, confucius=confucius))
 
 
-def done_points(db: Database, scenario_id: int) -> set[str]:
-    return {r[0] for r in db.query("SELECT point_key FROM percca_runs WHERE scenario_id=? AND status='ok'",
-                                   (scenario_id,))}
-
-
 def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DEFAULT_RESULTS,
                  *, resume: bool = True, seeds: list[int] | None = None, policy: str | None = None,
                  echo: bool = False, progress=print) -> list[tuple[Point, int, str | None]]:
@@ -263,11 +258,11 @@ def run_scenario(scenario: Scenario, db_path: Path = DEFAULT_DB, root: Path = DE
     if given), one boot each, seed by seed: a sweep cut short has every point once before any twice."""
     with Database(db_path) as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
-        skip = done_points(db, scenario_id) if resume else set()
+        skip = db_percca.done_points(db, scenario_id) if resume else set()
         todo = [p for p in scenario.points() if p.key not in skip and (seeds is None or p.seed in seeds)
                 and (policy is None or p.policy == policy)]
         if resume:
-            db.check_percca_programs(scenario_id, programs(scenario, todo))
+            db_percca.check_programs(db, scenario_id, programs(scenario, todo))
         versions = versions_of(scenario.engine)
         outcomes = []
         todo.sort(key=lambda p: scenario.seeds.index(p.seed))

@@ -10,6 +10,7 @@ import math
 import statistics
 from pathlib import Path
 
+from confucius.experiment import db_percca
 from confucius.experiment.db import Database
 from confucius.models.aggressiveness import AggressivenessParams
 
@@ -20,7 +21,7 @@ from . import scenario as percca_scenario
 def scenarios(db: Database, names: set[str]) -> dict[str, percca_scenario.Scenario]:
     """Each scenario of `names` as it was last stored (its text), parsed again."""
     found = {}
-    for r in db.query("SELECT name, path, text FROM scenarios ORDER BY id"):
+    for r in db.scenario_texts():
         if r["name"] in names:
             found[r["name"]] = percca_scenario.parse(r["text"], Path(r["path"] or "scenario.toml"))
     return found
@@ -30,14 +31,11 @@ def fit_inputs(db: Database, names: list[str]) -> tuple[list[dict], list[dict]]:
     """What `confucius model percca-fit` reads, from shared-buffer runs of the scenarios
     `names`: `shared` rows (cca, thr: avgThr_i) from runs whose CCAs have equal flow counts,
     and `pairs` rows (cca_i, cca_j, x_i, thr_i, thr_j) from runs with exactly two CCAs."""
-    marks = ",".join("?" * len(names))
-    runs = db.query(f"SELECT r.id, r.flows FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
-                    f"WHERE r.status = 'ok' AND r.policy = 'shared' AND s.name IN ({marks})", names)
+    runs = db_percca.shared_buffer_runs(db, names)
     shared, pairs = [], []
     for run in runs:
         counts = {c: n for c, n in json.loads(run["flows"]).items() if n > 0}
-        avg = {r["cca"]: r["avg_bps"] for r in db.query(
-            "SELECT cca, avg_bps FROM percca_ccas WHERE run_id = ? AND flows > 0", (run["id"],))}
+        avg = db_percca.per_flow_throughputs(db, run["id"])
         if len(counts) == 2:
             (i, n_i), (j, n_j) = sorted(counts.items())
             pairs.append({"cca_i": i, "cca_j": j, "x_i": n_i / (n_i + n_j), "thr_i": avg[i], "thr_j": avg[j]})
@@ -66,8 +64,7 @@ def predicted_on_draw(db: Database, sc: percca_scenario.Scenario, run, which: st
                       params: AggressivenessParams | None = None) -> float | None:
     """Model `which`'s MinThr for the run's own draw (its flows' CCAs and classes) and its
     weights, with `params` (default: the scenario's); None where the model cannot say."""
-    flows = [(f["cca"], f["classified_as"]) for f in db.query(
-        "SELECT cca, classified_as FROM percca_flows WHERE run_id = ?", (run["id"],))]
+    flows = db_percca.drawn_classes(db, run["id"])
     if not flows:
         return None
     a = models.drawn_distribution(sc.ccas, flows)

@@ -14,6 +14,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from confucius.experiment import db_runs
 from confucius.experiment.db import DEFAULT_DB, DatabaseError
 
 from . import data, summary
@@ -85,7 +86,7 @@ def _pages(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
     with _open(db) as database:
         results = data.page_results(database, scenario)
         if not results:
-            known = ", ".join(data.scenarios(database)) or "none"
+            known = ", ".join(database.scenario_names()) or "none"
             _fail(f"no valid page loads{f' for scenario {scenario}' if scenario else ''} in {db} "
                   f"(scenarios: {known})")
         _note_mixed(data.mixed_programs(database, results))
@@ -373,14 +374,7 @@ def runs_command(db: Path = _DB, scenario: Optional[str] = _SCENARIO,
     """The runs in the database: engine (with its seed), status, valid page loads, duration, host load and
     steal, error."""
     with _open(db) as database:
-        where, params = ("WHERE s.name = ?", [scenario]) if scenario else ("", [])
-        rows = database.query(
-            f"SELECT r.id, s.name, r.engine, r.time_mode, r.seed, r.scheduler, r.controller, r.repetition, r.status, "
-            f"r.duration_s, r.host_load, "
-            f"r.error, (SELECT COUNT(*) FROM pages p WHERE p.run_id = r.id) AS pages, "
-            f"(SELECT COUNT(*) FROM pages p WHERE p.run_id = r.id AND p.valid = 1) AS valid "
-            f"FROM runs r JOIN scenarios s ON s.id = r.scenario_id {where} ORDER BY r.id DESC LIMIT ?",
-            [*params, last])
+        rows = db_runs.recent_runs(database, scenario, last)
     table = Table(title=f"runs in {db}")
     for column in ("id", "scenario", "engine", "scheduler", "RT", "rep", "status", "valid pages", "s", "host load",
                    "steal", "error"):

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from confucius import metrics, provenance, rtflow
+from confucius.experiment import db_runs
 from confucius.experiment.db import Database
 
 
@@ -35,21 +36,9 @@ def _frame(row) -> rtflow.Frame:
                         complete=bool(row["complete"]))
 
 
-# The queries asked once per page load. Each must find its rows through an index (the test
-# reads their plans): a table scan per load makes a report of a 1000-page sweep quadratic.
-RT_FLOWS_SQL = "SELECT id FROM flows WHERE run_id=? AND kind='rt' AND session=? ORDER BY number"
-FRAMES_SQL = "SELECT * FROM frames WHERE flow_id=? AND capture_ns >= ? AND capture_ns < ? ORDER BY capture_ns"
-CONNECTIONS_SQL = ("SELECT bytes, started_ns, ended_ns FROM flows WHERE page_id=? AND kind='web' "
-                   "AND started_ns IS NOT NULL AND ended_ns IS NOT NULL")
-BACKLOG_SQL = "SELECT target_bps, queue_bytes FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ?"
-PER_LOAD_QUERIES = (RT_FLOWS_SQL, FRAMES_SQL, CONNECTIONS_SQL, BACKLOG_SQL)
-
-
 def frames(db: Database, flow_id: int, start_ns: int | None = None, end_ns: int | None = None) -> list[rtflow.Frame]:
     """An RT flow's frames, all or those captured in [start_ns, end_ns)."""
-    rows = (db.query("SELECT * FROM frames WHERE flow_id=? ORDER BY capture_ns", (flow_id,)) if start_ns is None
-            else db.query(FRAMES_SQL, (flow_id, start_ns, end_ns)))
-    return [_frame(r) for r in rows]
+    return [_frame(r) for r in db_runs.frame_rows(db, flow_id, start_ns, end_ns)]
 
 
 @dataclass
@@ -95,44 +84,29 @@ class PageResult:
         return self.scenario, self.controller, self.repetition, self.page_key
 
 
-_PAGES_SQL = """
-SELECT p.*, r.scheduler, r.scheduler_base, r.controller, r.repetition, r.link_rate_bps, s.name AS scenario
-FROM pages p JOIN runs r ON r.id = p.run_id JOIN scenarios s ON s.id = r.scenario_id
-WHERE p.id IN (SELECT MAX(id) FROM pages WHERE valid = 1 GROUP BY unit_key)
-"""
-
-
-def _rt_flows(db: Database, run_id: int, session: int) -> list[int]:
-    return [r["id"] for r in db.query(RT_FLOWS_SQL, (run_id, session))]
-
-
 def _connections(db: Database, page_row: int) -> list[tuple[int, int, int]]:
     """The page's connections as metrics.load_jfi takes them: (bytes, opened, last byte)."""
-    return [(c["bytes"], c["started_ns"], c["ended_ns"]) for c in db.query(CONNECTIONS_SQL, (page_row,))]
+    return [(c["bytes"], c["started_ns"], c["ended_ns"]) for c in db_runs.connection_rows(db, page_row)]
 
 
 def rates(db: Database, flow_id: int) -> list[rtflow.RateSample]:
     """An RT flow's sender rate log, as stored."""
     return [rtflow.RateSample(**{k: r[k] for k in r.keys() if k != "flow_id"})
-            for r in db.query("SELECT * FROM rt_rates WHERE flow_id=? ORDER BY time_ns", (flow_id,))]
+            for r in db_runs.rate_rows(db, flow_id)]
 
 
 def _sender_backlog_ms(db: Database, flows: list[int], start_ns: int, end_ns: int) -> float:
     samples = [(r["target_bps"], r["queue_bytes"]) for f in flows
-               for r in db.query(BACKLOG_SQL, (f, start_ns, end_ns))]
+               for r in db_runs.backlog_rows(db, f, start_ns, end_ns)]
     return metrics.sender_backlog_ms(samples)
 
 
 def page_results(db: Database, scenario: str | None = None) -> list[PageResult]:
     """Every valid page measurement (of one scenario, or all), with its metrics."""
-    sql, params = _PAGES_SQL, []
-    if scenario:
-        sql += " AND s.name = ?"
-        params.append(scenario)
     results = []
-    for row in db.query(sql + " ORDER BY p.id", params):
+    for row in db_runs.latest_valid_pages(db, scenario):
         start, end = row["load_start_ns"], row["window_end_ns"]
-        rt_flows = _rt_flows(db, row["run_id"], row["session"])
+        rt_flows = db_runs.rt_flow_ids(db, row["run_id"], row["session"])
         per_flow = [frames(db, f, start, end) for f in rt_flows]
         m = metrics.load_metrics(per_flow, start, end, _connections(db, row["id"]), row["first_request_ns"],
                                  row["plt_s"])
@@ -159,14 +133,14 @@ def mixed_programs(db: Database, results: list[PageResult]) -> dict[tuple[str, s
     runs: dict[tuple[str, str, str], set[int]] = {}
     for r in results:
         runs.setdefault((r.scenario, r.scheduler, r.controller), set()).add(r.run_id)
-    versions = {row["id"]: json.loads(row["versions"] or "{}") for row in db.query("SELECT id, versions FROM runs")}
+    versions = db_runs.run_versions(db)
     found = {cell: provenance.mixed_programs(versions[i] for i in ids) for cell, ids in sorted(runs.items())}
     return {cell: programs for cell, programs in found.items() if programs}
 
 
 def frames_of_page(db: Database, result: PageResult, before_s: float) -> list[rtflow.Frame]:
     """The (first) RT flow's frames from `before_s` before the load to the end of its window."""
-    flows = _rt_flows(db, result.run_id, result.session)
+    flows = db_runs.rt_flow_ids(db, result.run_id, result.session)
     return frames(db, flows[0], result.load_start_ns - int(before_s * 1e9), result.window_end_ns) if flows else []
 
 
@@ -218,31 +192,19 @@ def rt_view(db: Database, result: PageResult, before_s: float) -> RtView:
     """The first RT flow's target rate and, where the qdisc exposed its flows, its weight
     share and queue, from `before_s` before the load to the end of its window."""
     start, end = result.load_start_ns - int(before_s * 1e9), result.window_end_ns
-    flow = db.query("SELECT id, port FROM flows WHERE run_id=? AND kind='rt' AND session=? ORDER BY number LIMIT 1",
-                    (result.run_id, result.session))
-    if not flow:
+    flow = db_runs.first_rt_flow(db, result.run_id, result.session)
+    if flow is None:
         return RtView([], [])
-    targets = [(r["time_ns"], r["target_bps"]) for r in db.query(
-        "SELECT time_ns, target_bps FROM rt_rates WHERE flow_id=? AND time_ns BETWEEN ? AND ? ORDER BY time_ns",
-        (flow[0]["id"], start, end))]
-    rows = db.query("SELECT * FROM qdisc_flows WHERE run_id=? AND time_ns BETWEEN ? AND ? ORDER BY time_ns",
-                    (result.run_id, start, end))
-    return RtView(targets, _qdisc_views(rows, _rt_buckets(rows, flow[0]["port"])))
+    targets = [(r["time_ns"], r["target_bps"]) for r in db_runs.target_rows(db, flow["id"], start, end)]
+    rows = db_runs.qdisc_flow_rows(db, result.run_id, start, end)
+    return RtView(targets, _qdisc_views(rows, _rt_buckets(rows, flow["port"])))
 
 
 def counts(db: Database, scenario: str | None = None) -> dict:
     """Runs and page measurements, valid or not, for the report's footnote."""
-    where, params = ("WHERE s.name = ?", [scenario]) if scenario else ("", [])
-    runs = db.query(f"SELECT r.status, COUNT(*) AS n FROM runs r JOIN scenarios s ON s.id = r.scenario_id "
-                    f"{where} GROUP BY r.status", params)
-    pages = db.query(f"SELECT p.valid, COUNT(*) AS n FROM pages p JOIN runs r ON r.id = p.run_id "
-                     f"JOIN scenarios s ON s.id = r.scenario_id {where} GROUP BY p.valid", params)
+    runs, pages = db_runs.counts(db, scenario)
     return {"runs": {r["status"]: r["n"] for r in runs},
             "pages": {("valid" if r["valid"] else "invalid"): r["n"] for r in pages}}
-
-
-def scenarios(db: Database) -> list[str]:
-    return [r["name"] for r in db.query("SELECT DISTINCT name FROM scenarios ORDER BY name")]
 
 
 # --------------------------------------------------------------------------- timed runs
@@ -271,8 +233,7 @@ class TimedRun:
 
 def _classes(db: Database, run_id: int) -> list[tuple[int, list[int]]]:
     found = []
-    for row in db.query("SELECT time_ns, xstats FROM qdisc_stats WHERE run_id=? AND kind='confucius' "
-                        "ORDER BY time_ns", (run_id,)):
+    for row in db_runs.confucius_stats_rows(db, run_id):
         xstats = json.loads(row["xstats"]) if row["xstats"] else {}
         found.append((row["time_ns"], [c.get("flows", 0) for c in xstats.get("classes", [])]))
     return found
@@ -281,21 +242,15 @@ def _classes(db: Database, run_id: int) -> list[tuple[int, list[int]]]:
 def timed_runs(db: Database, scenario: str, disturbed: bool = False) -> list[TimedRun]:
     """The latest valid run of each cell; with `disturbed`, also runs that completed but
     whose RT sender paused (for measures a pause does not touch, e.g. classes over time)."""
-    usable = "status = 'ok'" if disturbed else "valid = 1"
-    runs = db.query(f"SELECT r.* FROM runs r JOIN scenarios s ON s.id = r.scenario_id WHERE s.name=? AND "
-                    f"r.{usable} AND r.id IN (SELECT MAX(id) FROM runs WHERE {usable} GROUP BY cell_key) "
-                    f"ORDER BY r.id", (scenario,))
+    runs = db_runs.latest_runs_per_cell(db, scenario, disturbed)
     found = []
     for run in runs:
         rt = {}
-        for f in db.query("SELECT id, label, number FROM flows WHERE run_id=? AND kind='rt' ORDER BY number",
-                          (run["id"],)):
+        for f in db_runs.flows_of_run(db, run["id"], "rt"):
             rt[f["label"] if f["label"] not in rt else f"{f['label']}-{f['number']}"] = frames(db, f["id"])
         bulk = {}
-        for f in db.query("SELECT id, label FROM flows WHERE run_id=? AND kind='bulk' ORDER BY number", (run["id"],)):
-            bulk[f["label"]] = [(s["time_ns"], s["bps"]) for s in
-                                db.query("SELECT time_ns, bps FROM flow_samples WHERE flow_id=? ORDER BY time_ns",
-                                         (f["id"],))]
+        for f in db_runs.flows_of_run(db, run["id"], "bulk"):
+            bulk[f["label"]] = [(s["time_ns"], s["bps"]) for s in db_runs.flow_sample_rows(db, f["id"])]
         found.append(TimedRun(run["id"], run["scheduler"], run["controller"], run["measure_from_ns"],
                               run["measure_to_ns"], rt, bulk, _classes(db, run["id"]),
                               run["sender_max_gap_ms"], bool(run["valid"])))

@@ -19,6 +19,7 @@ from pathlib import Path
 from confucius import metrics
 from confucius.lab import flent
 from confucius.experiment.records import FLENT_TESTS
+from confucius.experiment import db_flent
 from confucius.experiment.db import Database
 
 FIGURES = ("latency_median_ms", "latency_p99_ms", "udp_median_ms", "udp_p99_ms", "download_mbps", "upload_mbps")
@@ -43,11 +44,7 @@ class FlentRow:
 
 def rows(db: Database, scenario: str | None = None) -> list[FlentRow]:
     """One row per scenario, scheduler and test, over the tests with a summary of valid runs."""
-    where, params = ("AND s.name = ?", [scenario]) if scenario else ("", [])
-    found = db.query(
-        "SELECT s.name AS scenario, r.scheduler, r.engine, r.time_mode, f.* FROM flent_tests f "
-        "JOIN runs r ON r.id = f.run_id JOIN scenarios s ON s.id = r.scenario_id "
-        f"WHERE r.status = 'ok' AND r.valid = 1 AND f.latency_samples > 0 {where} ORDER BY r.id, f.number", params)
+    found = db_flent.summarised_tests(db, scenario)
     groups: dict[tuple, list] = {}
     for row in found:
         groups.setdefault((row["scenario"], row["scheduler"], row["test"]), []).append(row)

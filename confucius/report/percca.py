@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from confucius import provenance
+from confucius.experiment import db_percca
 from confucius.experiment.db import Database
 from confucius.models.percca import lowest_f1
 from confucius.percca import models, runner, stored
@@ -53,10 +54,7 @@ def _mean(values) -> float:
 
 def _points(db: Database, scenario: str | None) -> dict[tuple[str, str, str], list]:
     """The successful runs of each point, (scenario, policy, classifier): its seeds."""
-    where, params = ("AND s.name = ?", [scenario]) if scenario else ("", [])
-    runs = db.query(
-        "SELECT s.name, r.* FROM percca_runs r JOIN scenarios s ON s.id = r.scenario_id "
-        f"WHERE r.status = 'ok' {where} ORDER BY s.name, r.policy, r.f1_target, r.classifier", params)
+    runs = db_percca.successful_runs(db, scenario)
     groups: dict[tuple[str, str, str], list] = {}
     for r in runs:
         groups.setdefault((r["name"], r["policy"], r["classifier"]), []).append(r)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from confucius import metrics
+from confucius.experiment import db_runs
 from confucius.experiment.db import Database
 from confucius.experiment.shaping import read_trace
 
@@ -65,14 +66,12 @@ def capacity_falls(points: list[tuple[float, float]], start_ns: int, end_ns: int
 def step_rows(db: Database, scenario: str) -> list[StepRow]:
     """Each fall of capacity in each valid run of `scenario`, with each RT flow's response."""
     rows = []
-    for run in db.query("SELECT r.* FROM runs r JOIN scenarios s ON s.id = r.scenario_id "
-                        "WHERE s.name=? AND r.valid=1 ORDER BY r.id", (scenario,)):
+    for run in db_runs.valid_runs(db, scenario):
         trace = json.loads(run["spec"]).get("trace")
         if not trace:
             raise data.ReportError(f"run {run['id']} of {scenario} has no bandwidth trace: no steps to measure")
         steps = capacity_falls(_played(trace), run["measure_from_ns"], run["measure_to_ns"])
-        for flow in db.query("SELECT id, label FROM flows WHERE run_id=? AND kind='rt' ORDER BY number",
-                             (run["id"],)):
+        for flow in db_runs.flows_of_run(db, run["id"], "rt"):
             frames, rates = data.frames(db, flow["id"]), data.rates(db, flow["id"])
             rows += [StepRow(run["id"], run["scheduler"], flow["label"], step,
                              metrics.step_response(frames, rates, step.at_ns, step.until_ns))

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from confucius import metrics, rtflow
+from confucius.experiment import db_runs
 from confucius.experiment.scenario import Scenario
 from confucius.provenance import programs_not_as_recorded, recorded_programs
 from confucius.report.data import PageResult, open_db, page_results
@@ -71,7 +72,7 @@ def _runs(db, results: list[PageResult], binary: Path) -> dict[int, dict]:
     """The loads' runs' specs; SimError when one is not simulated, or by another program."""
     specs, recorded = {}, {}
     for run_id in sorted({r.run_id for r in results}):
-        row = db.query("SELECT engine, spec, versions FROM runs WHERE id=?", (run_id,))[0]
+        row = db_runs.run_row(db, run_id)
         if row["engine"] != "ns3":
             raise bn.SimError(f"run {run_id} ran on {row['engine']}, not in the simulator")
         digest = recorded_programs(json.loads(row["versions"] or "{}")).get("bottleneck")

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Callable, Iterator, Sequence
 
 from confucius import cluster
+from confucius.experiment import db_runs
 from confucius.experiment.db import Database
 from confucius.experiment.progress import Progress
 from confucius.experiment.results import Measurement
@@ -78,7 +79,7 @@ def sweep(scenario: Scenario, db_path: Path, *, binary: Path = bn.BOTTLENECK, sc
             for task, measured in execute(tasks, scenario, produced):
                 cell, error = task.cell.cell, measured.error
                 name = f"{cell.scheduler.name} / {cell.controller} / rep {cell.repetition} / chunk {task.chunk}"
-                run_id = db.store_run(scenario_id, measured.row, measured.data)
+                run_id = db_runs.store_run(db, scenario_id, measured.row, measured.data)
                 report.tasks += 1
                 if error is None:
                     report.pages += len(task.pages)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from confucius import rtflow
-from confucius.experiment import keys, results, scenario as sc
+from confucius.experiment import db_runs, keys, results, scenario as sc
 from confucius.lab import runner, vm
 from confucius.experiment.db import Database, DatabaseError
 from confucius.provenance import program_digest
@@ -221,7 +221,7 @@ def test_store_and_read_back_with_metrics(tmp_path):
                 "tc_commands": "[]", "controller": "gcc", "rt_flows": "{}", "repetition": 0, "mode": "episodes",
                 "rtt_s": 0.04, "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,
                 "results_dir": str(tmp_path / "run"), "spec": "{}", "engine": "uml", "time_mode": "inf-cpu"}
-        db.store_run(scenario_id, info, run)
+        db_runs.store_run(db, scenario_id, info, run)
         assert db.query("SELECT COUNT(*) FROM frames")[0][0] == 600
         assert db.query("SELECT COUNT(*) FROM rt_rates")[0][0] == 280
         assert db.query("SELECT COUNT(*) FROM objects")[0][0] == 2
@@ -260,7 +260,7 @@ def _store(db: Database, scenario, task, folder: Path, gap_ms: float = 50.0, sta
            status: str = "ok", started_unix: float = 0.0) -> None:
     run = read_run(make_run(folder, task.pages[0].key, gap_ms, page_key=task.pages[0].ref.key, start_bps=start_bps))
     sid = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
-    db.store_run(sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
+    db_runs.store_run(db, sid, {"cell_key": task.cell_key, "scheduler": task.cell.scheduler.name,
                        "scheduler_base": task.cell.scheduler.base, "scheduler_options": "", "tc_commands": "[]",
                        "controller": task.cell.controller, "rt_flows": "{}", "repetition": 0, "mode": "episodes",
                        "link_rate_bps": 20e6, "rtt_s": 0.04, "buffer_packets": 1000, "status": status, "started_unix": started_unix,

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from confucius.experiment import db as lab_db
+from confucius.experiment import db as lab_db, db_runs
 from confucius.lab import rtnl
 from confucius.experiment.db import Database, DatabaseError
 from confucius.lab.run_folder import read_run
@@ -102,7 +102,7 @@ def test_flow_samples_read_back_in_time_order_and_fill_their_table(tmp_path):
     assert times == sorted(times) and len(times) == 100
     with Database(tmp_path / "lab.sqlite") as db:
         scenario_id = db.scenario_id("handmade", "abc", "h.toml", SCENARIO)
-        run_id = db.store_run(scenario_id, {"cell_key": "c1", "scheduler": "confucius", "scheduler_base": "confucius",
+        run_id = db_runs.store_run(db, scenario_id, {"cell_key": "c1", "scheduler": "confucius", "scheduler_base": "confucius",
                                             "scheduler_options": "", "tc_commands": "[]", "controller": "gcc",
                                             "rt_flows": "{}", "repetition": 0, "mode": "episodes", "rtt_s": 0.04,
                                             "buffer_packets": 1000, "status": "ok", "started_unix": 0.0,

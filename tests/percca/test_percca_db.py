@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from confucius.lab import uml
+from confucius.experiment import db_percca
 from confucius.experiment.db import SCHEMA_VERSION, Database, DatabaseError
 from confucius.lab.engine import REPO
 from confucius.provenance import program_digest
@@ -31,7 +32,7 @@ def store(db, scenario_id, policy, flows, avg, min_thr, seed=1, classifier="-", 
            "model_simple": 0.1, "model_advanced": 0.12, "versions": json.dumps(versions or {})}
     ccas = [{"cca": c, "flows": n, "thr_bps": avg[c] * n, "avg_bps": avg[c], "normalised": None}
             for c, n in flows.items()]
-    return db.store_percca_run(scenario_id, run, ccas, [], [{"queue": 0, "ccas": "+".join(flows),
+    return db_percca.store_run(db, scenario_id, run, ccas, [], [{"queue": 0, "ccas": "+".join(flows),
                                                              "flows": sum(flows.values()),
                                                              "mean_packets": 10.0, "max_packets": 20,
                                                              "drops": 3}],
@@ -74,7 +75,7 @@ def test_a_scenario_resumes_only_with_the_kernel_that_measured_its_points(tmp_pa
         sid = db.scenario_id(sc.name, sc.digest, str(sc.path), sc.text)
         store(db, sid, "shared", {"reno": 2, "bbr": 2}, {"reno": 1e6, "bbr": 20e6}, 0.1,
               versions={"binaries_sha256": {"uml": then}})
-        db.check_percca_programs(sid, runner.programs(sc, list(sc.points())))
+        db_percca.check_programs(db, sid, runner.programs(sc, list(sc.points())))
         kernel.write_bytes(b"a kernel rebuilt since")
         monkeypatch.setattr(runner, "execute", lambda *args: pytest.fail("measured despite the other kernel"))
         with pytest.raises(DatabaseError, match=f"uml {then} then, {program_digest(kernel)} now"):

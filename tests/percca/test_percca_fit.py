@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from confucius.experiment import db_percca
 from confucius.experiment.db import Database
 from confucius.experiment.scenario import ScenarioError
 from confucius.models import percca as model
@@ -101,7 +102,7 @@ def store_run(db, sc, policy, avg_bps, classes=None, min_thr=0.5, seed=1, classi
             for c, n in sc.flows]
     flows = [{"number": f, "cca": c, "classified_as": k, "queue": sc.ccas.index(k), "port": 6000 + f,
               "bps": avg_bps[c]} for f, (c, k) in enumerate(zip(flow_ccas, classes))]
-    return db.store_percca_run(scenario_id, run, ccas, flows, [], [])
+    return db_percca.store_run(db, scenario_id, run, ccas, flows, [], [])
 
 
 # Known relative aggressiveness: g_ij(x) = w·e^(m·x) exactly, so the fit must return it.
@@ -215,7 +216,7 @@ def load_measured(db) -> dict:
     for sc in data["scenarios"]:
         scenario_id = db.scenario_id(sc["name"], sc["digest"], sc["path"], sc["text"])
         for r in sc["runs"]:
-            db.store_percca_run(scenario_id, r["run"], r["ccas"], r["flows"], [], [])
+            db_percca.store_run(db, scenario_id, r["run"], r["ccas"], r["flows"], [], [])
     return data
 
 

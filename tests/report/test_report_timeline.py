@@ -12,6 +12,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "lab"))
 from test_lab_db import LOAD_START, SCENARIO, make_run  # noqa: E402
 from test_lab_flows import write_flow_samples  # noqa: E402
 
+from confucius.experiment import db_runs  # noqa: E402
 from confucius.experiment.db import Database  # noqa: E402
 from confucius.lab.run_folder import read_run  # noqa: E402
 from confucius.report import data, plots  # noqa: E402
@@ -26,7 +27,7 @@ def stored_page(tmp_path, scheduler: str, with_flows: bool, edit=None) -> tuple[
         edit(folder)
     db = Database(tmp_path / "lab.sqlite")
     scenario_id = db.scenario_id("handmade", "abc", "h.toml", SCENARIO)
-    db.store_run(scenario_id, {"cell_key": scheduler, "scheduler": scheduler, "scheduler_base": scheduler,
+    db_runs.store_run(db, scenario_id, {"cell_key": scheduler, "scheduler": scheduler, "scheduler_base": scheduler,
                                "scheduler_options": "", "tc_commands": "[]", "controller": "gcc", "rt_flows": "{}",
                                "repetition": 0, "mode": "episodes", "rtt_s": 0.04, "buffer_packets": 1000,
                                "status": "ok", "started_unix": 0.0, "results_dir": str(folder), "spec": "{}",

@@ -1,0 +1,48 @@
+# SPDX-License-Identifier: MIT
+"""Flent's part of the results database: one row per Flent test of a run (its data file,
+plot and summary, lab/flent.py), how it is written and how the report reads it."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .db import Database
+
+TABLES = """
+CREATE TABLE IF NOT EXISTS flent_tests (
+    id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
+    number INTEGER NOT NULL, test TEXT NOT NULL,
+    started_ns INTEGER NOT NULL, ended_ns INTEGER NOT NULL, exit INTEGER NOT NULL,
+    data_file TEXT,                    -- Flent's *.flent.gz, the source of the figures
+    plot_file TEXT,                    -- Flent's default plot of it (PNG)
+    error TEXT, plot_error TEXT,
+    window_from_s REAL, window_to_s REAL,   -- the load window, s from Flent's start
+    latency TEXT,                      -- the series: Ping (ms) ICMP (round trip) or VoIP::delay (one way)
+    latency_samples INTEGER, latency_median_ms REAL, latency_p99_ms REAL,
+    udp_samples INTEGER, udp_median_ms REAL, udp_p99_ms REAL,   -- Ping (ms) UDP * (irtt)
+    download_mbps REAL, upload_mbps REAL);  -- TCP download sum, TCP upload sum: netperf's figures per flow, summed
+CREATE INDEX IF NOT EXISTS flent_tests_run ON flent_tests (run_id);
+"""
+
+
+def store_flent_test(db: Database, run_id: int, test) -> None:
+    event, summary = test.event, test.summary
+    row = {"run_id": run_id, "number": test.number, "test": event.test, "started_ns": event.started_ns,
+           "ended_ns": event.ended_ns, "exit": event.exit,
+           "data_file": str(test.data_file.resolve()) if test.data_file else None,
+           "plot_file": str(test.plot.resolve()) if test.plot else None, "error": test.error, "plot_error": test.plot_error}
+    if summary is not None:
+        row.update(window_from_s=summary.window_s[0], window_to_s=summary.window_s[1],
+                   **{k: v for k, v in summary.to_dict().items() if k not in ("test", "window_s")})
+    db.insert("flent_tests", row)
+
+
+def summarised_tests(db: Database, scenario: str | None = None) -> list:
+    """The Flent tests with a summary of valid runs (of one scenario, or all), with the
+    run's scenario, scheduler, engine and time mode, run by run."""
+    where, params = ("AND s.name = ?", [scenario]) if scenario else ("", [])
+    return db.query(
+        "SELECT s.name AS scenario, r.scheduler, r.engine, r.time_mode, f.* FROM flent_tests f "
+        "JOIN runs r ON r.id = f.run_id JOIN scenarios s ON s.id = r.scenario_id "
+        f"WHERE r.status = 'ok' AND r.valid = 1 AND f.latency_samples > 0 {where} ORDER BY r.id, f.number", params)
