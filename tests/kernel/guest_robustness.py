@@ -30,14 +30,16 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.environ["LAB_REPO"], "tests", "kernel"))
-import rtnl  # noqa: E402
-from confucius.lab import rtnl as lab_rtnl  # noqa: E402  (rtnl put the repository on the path)
+sys.path.insert(0, os.environ["LAB_REPO"])  # run as `python3 -S`: no site-packages
+from confucius.lab import kernelabi, rtnl  # noqa: E402
 
 KIND = "confucius"
 (BANDWIDTH64, LIMIT, MEMLIMIT, FLOWS, QUANTUM, INTERVAL, MODE, CLASSES, HYSTERESIS,
- RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD, MAXDELAY, CLASS_WEIGHT) = range(2, 18)
-MAX_CLASSES = 8
+ RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD, MAXDELAY, CLASS_WEIGHT) = (
+    kernelabi.ATTRIBUTES[name] for name in (
+        "bandwidth64", "limit", "memlimit", "flows", "quantum", "interval", "mode", "classes",
+        "hysteresis", "reclassify", "class_weights", "pace", "target", "maxhold", "maxdelay",
+        "class_weight"))
 U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 32768),
               QUANTUM: (64, 65536), INTERVAL: (1000, 60_000_000), MODE: (0, 2),
               CLASSES: (1, 8), HYSTERESIS: (0, 50), RECLASSIFY: (1000, 60_000_000),
@@ -108,7 +110,7 @@ def expected_after(before, attrs):
     for kind, payload in attrs:
         if kind == CLASS_WEIGHTS | rtnl.NLA_F_NESTED:  # the kernel dumps every class's
             given = [struct.unpack_from("I", payload, at + 4)[0] for at in range(0, len(payload), 8)]
-            after[CLASS_WEIGHTS] = class_weights(given + [0] * (MAX_CLASSES - len(given)))
+            after[CLASS_WEIGHTS] = class_weights(given + [0] * (kernelabi.MAX_CLASSES - len(given)))
         elif kind in U32_RANGES or kind == BANDWIDTH64:
             after[kind] = payload
     return after
@@ -329,9 +331,9 @@ def flow_buckets(ifindex, pause):
     one message at a time with `pause` seconds between reads; and the number of reads."""
     sock = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
     sock.bind((0, 0))
-    request = lab_rtnl.TCMSG.pack(socket.AF_UNSPEC, 0, ifindex, 0, 0, 0)
-    sock.send(struct.pack("IHHII", 16 + len(request), lab_rtnl.RTM_GETTCLASS,
-                          lab_rtnl.NLM_F_REQUEST | lab_rtnl.NLM_F_DUMP, 1, 0) + request)
+    request = rtnl.TCMSG.pack(socket.AF_UNSPEC, 0, ifindex, 0, 0, 0)
+    sock.send(struct.pack("IHHII", 16 + len(request), rtnl.RTM_GETTCLASS,
+                          rtnl.NLM_F_REQUEST | rtnl.NLM_F_DUMP, 1, 0) + request)
     buckets, reads = [], 0
     with sock:
         while True:
@@ -340,13 +342,13 @@ def flow_buckets(ifindex, pause):
             if flags & socket.MSG_TRUNC:
                 raise RuntimeError("a dump message did not fit the read buffer")
             for kind, body in netlink_messages(data):
-                if kind == lab_rtnl.NLMSG_DONE:
+                if kind == rtnl.NLMSG_DONE:
                     return buckets, reads
-                if kind == lab_rtnl.NLMSG_ERROR:
+                if kind == rtnl.NLMSG_ERROR:
                     raise OSError(-struct.unpack_from("i", body)[0], "class dump failed")
-                minor = lab_rtnl.TCMSG.unpack_from(body)[3] & 0xFFFF
-                if kind == lab_rtnl.RTM_NEWTCLASS and minor >= lab_rtnl.FLOW_MINOR:
-                    buckets.append(minor - lab_rtnl.FLOW_MINOR)
+                minor = rtnl.TCMSG.unpack_from(body)[3] & 0xFFFF
+                if kind == rtnl.RTM_NEWTCLASS and minor >= kernelabi.FLOW_MINOR:
+                    buckets.append(minor - kernelabi.FLOW_MINOR)
             time.sleep(pause)
 
 
@@ -451,10 +453,10 @@ def bursts(address, seconds):
 def class_queues(dev):
     """qlen and backlog of each class on dev, by handle, read over netlink (Debian 12's
     tc prints HTB's classes as JSON that does not parse)."""
-    with lab_rtnl.ClassDump() as dump:
+    with rtnl.Rtnl() as dump:
         found = {}
         for handle, kind, tlvs in dump.classes(dump.index(dev)):
-            queue = lab_rtnl.parse_attrs(tlvs[lab_rtnl.TCA_STATS2])[lab_rtnl.TCA_STATS_QUEUE]
+            queue = rtnl.parse_attrs(tlvs[rtnl.TCA_STATS2])[rtnl.TCA_STATS_QUEUE]
             qlen, backlog = struct.unpack_from("II", queue)
             found[f"{handle >> 16:x}:{handle & 0xFFFF:x}"] = {"kind": kind, "qlen": qlen, "backlog": backlog}
         return found

@@ -24,8 +24,7 @@ from confucius.web.generate import sweep_page
 from confucius.web.hosts import address_map, write_hosts
 from confucius.web.page import write_page
 
-sys.path.insert(0, os.path.join(os.environ["LAB_REPO"], "tests", "kernel"))
-import rtnl  # noqa: E402
+from confucius.lab import rtnl
 
 TOOLS = os.path.join(os.environ["LAB_REPO"], "build", "cargo", "release")
 

@@ -8,11 +8,12 @@ tc refuses bad values before anything reaches the kernel, so the kernel's own ch
     nlqdisc.py add DEV confucius --parent 1:10 --handle 10: flows=u32:64
 
 Attributes are named as in kernel/include/uapi/linux/pkt_sched_confucius.h without the
-TCA_CONFUCIUS_ prefix (any case), or given by number; values are u16:, u32:, u64: or hex:
+TCA_CONFUCIUS_ prefix (any case; confucius.lab.kernelabi holds them), or given by number;
+values are u16:, u32:, u64: or hex:
 (the payload as is), nest:HEX (the payload as is, the attribute marked nested) or
 weights:W1,W2,... (nested CLASS_WEIGHT u32s, as the kernel takes class weights).
 Like tc: exit 0 on success; on a refusal print "Error: <the kernel's message>" and exit 2;
-exit 1 on bad usage. A command-line face for rtnl.py, which does the netlink work.
+exit 1 on bad usage. A command-line face for confucius.lab.rtnl, which does the netlink work.
 
 qdisc_config(dev) reads back what the kernel holds (kind, handles, raw options) for
 comparisons that must not depend on any front end.
@@ -22,36 +23,22 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import socket
 import struct
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import rtnl  # noqa: E402  (beside this file, not a package)
+# Run in the guest as `python3 -S` (no site-packages: they cost seconds over 9p under
+# emulation), so the package is found from the repository itself.
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+from confucius.lab import kernelabi, rtnl  # noqa: E402
 
-UAPI = Path(__file__).resolve().parents[2] / "kernel/include/uapi/linux/pkt_sched_confucius.h"
 COMMANDS = {"add": rtnl.ADD, "change": rtnl.CHANGE, "replace": rtnl.REPLACE}
 VALUE_FORMATS = {"u16": "=H", "u32": "=I", "u64": "=Q"}
 
 
 class UsageError(ValueError):
     pass
-
-
-def attribute_numbers(header: Path = UAPI) -> dict[str, int]:
-    """TCA_CONFUCIUS_* names (lower case, prefix dropped) to numbers, read from the UAPI enum."""
-    text = header.read_text()
-    block = re.search(r"enum\s*{([^}]*TCA_CONFUCIUS_UNSPEC[^}]*)}", text)
-    if not block:
-        raise UsageError(f"no TCA_CONFUCIUS_ enum in {header}")
-    numbers, next_value = {}, 0
-    for name, value in re.findall(r"^\s*(TCA_CONFUCIUS_\w+)\s*(?:=\s*(\d+))?\s*,", block.group(1), re.M):
-        next_value = int(value) if value else next_value
-        numbers[name.removeprefix("TCA_CONFUCIUS_").lower()] = next_value
-        next_value += 1
-    return numbers
 
 
 def encode_option(spec: str, numbers: dict[str, int]) -> bytes:
@@ -86,12 +73,9 @@ def tc_handle(text: str) -> int:
 def qdisc_config(dev: str) -> list[tuple[int, int, str, str]]:
     """(handle, parent, kind, options as hex) of every qdisc on `dev`, as the kernel dumps them."""
     ifindex = socket.if_nametoindex(dev)
-    conn = rtnl.Rtnl()
-    try:
+    with rtnl.Rtnl() as conn:
         return sorted((q.handle, q.parent, q.kind, q.tlvs.get(rtnl.TCA_OPTIONS, b"").hex())
                       for q in conn.dump_qdiscs() if q.ifindex == ifindex)
-    finally:
-        conn.close()
 
 
 class _Parser(argparse.ArgumentParser):
@@ -116,18 +100,14 @@ def execute(argv: list[str]) -> tuple[int, str]:
     """Run one request; (exit status, what to print on stderr) as main() reports them."""
     try:
         args = _parser().parse_args(argv)
-        numbers = attribute_numbers()
-        options = b"".join(encode_option(spec, numbers) for spec in args.options)
+        options = b"".join(encode_option(spec, kernelabi.ATTRIBUTES) for spec in args.options)
         ifindex = socket.if_nametoindex(args.dev)
         parent, handle = tc_handle(args.parent), tc_handle(args.handle)
     except (ValueError, OSError, struct.error) as err:
         return 1, f"nlqdisc: {err}"
-    conn = rtnl.Rtnl()
-    try:
+    with rtnl.Rtnl() as conn:
         reply = conn.qdisc(COMMANDS[args.command], ifindex, args.kind, options,
                            handle=handle, parent=parent)
-    finally:
-        conn.close()
     if reply.error:
         return 2, f"Error: {reply.message or os.strerror(-reply.error)}"
     return 0, ""

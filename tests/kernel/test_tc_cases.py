@@ -20,7 +20,7 @@ import pytest
 import guest_kernel
 import nlqdisc
 import tc_runner
-from confucius.lab import vm
+from confucius.lab import kernelabi, vm
 
 CASES = tc_runner.load_cases()
 INTREE = vm.TC_PLUGINS / "intree"
@@ -141,11 +141,11 @@ def test_json_match_is_a_subset_match():
     assert tc_runner.json_mismatches({"x": True}, {"x": 1}) != []
 
 
-def test_raw_netlink_tool_knows_the_uapi_attributes():
-    numbers = nlqdisc.attribute_numbers()
-    assert list(numbers.values()) == list(range(len(numbers)))
-    assert {"bandwidth64", "class_weights", "limit", "flows"} <= set(numbers)
+def test_raw_netlink_tool_encodes_by_the_uapi_attributes():
+    numbers = kernelabi.ATTRIBUTES
     assert nlqdisc.encode_option("limit=u32:7", numbers) == bytes([8, 0, numbers["limit"], 0, 7, 0, 0, 0])
+    nested = bytes([20, 0, numbers["class_weights"], 0x80]) + bytes([8, 0, numbers["class_weight"], 0, 4, 0, 0, 0]) * 2
+    assert nlqdisc.encode_option("class_weights=weights:4,4", numbers) == nested
 
 
 def test_raw_netlink_tool_refuses_bad_usage_without_sending():
