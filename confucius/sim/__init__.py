@@ -3,8 +3,12 @@
 
     bottleneck.py   build/sim/bottleneck: one run's options in, its JSON out
     episode.py      the motivating example per scheduler (`confucius sim episode`)
-    plan.py         a lab scenario's cells as the simulator runs them, and what it cannot
-    store.py        a simulated cell's pages into the lab's database (engine "ns3")
+    engine.py       the registry's engine ns3: a planned task simulated, as a run
+    plan.py         a lab scenario's plan (experiment/plan.py) as the simulator runs it,
+                    and the cells it cannot
+    worker.py       a task's pages in the bottleneck program, their logs read back
+    store.py        a simulated task as the lab's run (RunData and its runs row)
+    alone.py        a database's loads again without their pages
     sweep.py        the cells as tasks, in this process or on Dask distributed
     cli.py          the commands
 """
