@@ -3,7 +3,7 @@
 
 One real-time flow with data always waiting, then a page load of 9 new flows, on a
 20 Mbit/s link (sim/share_trace.c drives the C core). Each flow group's share of the
-link every 50 ms under Confucius, next to fair queueing: seed 000 Fig. 4(d) vs 4(b).
+link every 50 ms under Confucius, next to fair queueing: paper 000 Fig. 4(d) vs 4(b).
 """
 
 import csv

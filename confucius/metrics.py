@@ -17,12 +17,12 @@ import math
 from dataclasses import dataclass
 from typing import Iterable, Mapping, Sequence
 
-# Seed 000 §7.1 "Metrics" (and seed 002 §V-A): a frame later than 190 ms is a stall,
-# ITU-T G.1070's recommended delay for video calls (seed 000 §2.2, footnote 3).
+# Paper 000 §7.1 "Metrics" (and paper 002 §V-A): a frame later than 190 ms is a stall,
+# ITU-T G.1070's recommended delay for video calls (paper 000 §2.2, footnote 3).
 STALL_THRESHOLD_S = 0.190
-# Seed 000 §7.2, Fig. 11(b): "the threshold for good user experience" of a page load.
+# Paper 000 §7.2, Fig. 11(b): "the threshold for good user experience" of a page load.
 LONG_PLT_S = 2.0
-# Seed 000 §2.3: a connection is ACTIVE while it received bytes within the last 10 ms.
+# Paper 000 §2.3: a connection is ACTIVE while it received bytes within the last 10 ms.
 ACTIVE_WINDOW_S = 0.010
 
 
@@ -33,7 +33,7 @@ def nearest_rank(values: Sequence[float], percent: float) -> float:
     `percent` % of the values at or below it): always one of the values, never an
     interpolation between two. NaN without values.
 
-    The seeds plot frame-delay distributions (seed 000 §7.2, Fig. 12(c), 12(d)) without
+    The seeds plot frame-delay distributions (paper 000 §7.2, Fig. 12(c), 12(d)) without
     naming a percentile method; nearest rank keeps a tail figure a delay that a frame had."""
     if not 0 <= percent <= 100:
         raise ValueError(f"percentile must be within [0, 100], got {percent}")
@@ -56,7 +56,7 @@ def share(flags: Iterable[bool]) -> float:
 
 
 def per_thousand(flags: Iterable[bool]) -> float:
-    """`share` scaled to 1000 loads: the form of seed 000 Fig. 11 ("the number of runs,
+    """`share` scaled to 1000 loads: the form of paper 000 Fig. 11 ("the number of runs,
     out of 1000 websites"), for samples of any size; NaN without flags."""
     return 1000 * share(flags)
 
@@ -64,7 +64,7 @@ def per_thousand(flags: Iterable[bool]) -> float:
 # --------------------------------------------------------------------------- RT frames
 
 def on_time(complete: bool, delay_ms: float | None, threshold_s: float = STALL_THRESHOLD_S) -> bool:
-    """A frame arrived whole within the stall threshold (seed 000 §7.1). A frame that never
+    """A frame arrived whole within the stall threshold (paper 000 §7.1). A frame that never
     arrived whole is not on time: the viewer sees a frozen picture either way."""
     return complete and delay_ms is not None and delay_ms <= threshold_s * 1e3
 
@@ -75,9 +75,9 @@ def in_window(frames: Iterable, start_ns: int, end_ns: int) -> list:
 
 
 def stall_duration(frames: Iterable, threshold_s: float = STALL_THRESHOLD_S) -> float:
-    """Seconds of video during which frame delay exceeded `threshold_s`: seed 000 §7.1
+    """Seconds of video during which frame delay exceeded `threshold_s`: paper 000 §7.1
     "Stall duration for video frames is the duration for which the delay of the video frame
-    is greater than 190 ms" (seed 002 §V-A alike).
+    is greater than 190 ms" (paper 002 §V-A alike).
 
     Each frame stands for the time until the next frame's capture (the last one for the
     median frame interval, the upper middle one of an even count). A frame counts as stalled
@@ -104,20 +104,20 @@ def stall_split(frames: Iterable, at_ns: int, threshold_s: float = STALL_THRESHO
 
 def stalled(stall_s: float, longer_than_s: float = 0.0) -> bool:
     """A load during which the RT flow stalled for longer than `longer_than_s` seconds
-    (`stall_duration`). Seed 000 Fig. 11(a) counts the websites "that lead to non-zero
+    (`stall_duration`). Paper 000 Fig. 11(a) counts the websites "that lead to non-zero
     stalls" (the default), while its text counts those whose stall is not "negligible or
     shorter than 190 ms"; Fig. 12(a) is read at 500 ms."""
     return stall_s > longer_than_s
 
 
 def delivered_delays(frames: Iterable) -> list[float]:
-    """The delays (ms) of the frames that arrived whole: the distribution of seed 000
+    """The delays (ms) of the frames that arrived whole: the distribution of paper 000
     Fig. 12(d). Frames that never did are counted apart (`lost_share`)."""
     return [f.delay_ms for f in frames if f.complete and f.delay_ms is not None]
 
 
 def max_delay_ms(frames: Sequence) -> float:
-    """The largest delay of a frame that arrived whole (seed 000 §7.2, Fig. 12(c)); NaN
+    """The largest delay of a frame that arrived whole (paper 000 §7.2, Fig. 12(c)); NaN
     without one."""
     delays = delivered_delays(frames)
     return max(delays) if delays else math.nan
@@ -156,7 +156,7 @@ def sender_backlog_ms(samples: Iterable[tuple[float, float | None]]) -> float:
 # --------------------------------------------------------------------------- Web pages
 
 def plt_s(first_request_ns: int | None, last_byte_ns: int | None) -> float | None:
-    """Page load time: seed 000 §7.1 "the time till the last HTTP request in a web page is
+    """Page load time: paper 000 §7.1 "the time till the last HTTP request in a web page is
     completed", here from the page's first request to its last byte (s); None when the page
     sent no request or did not load."""
     if first_request_ns is None or last_byte_ns is None:
@@ -165,13 +165,13 @@ def plt_s(first_request_ns: int | None, last_byte_ns: int | None) -> float | Non
 
 
 def long_plt(plt: float | None) -> bool:
-    """A page load longer than LONG_PLT_S, or one that never finished (seed 000 §7.2,
+    """A page load longer than LONG_PLT_S, or one that never finished (paper 000 §7.2,
     Fig. 11(b): "websites suffering from a long PLT of longer than 2 seconds")."""
     return plt is None or plt > LONG_PLT_S
 
 
 def degradation(plt: Mapping, baseline: Mapping) -> tuple[float, float, int]:
-    """PLT degradation, seed 000 §7.1: "the increase of delay compared to FQ", over the
+    """PLT degradation, paper 000 §7.1: "the increase of delay compared to FQ", over the
     pages both measured (same keys, e.g. page, controller and repetition): (mean
     difference in s, total difference over the baseline's total, pages paired)."""
     keys = [k for k in plt if k in baseline and plt[k] is not None and baseline[k] is not None]
@@ -184,7 +184,7 @@ def degradation(plt: Mapping, baseline: Mapping) -> tuple[float, float, int]:
 
 def ratio_of_sums(pairs: Sequence[tuple[float, float]]) -> float:
     """Σa / Σb over paired (a, b): two schedulers' totals over the same pages (NaN when Σb
-    is 0), the form of seed 000's "reduces the stall duration by 60%" (§1)."""
+    is 0), the form of paper 000's "reduces the stall duration by 60%" (§1)."""
     denominator = sum(b for _, b in pairs)
     return sum(a for a, _ in pairs) / denominator if denominator else math.nan
 
@@ -201,7 +201,7 @@ def _merged(intervals: Iterable[tuple[float, float]]) -> list[list[float]]:
 
 def peak_active(transfers: Mapping[object, Iterable[tuple[float, float]]],
                 window: float = ACTIVE_WINDOW_S) -> int:
-    """Concurrent ACTIVE flows, seed 000 §2.3 (Fig. 3(b)): the peak number of connections
+    """Concurrent ACTIVE flows, paper 000 §2.3 (Fig. 3(b)): the peak number of connections
     that received bytes within the last `window` seconds.
 
     `transfers` maps a connection to the (start, end) times during which it received bytes.
@@ -223,7 +223,7 @@ def peak_active(transfers: Mapping[object, Iterable[tuple[float, float]]],
 # --------------------------------------------------------------------------- fairness
 
 def jfi(throughputs: Sequence[float]) -> float:
-    """Jain's fairness index (Σx)² / (n Σx²) of per-flow throughputs (seed 000 §7.4,
+    """Jain's fairness index (Σx)² / (n Σx²) of per-flow throughputs (paper 000 §7.4,
     Fig. 13(c), Appx. Fig. 25): 1 means equal shares, 1/n one flow takes everything. NaN
     values are left out; NaN without values or when all are 0."""
     values = [x for x in throughputs if not math.isnan(x)]
@@ -237,7 +237,7 @@ def jfi(throughputs: Sequence[float]) -> float:
 
 def throughput_by_cca(flow_bps: Sequence[float], flow_ccas: Sequence[str],
                       ccas: Sequence[str]) -> list[float]:
-    """Thr_i, the total throughput of CCA i's flows (seed 003 Eq. 15, measured), for each
+    """Thr_i, the total throughput of CCA i's flows (paper 003 Eq. 15, measured), for each
     of `ccas` in order, from each flow's throughput and CCA."""
     unknown = set(flow_ccas) - set(ccas)
     if unknown:
@@ -246,7 +246,7 @@ def throughput_by_cca(flow_bps: Sequence[float], flow_ccas: Sequence[str],
 
 
 def normalised_throughputs(throughputs: Sequence[float], counts: Sequence[float]) -> list[float]:
-    """avgThr_i / fairShare per CCA, the ratio inside seed 003 Eq. 17: avgThr_i = Thr_i / N_i
+    """avgThr_i / fairShare per CCA, the ratio inside paper 003 Eq. 17: avgThr_i = Thr_i / N_i
     (the mean throughput of CCA i's flows), fairShare the mean of avgThr_i over the CCAs
     that have flows; NaN for a CCA without flows (and for all when none has any)."""
     if len(throughputs) != len(counts):
@@ -257,7 +257,7 @@ def normalised_throughputs(throughputs: Sequence[float], counts: Sequence[float]
 
 
 def min_thr(throughputs: Sequence[float], counts: Sequence[float]) -> float:
-    """MinThr = min_i avgThr_i / fairShare, seed 003 §III-A Eq. 17: the share of its fair
+    """MinThr = min_i avgThr_i / fairShare, paper 003 §III-A Eq. 17: the share of its fair
     share that the most starved CCA gets (0 starvation, 1 full fairness); NaN when no CCA
     has flows."""
     shares = [s for s in normalised_throughputs(throughputs, counts) if not math.isnan(s)]
@@ -361,7 +361,7 @@ def _settled_s(frames: Sequence, base_ms: float, at_ns: int, end_ns: int) -> flo
 
 def step_response(frames: Sequence, rates: Sequence, at_ns: int, end_ns: int) -> StepResponse:
     """The response to a fall of capacity at `at_ns`, until the next change at `end_ns`
-    (issue 12 "Know the controllers"; the seeds measure the stall of such a fall, seed 000
+    (issue 12 "Know the controllers"; the seeds measure the stall of such a fall, paper 000
     §4.1 Fig. 7(a)): the time to the sender's first rate decrease (its target, rtflow's rate
     log, below STEP_DECREASE of its value at the step), the time until the frames' queueing
     delay (frame delay above the least delay of the STEP_BASE_NS before the step) is back

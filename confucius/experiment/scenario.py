@@ -515,7 +515,7 @@ def _read_pages(t: Table, base: Path, corpus: Path | None) -> list[PageRef]:
 
 
 def _sweep_pages(t: Table) -> list[PageRef]:
-    """Every combination of `flows` (counts) and `sizes` (e.g. "15kb"): seed 000 Fig. 14/15."""
+    """Every combination of `flows` (counts) and `sizes` (e.g. "15kb"): paper 000 Fig. 14/15."""
     flows = t.get("flows")
     sizes = t.get("sizes")
     flows = flows if isinstance(flows, list) else [flows]

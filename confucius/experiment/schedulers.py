@@ -60,7 +60,7 @@ SCHEDULERS: dict[str, Scheduler] = {s.name: s for s in (
     # FQ without AQM: fq_codel's scheduler (1024 flow queues, DRR with a quantum of one MTU,
     # new-flow priority) with CoDel's target and interval at 100 s, so CoDel never drops
     # and packets are dropped only when the buffer is full (from the longest queue). Only
-    # the AQM differs from fq_codel, which is the comparison seed 000 draws (FQ+CoDel vs
+    # the AQM differs from fq_codel, which is the comparison paper 000 draws (FQ+CoDel vs
     # FQ+FIFO). Linux's `fq` is a pacing qdisc for hosts and `sfq` caps a flow at 127 packets.
     Scheduler("fq", "fq_codel", "fair queueing without AQM (fq_codel, CoDel off)",
               options="target 100s interval 100s"),

@@ -2,9 +2,9 @@
 """Models that predict what the lab measures, from the papers' own equations.
 
 - `fluid`, `bounds`, `policies`, `cca`: the fluid model of a delay-sensitive flow facing a
-  burst of N new flows (seed 000 Appx. B, seed 002 §IV-D and Table I): the closed-form
+  burst of N new flows (paper 000 Appx. B, paper 002 §IV-D and Table I): the closed-form
   approximations and a numerical solution of the delay-differential equations.
-- `percca`, `presets`, `fitting`: the per-CCA queueing models of seed 003 §II (flow
+- `percca`, `presets`, `fitting`: the per-CCA queueing models of paper 003 §II (flow
   distribution from classifier accuracy, simple and advanced aggressiveness models, MinThr,
   service-rate optimisation).
 

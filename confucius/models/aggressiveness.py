@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Aggressiveness parameters of the per-CCA models (seed 003 §II-B, §II-E, §III-G), and the
+"""Aggressiveness parameters of the per-CCA models (paper 003 §II-B, §II-E, §III-G), and the
 JSON file that carries them so the lab can feed its own fits in.
 
 g_i is CCA i's training aggressiveness: a flow's throughput over its fair share in a shared

@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""Closed forms of the fluid model: seed 000 Appx. B (Eqs. 14–32) and Table 1 (= seed 002
-Table I), plus a few exact results derived here from the same model to show where the seeds'
+"""Closed forms of the fluid model: paper 000 Appx. B (Eqs. 14–32) and Table 1 (= paper 002
+Table I), plus a few exact results derived here from the same model to show where the papers'
 approximations land.
 
 All arguments and results are SI: seconds, bit/s, bits; k in s^-2, λ in s^-1. Equation
-numbers are those of seed 000.
+numbers are those of paper 000.
 """
 
 import math
@@ -51,7 +51,7 @@ def q_max_confucius(k: float, q0: float, tau: float, lam: float) -> float:
 
 def confucius_series_coefficients(k: float, q0: float, tau: float) -> tuple:
     """F0, F1, F2 of the expansion f(λ) = F0 + F1·λ + F2·λ² (Eq. 29), the 'unsimplified
-    bound' that seed 000 plots in Fig. 19."""
+    bound' that paper 000 plots in Fig. 19."""
     root = math.sqrt(positive("k", k))
     f0 = 2 * q0 + 6 * tau + 8 / (2 * root)
     f1 = 10 / (3 * k) + 2 * q0 * tau + 2 * tau ** 2 + 4 * q0 / root + 16 * tau / (3 * root)
@@ -119,7 +119,7 @@ def fct_degradation_confucius_exact(n: int, lam: float) -> float:
 
 
 def fct_degradation_confucius002_exact(n: int, lam: float) -> float:
-    """Derived here: Eq. 8 integrated exactly with seed 002's curve r = C/(1 + 2^(λt)) until
+    """Derived here: Eq. 8 integrated exactly with paper 002's curve r = C/(1 + 2^(λt)) until
     the new flows reach weight 1 (t1 = log2(N)/λ), for flows that outlast that ramp:
     T − T_FQ = (1/λ)·(log2 N − ((N+1)/N)·log2((N+1)/2))  → 1/λ as N grows.
     """
@@ -157,7 +157,7 @@ def peak_without_delay(share: float, k_eff: float, q0: float) -> float:
 
 
 def table1(sc: FluidScenario) -> dict:
-    """Table 1 of seed 000 (Table I of seed 002): policy -> (q_max, T_P − T_FQ)."""
+    """Table 1 of paper 000 (Table I of paper 002): policy -> (q_max, T_P − T_FQ)."""
     n, c = sc.flows, sc.capacity
     return {
         "fq": (q_max_fq(n, sc.k, sc.q0, sc.tau), 0.0),

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Responsiveness k of a delay-sensitive CCA from its probing period (seed 000 Appx. B.5).
+"""Responsiveness k of a delay-sensitive CCA from its probing period (paper 000 Appx. B.5).
 
 With the link fully available (r ≡ C) the fluid model's sending rate oscillates as
 s(t) = C + A·cos(√k·t + φ) (Eq. 33), so a CCA that probes every T seconds has
@@ -11,7 +11,7 @@ import math
 
 from .validate import positive, unknown
 
-# Probing period of each CCA in round-trip times (seed 000 Appx. B.5).
+# Probing period of each CCA in round-trip times (paper 000 Appx. B.5).
 PROBING_PERIOD_RTTS = {"copa": 5.0, "bbr": 8.0}
 
 

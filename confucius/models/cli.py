@@ -189,7 +189,7 @@ def bounds_command(flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb"
                    cca_name: CcaName = "copa", rtt: Rtt = "40ms", k: KOpt = None,
                    period: Period = None, interval: Interval = "250ms",
                    as_json: JsonFlag = False):
-    """Closed forms of seed 000 Table 1 / seed 002 Table I (q_max and T_P − T_FQ)."""
+    """Closed forms of paper 000 Table 1 / paper 002 Table I (q_max and T_P − T_FQ)."""
     with _user_errors():
         sc, k_source = build_scenario(flows, rate, size, burst, q0, tau, cca_name, rtt, k,
                                       period, interval)
@@ -451,7 +451,7 @@ def percca_command(
             help="Also choose the service rates that maximise MinThr (§III-F).")] = True,
         matrix: Annotated[bool, typer.Option(help="Show the flow distribution A.")] = False,
         as_json: JsonFlag = False):
-    """Per-CCA queueing models of seed 003: MinThr for shared, per-CCA, per-class queues."""
+    """Per-CCA queueing models of paper 003: MinThr for shared, per-CCA, per-class queues."""
     with _user_errors():
         prm = _load_params(params)
         counts = _counts(prm, flows, scenario)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Numerical solution of the fluid model (seed 000 Appx. B, Eqs. 4–9).
+"""Numerical solution of the fluid model (paper 000 Appx. B, Eqs. 4–9).
 
 The real-time flow's CCA steers its sending rate s(t) by the queueing delay it saw one
 feedback loop τ ago (Eq. 4); its queue p(t) fills at s − r (Eq. 5); its queueing delay is

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Per-CCA queueing models of seed 003 §II and the service-rate optimisation of §III-F.
+"""Per-CCA queueing models of paper 003 §II and the service-rate optimisation of §III-F.
 
 K CCAs with N_i flows each are mapped by a classifier to Q queues. Everything is in
 fractions: A sums to 1, service rates c_j sum to 1 (times the link capacity), throughputs
@@ -7,7 +7,7 @@ are fractions of the link.
 
 - Flow distribution A (Eqs. 7–13): a_ij, the probability that a flow uses CCA i and is
   classified as j. From one F1 and the training aggressiveness g (misclassification falls as
-  1/√g_i, Eq. 7), or from per-CCA accuracies (seed 003 §III-D, Table I).
+  1/√g_i, Eq. 7), or from per-CCA accuracies (paper 003 §III-D, Table I).
 - Packet shares (Eq. 14): p_ij = g_i·a_ij / Σ_i g_i·a_ij, with g_i the training
   aggressiveness (simple model) or the queue's own g_i(k) = Σ_j x_j^k·g_ij(x_i^k) (advanced
   model, Eq. 16).
@@ -75,7 +75,7 @@ def flow_distribution(f1: float, g, counts) -> np.ndarray:
 
 
 def flow_distribution_from_accuracy(accuracy, counts) -> np.ndarray:
-    """A from per-CCA classifier accuracies (seed 003 §III-D): a flow of CCA i is classified
+    """A from per-CCA classifier accuracies (paper 003 §III-D): a flow of CCA i is classified
     correctly with probability F1_i, and otherwise as any other CCA alike."""
     counts = check_counts(counts)
     acc = np.array([f1_score("per-CCA F1", x) for x in accuracy])
@@ -88,7 +88,7 @@ def flow_distribution_from_accuracy(accuracy, counts) -> np.ndarray:
 
 
 def merge_queues(a: np.ndarray, groups) -> np.ndarray:
-    """Per-CCA-class queueing (seed 003 §III-E): the columns of the CCAs of one class are
+    """Per-CCA-class queueing (paper 003 §III-E): the columns of the CCAs of one class are
     one queue. `groups` lists each class's CCA indices; together they cover every CCA once."""
     flat = sorted(i for group in groups for i in group)
     if flat != list(range(a.shape[1])):
@@ -133,7 +133,7 @@ def packet_shares(a: np.ndarray, g: np.ndarray) -> np.ndarray:
 
 
 def proportional_rates(a: np.ndarray) -> np.ndarray:
-    """c_j proportional to the flows mapped to queue j (seed 003's default service)."""
+    """c_j proportional to the flows mapped to queue j (paper 003's default service)."""
     return a.sum(axis=0) / a.sum()
 
 

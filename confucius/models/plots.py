@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Figures of the models: seed 000 Fig. 19 (the Confucius bound against k, τ, q0), seed 002
-Fig. 9 (available bandwidth per policy), q(t) per policy, and the model curves of seed 003
+"""Figures of the models: paper 000 Fig. 19 (the Confucius bound against k, τ, q0), paper 002
+Fig. 9 (available bandwidth per policy), q(t) per policy, and the model curves of paper 003
 Figs. 2–6. Each function writes one PNG into `out` and returns its path."""
 
 from dataclasses import replace
@@ -47,7 +47,7 @@ def fluid_timeseries(runs: list, sc: FluidScenario, out: Path) -> Path:
 
 
 def available_bandwidth(sc: FluidScenario, out: Path) -> Path:
-    """Seed 002 Fig. 9: r(t)/C per policy; the shaded area is what Confucius gives the
+    """Paper 002 Fig. 9: r(t)/C per policy; the shaded area is what Confucius gives the
     real-time flow beyond FQ, which bounds the new flows' FCT degradation."""
     end = max(policies.ramp_end(p, sc) for p in policies.POLICIES) + 2 / sc.lam
     t = np.linspace(0, end, 2000)
@@ -72,7 +72,7 @@ def _numeric_q_max(sc: FluidScenario, gain: str) -> float:
 
 
 def bound_sweeps(sc: FluidScenario, out: Path, points: int = 15) -> list:
-    """Seed 000 Fig. 19 (a)–(c): Confucius' q_max against k, τ and q0: Table 1 (Eq. 30), the
+    """Paper 000 Fig. 19 (a)–(c): Confucius' q_max against k, τ and q0: Table 1 (Eq. 30), the
     unsimplified series (Eq. 29) and the numerical solution of the model."""
     if points < 2:
         raise ModelInputError(f"a sweep needs at least 2 points, got {points}")
@@ -135,7 +135,7 @@ def _base_curves() -> list:
 
 
 def percca_figures(params: AggressivenessParams, out: Path, points: int = 60) -> list:
-    """Model curves of seed 003 Figs. 2, 3a, 3b, 5, 6 (MinThr against F1) and 4a, 4b
+    """Model curves of paper 003 Figs. 2, 3a, 3b, 5, 6 (MinThr against F1) and 4a, 4b
     (MinThr against the classifiers' interval)."""
     order = params.ccas
 

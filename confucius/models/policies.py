@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Available bandwidth r(t) of the real-time flow under each scheduling policy (seed 000
-Eqs. 9a–9d, seed 002 §IV-D and Fig. 9), and the new flows' completion time from Eq. 8.
+"""Available bandwidth r(t) of the real-time flow under each scheduling policy (paper 000
+Eqs. 9a–9d, paper 002 §IV-D and Fig. 9), and the new flows' completion time from Eq. 8.
 
 r(t) describes the time after the N new flows arrive (t >= 0); before, the real-time flow
 has the whole link. Policies:
@@ -8,9 +8,9 @@ has the whole link. Policies:
 - fq:        C/(N+1)                                   (Eq. 9a)
 - fifo:      C·C·q0/(C·q0 + N·B0)                      (Eq. 9b, its bound taken as equality)
 - cbq:       C/2, one class each, weights 1:1 (= DRR)  (Eq. 9c)
-- confucius: max(C/2·2^(−λt), C/(N+1))                 (Eq. 9d, seed 000)
-- confucius-002:   C/(1 + min(2^(λt), N))              (seed 002 §IV-D, Fig. 9)
-- confucius-ticks: C/(1 + min(2^⌊λt⌋, N))              (seed 002 Alg. 1: weights double once
+- confucius: max(C/2·2^(−λt), C/(N+1))                 (Eq. 9d, paper 000)
+- confucius-002:   C/(1 + min(2^(λt), N))              (paper 002 §IV-D, Fig. 9)
+- confucius-ticks: C/(1 + min(2^⌊λt⌋, N))              (paper 002 Alg. 1: weights double once
                                                         per 1/λ, as the qdisc does it)
 
 and one closed-loop policy, whose r(t) depends on the real-time flow's queue and so exists

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The parameters seed 003 measured (Mininet, 1.5 Gbit/s bottleneck, 40 ms RTT, 460-packet
+"""The parameters paper 003 measured (Mininet, 1.5 Gbit/s bottleneck, 40 ms RTT, 460-packet
 buffer), and its scenarios, as named presets."""
 
 from .aggressiveness import AggressivenessParams
@@ -16,7 +16,7 @@ SEED003 = AggressivenessParams(
 )
 PARAMETERS = {"seed003": SEED003}
 
-# Table I of seed 003: per-CCA F1 of the two classifiers for a classification interval of
+# Table I of paper 003: per-CCA F1 of the two classifiers for a classification interval of
 # 1, 5 and 10 seconds.
 CLASSIFIERS = {
     "deepcci": {1.0: {"reno": 0.666, "cubic": 0.5833, "bbr": 0.95},

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The fluid model's scenario (seed 000 §4.3, Table 4): one delay-sensitive flow alone on a
+"""The fluid model's scenario (paper 000 §4.3, Table 4): one delay-sensitive flow alone on a
 link of capacity C, in steady state with queueing delay q0, when N new flows of B bits each
 (initial burst B0) arrive at t = 0."""
 
@@ -7,13 +7,13 @@ from dataclasses import dataclass
 
 from .validate import ModelInputError, flow_count, non_negative, positive
 
-# Confucius' default doubling interval 1/λ = 250 ms (seed 000 §4.2, seed 002 §IV-D).
+# Confucius' default doubling interval 1/λ = 250 ms (paper 000 §4.2, paper 002 §IV-D).
 DEFAULT_LAMBDA = 4.0
 
 
 @dataclass(frozen=True)
 class FluidScenario:
-    """Parameters in SI units (Table 4 of seed 000).
+    """Parameters in SI units (Table 4 of paper 000).
 
     flows: N, new flows arriving at t = 0 (>= 1).
     capacity: C, link capacity in bit/s.

@@ -1,14 +1,14 @@
 # SPDX-License-Identifier: MIT
 """The CCA classifier of a per-CCA run: the conditional probabilities q_ij that a flow of
-CCA i is classified as CCA j (seed 003 Eq. 1), and a seeded draw of every flow's class.
+CCA i is classified as CCA j (paper 003 Eq. 1), and a seeded draw of every flow's class.
 
 - ideal: q = I.
-- f1: seed 003's model of current and future classifiers. Misclassification falls as
+- f1: paper 003's model of current and future classifiers. Misclassification falls as
   1/√g_i (Eq. 7) and is spread alike over the other CCAs; for equal flow counts the
   share of correctly classified flows is F1 (Eqs. 8–12), so q = K·A' with A' from
   `confucius.models.percca.homogeneous_distribution` (the models' one definition).
-- accuracy: per-CCA F1_i on the diagonal, the rest spread alike (seed 003 §III-D).
-- published: a classifier's per-CCA F1 from seed 003 Table I (DeePCCI, Dragonfly at
+- accuracy: per-CCA F1_i on the diagonal, the rest spread alike (paper 003 §III-D).
+- published: a classifier's per-CCA F1 from paper 003 Table I (DeePCCI, Dragonfly at
   1/5/10 s), used as per-CCA accuracies, as the seed does.
 
 Each flow's class is drawn independently from its CCA's row (the seed's Mininet method,

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`confucius percca`: per-CCA queueing experiments on the lab's kernel (seed 003)."""
+"""`confucius percca`: per-CCA queueing experiments on the lab's kernel (paper 003)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The per-CCA models' aggressiveness fitted from the lab's own runs (seed 003 §II-E,
+"""The per-CCA models' aggressiveness fitted from the lab's own runs (paper 003 §II-E,
 §III-G), and the fitted advanced model checked against independent runs.
 
 A fit file (TOML, checked like a scenario: errors name the key) describes the runs:
@@ -208,7 +208,7 @@ class Check:
     seed: int
     measured: float
     fitted: float | None            # the advanced model on the run's draw, fitted parameters
-    seed003: float | None           # the same with seed 003's parameters
+    seed003: float | None           # the same with paper 003's parameters
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The models' MinThr for a per-CCA scenario's point (confucius.models.percca, seed 003
+"""The models' MinThr for a per-CCA scenario's point (confucius.models.percca, paper 003
 §II), so that every run is stored beside the prediction it is compared with."""
 
 from __future__ import annotations
@@ -91,7 +91,7 @@ def check_optimiser(service: str, ccas: list[str], counts: list[int], policy: st
                     groups: list[list[int]], classifier: Classifier,
                     params: AggressivenessParams) -> None:
     """Raise ModelInputError (or KeyError) where `service`'s optimiser cannot run at this
-    point with these parameters: seed 003's (`optimised`) solves its LP for the expected
+    point with these parameters: paper 003's (`optimised`) solves its LP for the expected
     distribution; the draws' (`optimised-draws`) needs the advanced model's MinThr for every
     weighting, tried here on the expected distribution."""
     if service == "optimised":
@@ -108,7 +108,7 @@ def optimised_weights_over_draws(ccas: list[str], counts: list[int], policy: str
     """The class weights with the advanced model's highest mean MinThr over the draws the
     classifier could have made with the flows per class of this draw (each flow's (cca,
     classified_as)): what an operator who knows the classifier and sees its classes can
-    compute. Seed 003's optimum (`optimised_weights`) serves the expected distribution, which
+    compute. Paper 003's optimum (`optimised_weights`) serves the expected distribution, which
     a draw of a few flows per CCA is far from. The hundredths go to the queues with flows;
     an empty queue, which any weight leaves unserved, keeps weight 1."""
     sub = _subset_params(params, ccas)

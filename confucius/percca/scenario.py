@@ -12,7 +12,7 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
     [link]
     rate = "100mbit"
     rtt = "40ms"                      # every flow's round-trip propagation delay
-    buffer = "auto"                   # C·RTT/√N packets (seed 003 §III-A), or packets, or "1mb"
+    buffer = "auto"                   # C·RTT/√N packets (paper 003 §III-A), or packets, or "1mb"
 
     [flows]                           # flows per CCA, any TCP CCA of the lab kernel
     reno = 10
@@ -36,7 +36,7 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
     kind = "f1"                       # ideal | f1 | accuracy | published
     f1 = [0.6, 0.83, 0.95]            # kind f1: one point each
     accuracy = { reno = 0.9, cubic = 0.9, bbr = 0.95 }   # kind accuracy
-    name = "dragonfly"                # kind published: deepcci | dragonfly (seed 003 Table I)
+    name = "dragonfly"                # kind published: deepcci | dragonfly (paper 003 Table I)
     intervals = ["1s", "5s", "10s"]   # kind published
     params = "seed003"                # g_i for kind f1 and the models: a preset or a JSON file
 """
@@ -154,7 +154,7 @@ def _check_simulated(top: Table, qdisc: str, policies: tuple[str, ...]) -> None:
 
 
 def default_buffer(rate_bps: float, rtt_s: float, flows: int) -> int:
-    """C·RTT/√N in full-size packets (seed 003 §III-A, after McKeown et al. [30])."""
+    """C·RTT/√N in full-size packets (paper 003 §III-A, after McKeown et al. [30])."""
     return max(1, round(rate_bps * rtt_s / 8 / MTU_BYTES / math.sqrt(flows)))
 
 

@@ -211,7 +211,7 @@ def timeline_command(
     repetition: int = typer.Option(0, help="Which repetition."),
     before: float = typer.Option(3.0, help="Seconds shown before the load starts."),
 ):
-    """Frame delay around one page load, one line per scheduler (seed 000 Fig. 2), over the
+    """Frame delay around one page load, one line per scheduler (paper 000 Fig. 2), over the
     RT flow's target rate and, for confucius, its weight share and queue in the qdisc."""
     from . import plots
 
@@ -246,8 +246,8 @@ def plots_command(
         console.print(f"wrote {path}")
 
 
-@app.command("seeds")
-def seeds_command(
+@app.command("papers")
+def papers_command(
     db: Path = _DB, scenario: Optional[str] = _SCENARIO,
     schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
     out: Optional[Path] = typer.Option(None, help="Folder for the figures: per scenario Fig. 10 (tradeoff), "
@@ -255,16 +255,16 @@ def seeds_command(
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
     common: bool = _COMMON,
 ):
-    """The seeds' evaluation (seed 000 §7.2, 002 §V-B): each figure they give for 1000
+    """The papers' evaluation (paper 000 §7.2, 002 §V-B): each figure they give for 1000
     websites (stall and PLT against FQ-CoDel and FQ, loads per 1000 with a stall or a PLT
     over 2 s, tails of stall and delay) beside ours; with --out, their Fig. 10-12 redrawn."""
-    from . import seeds
+    from . import papers
 
     results, order = _chosen(_pages(db, scenario), schedulers)
     if common:
         results = summary.common_loads(results)
-    _show(seeds.seed_rows(results, order), f"no valid page loads{' of ' + ', '.join(order) if order else ''} in {db}", as_json,
-          seeds.rows_json, _print_seeds)
+    _show(papers.paper_rows(results, order), f"no valid page loads{' of ' + ', '.join(order) if order else ''} in {db}", as_json,
+          papers.rows_json, _print_papers)
     if out is not None:
         for path in _seed_figures(results, out):
             print(f"wrote {path}", file=sys.stderr if as_json else sys.stdout)  # stdout stays JSON
@@ -283,8 +283,12 @@ def _seed_figures(results: list[data.PageResult], out: Path) -> list[Path]:
     return made
 
 
-def _print_seeds(rows) -> None:
-    from .seeds import formatted
+# `report seeds`, the command's first name, which RESULTS.md, sim/README.md and scripts use.
+app.command("seeds", help="The same as `confucius report papers`.")(papers_command)
+
+
+def _print_papers(rows) -> None:
+    from .papers import formatted
 
     for (scenario, controller) in dict.fromkeys((r.scenario, r.controller) for r in rows):
         table = Table(title=f"{scenario}, RT flow {controller}: the seeds' figures (1000 websites) beside ours")
@@ -394,7 +398,7 @@ def percca_command(
     out: Optional[Path] = typer.Option(None, help="PNG: MinThr against F1 with the models' curves."),
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
 ):
-    """Per-CCA queueing (seed 003): MinThr against the classifier's F1, per policy, over the
+    """Per-CCA queueing (paper 003): MinThr against the classifier's F1, per policy, over the
     seeds of each point, beside the simple and advanced models."""
     from . import percca
 

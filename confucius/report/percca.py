@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Per-CCA queueing results (confucius/percca) from the database: MinThr against the
 classifier's F1 per policy, several seeds per point, beside the models' predictions
-(seed 003 Figs. 2-5), as rows for a table and as one figure."""
+(paper 003 Figs. 2-5), as rows for a table and as one figure."""
 
 from __future__ import annotations
 
@@ -99,7 +99,7 @@ def _x(row: PointRow) -> float:
 
 def axis(sc: percca_scenario.Scenario):
     """The figure's x axis for a scenario, (label, position of a row): the classifiers'
-    interval when all are published ones (seed 003 Fig. 4), else F1."""
+    interval when all are published ones (paper 003 Fig. 4), else F1."""
     intervals = {c.label: c.interval_s for c in sc.classifiers if c.kind == "published"}
     if intervals and len(intervals) == len(sc.classifiers):
         return "classifier interval (s)", lambda row: intervals[row.classifier]

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The evaluation's figures from measured data (matplotlib, files only).
 
-- `timeline`: frame delay around one page load, one line per scheduler (seed 000 Fig. 2),
+- `timeline`: frame delay around one page load, one line per scheduler (paper 000 Fig. 2),
   and under it the RT flow's target rate and, where the qdisc exposes its flows, its weight
   share, queue growth, queue and head-of-line wait;
 - `tradeoff`: mean stall duration against mean PLT per scheduler (Fig. 10);
@@ -54,7 +54,7 @@ def _no_labels():
 
 
 def _colour(scheduler_base: str) -> str:
-    """Confucius red, label-based schedulers green, the others blue (as seed 000 Fig. 10)."""
+    """Confucius red, label-based schedulers green, the others blue (as paper 000 Fig. 10)."""
     if SCHEDULERS[scheduler_base].kind == "confucius":
         return "tab:red"
     return "tab:green" if SCHEDULERS[scheduler_base].rt_weight is not None else "tab:blue"
@@ -192,11 +192,11 @@ def tradeoff(results: list[PageResult], out: Path) -> Path:
     return _save(fig, out)
 
 
-# --------------------------------------------------------------------------- Fig. 11 (seed 002: Fig. 12)
+# --------------------------------------------------------------------------- Fig. 11 (paper 002: Fig. 12)
 
 def site_counts(results: list[PageResult], out: Path) -> Path:
     """Per controller and scheduler, loads per 1000 that stall the RT flow and loads with
-    PLT > 2 s (or failed), as bars (seed 000 Fig. 11)."""
+    PLT > 2 s (or failed), as bars (paper 000 Fig. 11)."""
     plt = _pyplot()
     controllers = sorted(_by(results, "controller"))
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))

@@ -11,7 +11,7 @@ from confucius import metrics
 from . import intervals
 from .data import PageResult
 
-BASELINE = "fq"  # PLT degradation is measured against fair queueing without AQM (the seeds' FQ)
+BASELINE = "fq"  # PLT degradation is measured against fair queueing without AQM (the papers' FQ)
 # RT controllers whose sender paces at a multiple of its target, so that media held in it
 # means the sender lacked the CPU (Copa's window and TCP's socket hold media by design).
 PACED_CONTROLLERS = frozenset({"gcc", "pion-gcc", "fixed"})

@@ -3,7 +3,7 @@
 
 What is calibrated to what:
 - per-page requests and bytes: HTTP Archive (median desktop page about 70 requests, 2.6 MB);
-- per-flow figures: seed 000 §2.3 and Appx. A, measured on the reference load (reference.py):
+- per-flow figures: paper 000 §2.3 and Appx. A, measured on the reference load (reference.py):
   concurrent ACTIVE flows median 8 and 90th percentile 19, unique server addresses median 15,
   flow sizes median 15 KB, mostly between 100 B and 100 KB.
 
@@ -28,16 +28,16 @@ KB = 1024
 
 # Published figures the corpus is calibrated to (checked by tests/web/test_corpus.py).
 TARGETS = {
-    "active_flows_median": 8,        # seed 000 §2.3, Fig. 3(b)
-    "active_flows_p90": 19,          # seed 000 §2.3, Fig. 3(b)
-    "addresses_median": 15,          # seed 000 Appx. A, Fig. 18(a)
-    "flow_bytes_median": 15 * KB,    # seed 000 Appx. A, Fig. 18(b)
-    "flow_bytes_low": 100,           # seed 000 Appx. A: "flow sizes range from 100 bytes ...
+    "active_flows_median": 8,        # paper 000 §2.3, Fig. 3(b)
+    "active_flows_p90": 19,          # paper 000 §2.3, Fig. 3(b)
+    "addresses_median": 15,          # paper 000 Appx. A, Fig. 18(a)
+    "flow_bytes_median": 15 * KB,    # paper 000 Appx. A, Fig. 18(b)
+    "flow_bytes_low": 100,           # paper 000 Appx. A: "flow sizes range from 100 bytes ...
     "flow_bytes_high": 100 * KB,     # ... to 100 KBytes"
     "requests_median": 70,           # HTTP Archive, median desktop page
     "page_bytes_median": 2.6e6,      # HTTP Archive, median desktop page weight
-    "amazon_flows": 68,              # seed 000 §2.3, Fig. 3(a)
-    "amazon_active_max": 12,         # seed 000 §2.3, Fig. 3(a)
+    "amazon_flows": 68,              # paper 000 §2.3, Fig. 3(a)
+    "amazon_active_max": 12,         # paper 000 §2.3, Fig. 3(a)
 }
 
 # Spreads and shapes: not published by the seed; chosen so the percentiles above come out.
@@ -161,7 +161,7 @@ def sampled_page(seed: int, index: int) -> Page:
 
 
 def sweep_page(flows: int, size: int) -> Page:
-    """Seed 000 Fig. 14/15 workloads: `flows` objects of `size` bytes, all requested at once,
+    """Paper 000 Fig. 14/15 workloads: `flows` objects of `size` bytes, all requested at once,
     each from its own domain (so each is its own connection)."""
     if not 1 <= flows <= MAX_DOMAINS:
         raise ValueError(f"flows must be between 1 and {MAX_DOMAINS}, got {flows}")
@@ -175,13 +175,13 @@ def sweep_page_id(flows: int, size: int) -> str:
     return f"flows-{flows}-size-{size}"
 
 
-AMAZON_REQUESTS, AMAZON_DOMAINS = 200, 48  # > 34 addresses: "more than half the flows" (seed 000 §2.3)
+AMAZON_REQUESTS, AMAZON_DOMAINS = 200, 48  # > 34 addresses: "more than half the flows" (paper 000 §2.3)
 _AMAZON_STREAM = 1_000_000
 
 
 def amazon_page(seed: int) -> Page:
     """An amazon.com-like home page: on the reference load exactly 68 flows, at most 12 active
-    at once (seed 000 Fig. 3(a)). The first draw (in a fixed order) that meets both is taken."""
+    at once (paper 000 Fig. 3(a)). The first draw (in a fixed order) that meets both is taken."""
     for attempt in range(1000):
         rng = np.random.default_rng([seed, _AMAZON_STREAM + attempt])
         page = _closest_width(_Skeleton(rng, "amazon", AMAZON_REQUESTS, AMAZON_DOMAINS),
@@ -192,7 +192,7 @@ def amazon_page(seed: int) -> Page:
     raise RuntimeError(f"no amazon-like page found for seed {seed}")  # not seen for any seed tried
 
 
-# Seed 000 Fig. 14 (5...100 flows of 15 KB) and Fig. 15 (5 flows of 15 KB...9 MB).
+# Paper 000 Fig. 14 (5...100 flows of 15 KB) and Fig. 15 (5 flows of 15 KB...9 MB).
 SWEEP_FLOWS = (5, 10, 20, 30, 40, 50, 60, 70, 80, 90, 100)
 SWEEP_SIZES = tuple(int(k * KB) for k in (15, 30, 60, 150, 300, 600, 1536, 3072, 6144, 9216))
 

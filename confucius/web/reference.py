@@ -7,7 +7,7 @@ requests late-bound to the first idle connection of their domain, a child reques
 parent has arrived). The network is idealised: one bottleneck of `rate` bit/s shared equally by
 the responses being received (processor sharing, no slow start, no header bytes), a round trip
 `rtt` for a new connection's handshake and one for each request before its first byte.
-The defaults, 20 Mbit/s and 40 ms, are the lab's reference link (seed 002 §V-A testbed).
+The defaults, 20 Mbit/s and 40 ms, are the lab's reference link (paper 002 §V-A testbed).
 """
 
 from __future__ import annotations

@@ -66,7 +66,7 @@ class PageLoad:
         return counts
 
     def peak_active(self) -> int:
-        """Seed 000's ACTIVE count: peak number of connections that received bytes in 10 ms."""
+        """Paper 000's ACTIVE count: peak number of connections that received bytes in 10 ms."""
         transfers: dict[int, list] = {}
         for o in self.objects:
             if o.first_byte is not None and o.last_byte is not None:

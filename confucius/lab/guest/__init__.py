@@ -23,7 +23,7 @@ into the run's results folder and boots the VM with this package as the script. 
      recovers from a back-off additively (tens of kbit/s per second), so a flow kept
      running would meet each page at a rate that depends on how earlier pages treated it
      (a scheduler that protects it would face a faster flow next time);
-   - `continuous`: one RT flow for the whole run, as in the seeds' simulations; each load
+   - `continuous`: one RT flow for the whole run, as in the papers' simulations; each load
      waits until the flow has converged again since the previous load ended;
    - `timed`: without pages, the RT flow warms up and runs for the scenario's duration.
    A bandwidth trace (`trace.TracePlayer`) plays from each load's start in episodes (the

@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""The seeds' evaluation (seed 000 §7.2, seed 002 §V-B) measured again: each figure the
-seeds give for 1000 websites beside ours, from the page loads of any database (lab or
+"""The papers' evaluation (paper 000 §7.2, paper 002 §V-B) measured again: each figure the
+papers give for 1000 websites beside ours, from the page loads of any database (lab or
 simulated), per scenario and RT controller.
 
-The seeds' figures are for the RT flow under Copa on the cellular traces C1 (their Fig. 10(a),
-broken down in Fig. 11 and 12 of seed 000, Fig. 12 and 13 of seed 002; "the results when
+The papers' figures are for the RT flow under Copa on the cellular traces C1 (their Fig. 10(a),
+broken down in Fig. 11 and 12 of paper 000, Fig. 12 and 13 of paper 002; "the results when
 using GCC and BBR are similar"), except the headline reductions against FQ-CoDel, which
-span their traces and CCAs (seed 000 §1). Every measured figure comes from
+span their traces and CCAs (paper 000 §1). Every measured figure comes from
 confucius/metrics.py; ratios are over the pages both schedulers met, with a 95 % paired
 bootstrap interval over pages (intervals.py).
 """
@@ -29,8 +29,8 @@ CODEL = "fq_codel"
 
 
 @dataclass(frozen=True)
-class SeedRow:
-    """One of the seeds' figures for one scheduler, beside ours."""
+class PaperRow:
+    """One of the papers' figures for one scheduler, beside ours."""
     scenario: str
     controller: str
     quantity: str
@@ -40,14 +40,15 @@ class SeedRow:
     low: float                 # 95 % interval over pages (NaN where none is computed)
     high: float
     loads: int                 # loads the figure is over (pairs for comparisons)
-    seed: str                  # the seed's figure, as the seed gives it ("" where it gives none)
+    seed: str                  # the papers' figure, as they give it ("" where they give none); the
+                               # name of the table's column and of the JSON key `report papers` prints
     source: str
 
 
-# The seeds' figures: quantity -> {scheduler: (figure, where)}. "*" is every scheduler the
-# seed's sentence covers that has no figure of its own.
+# The papers' figures: quantity -> {scheduler: (figure, where)}. "*" is every scheduler the
+# papers' sentence covers that has no figure of its own.
 _UNLABELLED = "the unlabelled baselines (FIFO 288 ... SJF 537)"
-SEED_FIGURES: dict[str, dict[str, tuple[str, str]]] = {
+PAPER_FIGURES: dict[str, dict[str, tuple[str, str]]] = {
     "stall reduction vs fq_codel": {
         "confucius": ("60-69 %", "000 §1, 002 §I (traces, CCAs)")},
     "PLT reduction vs fq_codel": {
@@ -81,15 +82,15 @@ SEED_FIGURES: dict[str, dict[str, tuple[str, str]]] = {
     "loads with no PLT penalty vs fq": {
         "confucius": ("60 %", "000 Fig. 12(b), 002 Fig. 13(b)")},
 }
-LONG_STALL_S = 0.5         # seed 000 Fig. 12(a) and (c) are read at 500 ms
+LONG_STALL_S = 0.5         # paper 000 Fig. 12(a) and (c) are read at 500 ms
 LONG_DELAY_MS = 500.0
 
 
-def _seed(quantity: str, base: str) -> tuple[str, str]:
-    """The seed's figure for a scheduler (by its lab name, `scheduler_base`): every
-    Confucius stands beside the seeds' Confucius; the unlabelled baselines without a figure
-    of their own beside the range the seed gives for all of them."""
-    figures = SEED_FIGURES[quantity]
+def _paper_figure(quantity: str, base: str) -> tuple[str, str]:
+    """The papers' figure for a scheduler (by its lab name, `scheduler_base`): every
+    Confucius stands beside the papers' Confucius; the unlabelled baselines without a figure
+    of their own beside the range the papers give for all of them."""
+    figures = PAPER_FIGURES[quantity]
     known = SCHEDULERS.get(base)
     confucius = known is not None and known.kind == "confucius"
     found = figures.get("confucius" if confucius else base)
@@ -108,7 +109,7 @@ def _paired(mine: Sequence[PageResult], theirs: Sequence[PageResult], value: Cal
 
 
 def _reduction(pairs: list[tuple[float, float]]) -> tuple[float, float, float]:
-    """1 - Σmine/Σtheirs with its interval: seed 000's "reduces ... by 60%"."""
+    """1 - Σmine/Σtheirs with its interval: paper 000's "reduces ... by 60%"."""
     ratio = metrics.ratio_of_sums(pairs)
     low, high = intervals.ratio_interval(pairs)
     return 1 - ratio, 1 - high, 1 - low
@@ -167,9 +168,9 @@ ORDER = ("stall reduction vs fq_codel", "PLT reduction vs fq_codel", "PLT vs fq"
          "loads with no PLT penalty vs fq")
 
 
-def seed_rows(results: list[PageResult], schedulers: Sequence[str] | None = None) -> list[SeedRow]:
+def paper_rows(results: list[PageResult], schedulers: Sequence[str] | None = None) -> list[PaperRow]:
     """The table: per scenario, controller and quantity (ORDER), a row per scheduler
-    (in `schedulers`' order, else by name) with the seed's figure where it gives one. A
+    (in `schedulers`' order, else by name) with the papers' figure where they give one. A
     scheduler is not compared with itself."""
     groups: dict[tuple[str, str], dict[str, list[PageResult]]] = {}
     for r in results:
@@ -185,15 +186,15 @@ def seed_rows(results: list[PageResult], schedulers: Sequence[str] | None = None
                 if quantity not in found[s]:
                     continue
                 value, low, high, loads, unit = found[s][quantity]
-                seed, source = _seed(quantity, by_scheduler[s][0].scheduler_base) if quantity in SEED_FIGURES \
+                figure, source = _paper_figure(quantity, by_scheduler[s][0].scheduler_base) if quantity in PAPER_FIGURES \
                     else ("", "")
-                rows.append(SeedRow(scenario, controller, quantity, s, value, unit, low, high, loads, seed, source))
+                rows.append(PaperRow(scenario, controller, quantity, s, value, unit, low, high, loads, figure, source))
     return rows
 
 
-def rows_json(rows: list[SeedRow]) -> str:
+def rows_json(rows: list[PaperRow]) -> str:
     """The rows as JSON (NaN as null)."""
-    def clean(row: SeedRow) -> dict:
+    def clean(row: PaperRow) -> dict:
         return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
     return json.dumps([clean(r) for r in rows], indent=1)
 

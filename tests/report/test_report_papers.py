@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""`confucius report seeds`: the seeds' figures beside ours, worked out by hand on made-up
+"""`confucius report papers` (and its first name, `report seeds`): the papers' figures beside ours, worked out by hand on made-up
 loads, and the command end to end (text, JSON, figures) on a database of hand-made runs."""
 
 import json
@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_report_summary import result  # noqa: E402
 from test_report_timeline import stored_page  # noqa: E402
 
-from confucius.report import data, seeds  # noqa: E402
+from confucius.report import data, papers  # noqa: E402
 from confucius.report.cli import app  # noqa: E402
 
 
@@ -36,7 +36,7 @@ def rows_of(rows, scheduler: str) -> dict:
 
 
 def test_the_seeds_quantities_by_hand():
-    rows = seeds.seed_rows(loads(), ["confucius", "fq_codel", "fq"])
+    rows = papers.paper_rows(loads(), ["confucius", "fq_codel", "fq"])
     mine = rows_of(rows, "confucius")
     assert mine["stall reduction vs fq_codel"].measured == pytest.approx(1 - 0.2 / 1.8)
     assert mine["stall reduction vs fq_codel"].loads == 4
@@ -60,7 +60,7 @@ def test_the_seeds_quantities_by_hand():
 
 
 def test_each_row_carries_the_seeds_figure_where_they_give_one():
-    rows = seeds.seed_rows(loads() + [result("pfifo", "p1", 0.1, 1.0), result("confucius-fixed", "p1", 0.1, 1.0),
+    rows = papers.paper_rows(loads() + [result("pfifo", "p1", 0.1, 1.0), result("confucius-fixed", "p1", 0.1, 1.0),
                                       result("prio", "p1", 0.0, 1.0)])
     figure = {(r.scheduler, r.quantity): r.seed for r in rows}
     assert figure["confucius", "loads with a stall"] == "136 /1000"
@@ -88,7 +88,7 @@ def database(tmp_path) -> Path:
 def test_the_command_prints_the_table_and_json_from_one_set_of_rows_and_draws_the_figures(database, tmp_path):
     runner = CliRunner()
     out = tmp_path / "figures"
-    text = runner.invoke(app, ["seeds", "--db", str(database), "--out", str(out)], terminal_width=200)
+    text = runner.invoke(app, ["papers", "--db", str(database), "--out", str(out)], terminal_width=200)
     assert text.exit_code == 0, text.output
     assert "handmade, RT flow gcc" in text.output and "136 /1000" in text.output
     assert sorted(p.name for p in out.iterdir()) == [
@@ -97,7 +97,7 @@ def test_the_command_prints_the_table_and_json_from_one_set_of_rows_and_draws_th
     assert as_json.exit_code == 0, as_json.output
     rows = json.loads(as_json.output)
     with data.open_db(database) as db:
-        expected = json.loads(seeds.rows_json(seeds.seed_rows(data.page_results(db))))
+        expected = json.loads(papers.rows_json(papers.paper_rows(data.page_results(db))))
     assert rows == expected
     # The same stored load under every scheduler: no reduction, the same stall everywhere.
     reduction = next(r for r in rows if r["quantity"] == "stall reduction vs fq_codel")
