@@ -19,6 +19,7 @@ include mk/core.mk
 -include mk/tools.mk
 -include mk/deb.mk
 -include mk/sim.mk
+-include mk/upstream.mk
 # Last: its test rule lists PYTEST_NEEDS, which the fragments above fill.
 include mk/python.mk
 
@@ -32,6 +33,8 @@ help:
 	@echo "make bench-sim   the simulator's speed on a short episode (printed)"
 	@echo "make deb         Debian packages confucius-dkms and confucius-tc in build/deb/"
 	@echo "make cross       the module for arm64, armhf, mips; the core tested on armhf and mips"
+	@echo "make upstream    the net-next series and the iproute2 patches in build/upstream/"
+	@echo "make upstream-check  the series applied, checkpatch, W=1 C=1, and tdc in a UML kernel"
 	@echo "make boot-arm64  the arm64 module loaded and used in an arm64 kernel under qemu"
 	@echo "make debug-kernel the UML and the x86 debug kernels and our module for each"
 	@echo "make uml-debug   the UML kernel with KASAN, lockdep, kmemleak, UBSAN: fast, native, one CPU"
