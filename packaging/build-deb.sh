@@ -12,7 +12,7 @@ set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=$(realpath -m "${1:?usage: packaging/build-deb.sh OUT_DIR}")
 version=$(<"$repo/VERSION")
-STAGED=(VERSION LICENSE LICENSES core/confucius.h core/confucius_impl.h
+STAGED=(VERSION LICENSE LICENSES core/confucius.h core/confucius_impl.h core/userspace/include
 	kernel/Kbuild kernel/sch_confucius.c kernel/include/uapi/linux/pkt_sched_confucius.h
 	tc/build.sh tc/iproute2-tree.sh tc/q_confucius.c tc/tc-confucius.8 mk/private-apt.sh)
 
