@@ -152,10 +152,25 @@ def maintainers_section(maintainers: str, title: str, author: Author, lines: lis
               i + 1 < len(text) and re.match(r"^[A-Z]:\t", text[i + 1])]
     if not titles:
         raise SeriesError("MAINTAINERS has no sections")
-    place = next((i for i in titles if text[i].upper() > title.upper()), None)
-    if place is None:
-        raise SeriesError("no MAINTAINERS section sorts after ours")
+    place = titles[_least_disorder([text[i].upper() for i in titles], title.upper())]
     return "\n".join(text[:place] + section + [""] + text[place:])
+
+
+def _least_disorder(titles: list[str], title: str) -> int:
+    """Where `title` goes in a list sorted but for a few entries (MAINTAINERS has some out
+    of place): the index with the fewest titles before it that sort after, plus after it
+    that sort before."""
+    after_before = 0
+    before_after = sum(1 for t in titles if t < title)
+    best, best_cost = 0, before_after
+    for i, current in enumerate(titles):
+        after_before += current > title
+        before_after -= current < title
+        if after_before + before_after < best_cost:
+            best, best_cost = i + 1, after_before + before_after
+    if best == len(titles):
+        raise SeriesError("our MAINTAINERS section would go after the last one")
+    return best
 
 
 # ---------------------------------------------------------------------- git

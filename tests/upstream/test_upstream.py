@@ -102,6 +102,17 @@ def test_the_tree_has_what_the_repository_has(manifest, applied):
     assert "obj-$(CONFIG_NET_SCH_CONFUCIUS)" in (tree / "net/sched/Makefile").read_text()
 
 
+def test_our_maintainers_section_goes_where_it_sorts_despite_entries_out_of_place(manifest):
+    author = series.Author(**manifest["author"])
+    maintainers = "\n".join(["Intro", "", "ARM SOC", "M:\tx", "", "LPC32XX DMA", "M:\tx", "", "ARM SOD",
+                             "M:\tx", "", "CONFIGFS", "M:\tx", "", "CONGATEC", "M:\tx", "", "ZZZ", "M:\tx", ""])
+    out = series.maintainers_section(maintainers, "CONFUCIUS QDISC", author, ["S:\tMaintained"], ["net/b", "net/a"])
+    assert "CONFIGFS\nM:\tx\n\nCONFUCIUS QDISC\nM:\t" in out
+    assert "F:\tnet/a\nF:\tnet/b\n\nCONGATEC" in out
+    again = series.maintainers_section(out, "CONFUCIUS QDISC", author, ["S:\tMaintained"], ["net/a", "net/b", "t/c"])
+    assert again.count("CONFUCIUS QDISC") == 1 and "F:\tt/c\n\nCONGATEC" in again
+
+
 def test_a_series_that_does_not_apply_is_refused(made, tmp_path):
     broken = tmp_path / "broken"
     shutil.copytree(made, broken)
