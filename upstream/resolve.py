@@ -258,81 +258,108 @@ def _evaluate(node: ast.AST) -> int:
 
 def resolve(text: str, target: Target, name: str = "<file>") -> Resolution:
     """The text with every conditional the target decides replaced by its taken branch."""
-    macros: dict[str, _Macro] = {}
-    stack: list[_Group] = []
-    out: list[tuple[int, list[str]]] = []
-    used: set[str] = set()
-    emitting = True
-
-    in_guard_comment = False
-    logical = _logical_lines(text)
-    guards = _include_guards(logical)
-    for number, group in logical:
-        where = f"{name}:{number}"
-        match = DIRECTIVE.match(group[0])
-        if not match:
-            fresh = bool(stack) and stack[-1].fresh
-            if stack:
-                stack[-1].fresh = False
-            in_guard_comment = (fresh and group[0].lstrip().startswith("/*")) or in_guard_comment
-            if emitting and not in_guard_comment:
-                out.append((number, group))
-            if in_guard_comment and group[0].rstrip().endswith("*/"):
-                in_guard_comment = False
-            elif in_guard_comment and stack:
-                stack[-1].fresh = False
-            continue
-        kind = match.group(1)
-        rest = DIRECTIVE.match(_joined(group)).group(2).strip()
-        if kind in ("if", "ifdef", "ifndef"):
-            condition = {"if": rest, "ifdef": f"defined({_first_word(rest)})",
-                         "ifndef": f"!defined({_first_word(rest)})"}[kind]
-            frame = _open(condition, target, macros, where, emitting, used, guards)
-            frame.line = number
-            frame.fresh = not frame.kept
-            stack.append(frame)
-            if frame.kept and emitting:
-                out.append((number, group))
-            emitting = frame.emitting
-        elif kind in ("elif", "else"):
-            if not stack:
-                raise ResolveError(f"{where}: #{kind} without #if")
-            frame = stack[-1]
-            if frame.kept:
-                if frame.outer_emitting:
-                    out.append((number, group))
-                continue
-            if frame.taken:
-                frame.emitting = False
-            elif kind == "else":
-                frame.emitting = frame.taken = frame.outer_emitting
-            else:
-                value = _value(rest, target, macros, where, used, guards)
-                if value is None:
-                    raise ResolveError(f"{where}: an #elif the configuration decides after one the "
-                                       "target decides; write it as a nested #if")
-                frame.emitting = bool(value) and frame.outer_emitting
-                frame.taken = bool(value)
-            frame.fresh = True
-            emitting = frame.emitting
-        elif kind == "endif":
-            if not stack:
-                raise ResolveError(f"{where}: #endif without #if")
-            frame = stack.pop()
-            if frame.kept and frame.outer_emitting:
-                out.append((number, group))
-            if not frame.kept and not frame.taken:
-                _drop_comment_before(out, frame.line)
-            emitting = frame.outer_emitting
-        else:  # define, undef
-            if emitting:
-                _record(kind, rest, macros)
-                out.append((number, group))
-    if stack:
-        raise ResolveError(f"{name}:{stack[-1].line}: #if without #endif")
-    text = _drop_spent_macros(out, used)
+    resolver = _Resolver(target, name, _logical_lines(text))
+    out = resolver.run()
+    text = _drop_spent_macros(out, resolver.used)
     text = _substitute_fixed(text, dict(target.substituted))
-    return Resolution(_drop_unused_version_header(text), used)
+    return Resolution(_drop_unused_version_header(text), resolver.used)
+
+
+class _Resolver:
+    """One pass over a file's logical lines, keeping what the target compiles."""
+
+    def __init__(self, target: Target, name: str, logical: list[tuple[int, list[str]]]):
+        self.target, self.name, self.logical = target, name, logical
+        self.guards = _include_guards(logical)
+        self.macros: dict[str, _Macro] = {}
+        self.stack: list[_Group] = []
+        self.out: list[tuple[int, list[str]]] = []
+        self.used: set[str] = set()
+        self.emitting = True
+        self.in_guard_comment = False
+
+    def run(self) -> list[tuple[int, list[str]]]:
+        for number, group in self.logical:
+            match = DIRECTIVE.match(group[0])
+            if not match:
+                self._text(number, group)
+                continue
+            kind, rest = match.group(1), DIRECTIVE.match(_joined(group)).group(2).strip()
+            where = f"{self.name}:{number}"
+            if kind in ("if", "ifdef", "ifndef"):
+                self._open(kind, rest, number, group, where)
+            elif kind in ("elif", "else"):
+                self._branch(kind, rest, number, group, where)
+            elif kind == "endif":
+                self._close(number, group, where)
+            elif self.emitting:  # define, undef
+                _record(kind, rest, self.macros)
+                self.out.append((number, group))
+        if self.stack:
+            raise ResolveError(f"{self.name}:{self.stack[-1].line}: #if without #endif")
+        return self.out
+
+    def _text(self, number: int, group: list[str]) -> None:
+        """A line of code or comment; a comment that opens a resolved branch explains the
+        guard, and goes with it."""
+        fresh = bool(self.stack) and self.stack[-1].fresh
+        if self.stack:
+            self.stack[-1].fresh = False
+        self.in_guard_comment = self.in_guard_comment or (fresh and group[0].lstrip().startswith("/*"))
+        if self.emitting and not self.in_guard_comment:
+            self.out.append((number, group))
+        if self.in_guard_comment and group[0].rstrip().endswith("*/"):
+            self.in_guard_comment = False
+
+    def _value(self, condition: str, where: str) -> int | None:
+        return _value(condition, self.target, self.macros, where, self.used, self.guards)
+
+    def _open(self, kind: str, rest: str, number: int, group: list[str], where: str) -> None:
+        condition = {"if": rest, "ifdef": f"defined({_first_word(rest)})",
+                     "ifndef": f"!defined({_first_word(rest)})"}[kind]
+        value = self._value(condition, where)
+        if value is None:
+            frame = _Group(kept=True, emitting=self.emitting, outer_emitting=self.emitting)
+            if self.emitting:
+                self.out.append((number, group))
+        else:
+            frame = _Group(kept=False, emitting=self.emitting and bool(value), outer_emitting=self.emitting,
+                           taken=bool(value), fresh=True)
+        frame.line = number
+        self.stack.append(frame)
+        self.emitting = frame.emitting
+
+    def _branch(self, kind: str, rest: str, number: int, group: list[str], where: str) -> None:
+        if not self.stack:
+            raise ResolveError(f"{where}: #{kind} without #if")
+        frame = self.stack[-1]
+        if frame.kept:
+            if frame.outer_emitting:
+                self.out.append((number, group))
+            return
+        if frame.taken:
+            frame.emitting = False
+        elif kind == "else":
+            frame.emitting = frame.taken = frame.outer_emitting
+        else:
+            value = self._value(rest, where)
+            if value is None:
+                raise ResolveError(f"{where}: an #elif the configuration decides after one the "
+                                   "target decides; write it as a nested #if")
+            frame.emitting = bool(value) and frame.outer_emitting
+            frame.taken = bool(value)
+        frame.fresh = True
+        self.emitting = frame.emitting
+
+    def _close(self, number: int, group: list[str], where: str) -> None:
+        if not self.stack:
+            raise ResolveError(f"{where}: #endif without #if")
+        frame = self.stack.pop()
+        if frame.kept and frame.outer_emitting:
+            self.out.append((number, group))
+        if not frame.kept and not frame.taken:
+            _drop_comment_before(self.out, frame.line)
+        self.emitting = frame.outer_emitting
 
 
 def _substitute_fixed(text: str, fixed: dict[str, str]) -> str:
@@ -398,15 +425,6 @@ def _value(condition: str, target: Target, macros: dict[str, _Macro], where: str
         return None
     used |= evaluator.used
     return value
-
-
-def _open(condition: str, target: Target, macros: dict[str, _Macro], where: str,
-          emitting: bool, used: set[str], guards: set[str]) -> _Group:
-    value = _value(condition, target, macros, where, used, guards)
-    if value is None:
-        return _Group(kept=True, emitting=emitting, outer_emitting=emitting)
-    return _Group(kept=False, emitting=emitting and bool(value), outer_emitting=emitting,
-                  taken=bool(value))
 
 
 def _record(kind: str, rest: str, macros: dict[str, _Macro]) -> None:
