@@ -241,6 +241,9 @@ def _base(base: Path, path: str) -> str:
 
 
 def make_kernel_series(manifest: dict, base: Path, out: Path) -> list[Path]:
+    if subprocess.run(["git", "-C", str(base), "rev-parse", "-q", "--verify", "base^{commit}"],
+                      capture_output=True).returncode:
+        raise SeriesError(f"{base} is no git tree with a tag `base` (upstream/fetch-base.sh makes one)")
     author = Author(**manifest["author"])
     files = kernel_files(manifest, base)
     patches = manifest["patch"]

@@ -59,6 +59,13 @@ def applied(made) -> subprocess.CompletedProcess:
     return check("apply", made, BASE, WORK / "linux")
 
 
+def test_a_base_that_is_no_tree_is_refused_and_nothing_is_written(manifest, tmp_path):
+    out = tmp_path / "series"
+    with pytest.raises(series.SeriesError, match="no git tree with a tag `base`"):
+        series.make_kernel_series(manifest, tmp_path, out)
+    assert not out.exists()
+
+
 def test_the_target_defines_what_the_manifest_says_it_does(manifest):
     for name in manifest["target"]["defined"]:
         assert git("grep", "-l", "-E", rf"#\s*define\s+{name}\b", "base", "--", "include"), \
