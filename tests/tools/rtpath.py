@@ -20,7 +20,11 @@ GO_FALLBACK = "/usr/local/go/bin/go"   # as tools/rtflow/build.rs
 PORT = 5000
 
 
-def cargo(*args: str, packages: tuple[str, ...] = ("rtflow",)) -> subprocess.CompletedProcess:
+def cargo(*args: str, packages: tuple[str, ...] = ()) -> subprocess.CompletedProcess:
+    """cargo on the tools' workspace, all of it unless `packages` are named. Builds of the
+    programs the lab runs select the whole workspace, as mk/tools.mk does: cargo unifies
+    dependencies' features over the packages selected, so `-p web` links another web-client
+    (other bytes, other page loads in the lab) than the workspace build."""
     selected = [word for package in packages for word in ("-p", package)]
     return subprocess.run([CARGO, *args, "--release", "--manifest-path", str(REPO / "tools" / "Cargo.toml"),
                            "--target-dir", str(REPO / "build" / "cargo"), *selected],

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
+from rtpath import cargo
 
 REPO = Path(__file__).resolve().parents[2]
 RELEASE = REPO / "build" / "cargo" / "release"
@@ -20,9 +21,8 @@ def web_binaries() -> tuple[Path, Path]:
     """(web-client, web-server), built if needed (cargo is incremental, so this is quick)."""
     if shutil.which("cargo") is None:
         pytest.fail("cargo is needed to build tools/web (install Rust, see README)")
-    subprocess.run(["cargo", "build", "--release", "--quiet", "-p", "web",
-                    "--manifest-path", str(REPO / "tools" / "Cargo.toml"),
-                    "--target-dir", str(REPO / "build" / "cargo")], check=True)
+    built = cargo("build")
+    assert built.returncode == 0, built.stderr
     return RELEASE / "web-client", RELEASE / "web-server"
 
 
