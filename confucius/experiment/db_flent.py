@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Flent's part of the results database: one row per Flent test of a run (its data file,
-plot and summary, lab/flent.py), how it is written and how the report reads it."""
+plot and summary, lab/flent_files.py), how it is written and how the report reads it."""
 
 from __future__ import annotations
 

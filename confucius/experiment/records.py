@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, Union
 
-# The Flent tests a scenario can run (lab/guest/flent.py); lab/flent.py summarises each.
+# The Flent tests a scenario can run (lab/guest/flent.py); lab/flent_files.py summarises each.
 FLENT_TESTS = ("rrul", "rrul_be", "tcp_nup", "voip")
 
 

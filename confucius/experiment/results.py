@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from confucius import rtflow
-from confucius.web.results import PageLoad
+from confucius.web.client_report import PageLoad
 
 DISTURBED_GAP_MS = 250.0
 
@@ -106,7 +106,7 @@ class BulkFlow:
 @dataclass
 class FlentTest:
     """One Flent test of the run: what the guest reported of it (the lab contract's
-    FlentEvent), its data file and summary (lab/flent.py's FlentSummary), or why there is none."""
+    FlentEvent), its data file and summary (lab/flent_files.py's FlentSummary), or why there is none."""
     number: int
     event: Any
     data_file: Path | None

@@ -12,7 +12,7 @@ runs inside their VMs.
     guest/         everything that runs inside the VM (a lab run, a per-CCA run, the
                    shaping-fidelity probe); nothing outside it imports it
     topology.py    the dumbbell the guest builds; rtnl.py rtnetlink (the flows, raw requests)
-    run_folder.py  a run's results folder read back; flent.py Flent's data files
+    run_folder.py  a run's results folder read back; flent_files.py Flent's data files
     cli.py         `confucius lab`
 
 Scenarios, keys, the planner, results and the database are confucius/experiment's.

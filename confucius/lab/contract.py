@@ -42,7 +42,7 @@ FLENT = Path(sys.executable).parent / "flent"
 @dataclass(frozen=True)
 class GuestTiming:
     """How long the guest waits between its steps, and at most for its tools (guest seconds).
-    The host's VM timeouts (runner.vm_timeout, flent.allowance_per_test_s) and the
+    The host's VM timeouts (runner.vm_timeout, flent_files.allowance_per_test_s) and the
     simulator's episodes (sim/plan.py, sim/store.py, which copy the lab's schedule) are made
     of the same figures, so they live here rather than in the guest's modules."""
     # Between episodes: every qdisc forgets a flow that sent nothing for this long (Confucius

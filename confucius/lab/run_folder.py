@@ -18,9 +18,9 @@ from pathlib import Path
 from confucius import rtflow
 from confucius.experiment.results import (BulkFlow, FlentTest, PageRecord, ResultsError, RtFlowLog, RunData,
                                           Session, read_samples)
-from confucius.web.results import ReportError, parse_report
+from confucius.web.client_report import ReportError, parse_report
 
-from . import flent
+from . import flent_files
 from .contract import ContractError, FlentEvent, GuestEvents, PageEvent, PageSpec, RunSpec
 
 
@@ -119,8 +119,8 @@ def _flent_test(directory: Path, number: int, event: FlentEvent) -> FlentTest:
         return FlentTest(number, event, None, None, f"Flent wrote no data file (exit {event.exit}): {tail}")
     path = directory / event.data_file
     try:
-        summary = flent.summarise(flent.read(path))
-    except flent.FlentDataError as err:
+        summary = flent_files.summarise(flent_files.read(path))
+    except flent_files.FlentDataError as err:
         return FlentTest(number, event, path, None, str(err))
     error = f"Flent exited {event.exit}" if event.exit != 0 else None
     return FlentTest(number, event, path, summary, error)

@@ -41,7 +41,7 @@ from confucius.provenance import program_digest, programs_not_as_recorded
 from confucius.web.page import Page, write_page
 
 from . import contract as c
-from . import flent, topology, uml, vm
+from . import flent_files, topology, uml, vm
 from .contract import GUEST_TIMING, RunSpec
 from .engine import in_guest
 from .run_folder import read_run
@@ -168,8 +168,8 @@ def check_built(scenario: Scenario) -> None:
     for tool in tools:
         if shutil.which(tool) is None:
             raise RunnerError(f"{tool} is not installed (run `make deps`)")
-    if scenario.flent and not flent.FLENT.is_file():
-        raise RunnerError(f"Flent is not installed in the virtualenv ({flent.FLENT}; run `make venv`)")
+    if scenario.flent and not flent_files.FLENT.is_file():
+        raise RunnerError(f"Flent is not installed in the virtualenv ({flent_files.FLENT}; run `make venv`)")
 
 
 def _first_line(argv: list[str]) -> str | None:
@@ -190,7 +190,7 @@ def provenance(engine: str = "qemu", kernel: str = DEFAULT_GENERATION) -> dict:
         "git_commit": commit, "git_dirty": bool(status.strip()), "git_changed": status.split("\n")[:50],
         "qemu": _first_line([vm.QEMU, "--version"]), "tc": _first_line(["tc", "-V"]),
         "iperf3": _first_line(["iperf3", "--version"]), "irtt": _first_line(["irtt", "version"]),
-        "netperf": _first_line(["netperf", "-V"]), "flent": _first_line([str(flent.FLENT), "--version"]),
+        "netperf": _first_line(["netperf", "-V"]), "flent": _first_line([str(flent_files.FLENT), "--version"]),
         "python": platform.python_version(), "host_kernel": platform.release(),
         "binaries_sha256": program_digests(project_parts(engine, kernel)),
     }
@@ -243,7 +243,7 @@ def vm_timeout(scenario: Scenario, task: Task) -> float:
     timing = GUEST_TIMING
     writers = timing.write_results_s if scenario.probes or scenario.bulk else 0.0
     if scenario.flent is not None:
-        return BOOT_ALLOWANCE_S + len(scenario.flent.tests) * flent.allowance_per_test_s(scenario.flent)
+        return BOOT_ALLOWANCE_S + len(scenario.flent.tests) * flent_files.allowance_per_test_s(scenario.flent)
     if scenario.web is None:
         return BOOT_ALLOWANCE_S + w.max_s + scenario.duration_s + 60 + writers
     web = scenario.web
@@ -302,7 +302,7 @@ def _plot_flent(data: RunData) -> None:
     host, not in the guest); a plot that fails is noted, the measurement stands."""
     for test in data.flent:
         if test.data_file is not None:
-            test.plot, test.plot_error = flent.plot(test.data_file)
+            test.plot, test.plot_error = flent_files.plot(test.data_file)
 
 
 def wait_for_low_steal(measure: Callable[[float], float] | None = None,

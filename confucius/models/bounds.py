@@ -9,7 +9,7 @@ numbers are those of paper 000.
 
 import math
 
-from .scenario import FluidScenario
+from .fluid_scenario import FluidScenario
 from .validate import ModelInputError, non_negative, positive
 
 LOG2_E = 1 / math.log(2)

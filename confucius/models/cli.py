@@ -16,7 +16,7 @@ from rich.table import Table
 
 from ..units import UnitError, parse_rate, parse_size, parse_time
 from . import aggressiveness, bounds, cca, fitting, fluid, percca, policies, presets
-from .scenario import FluidScenario
+from .fluid_scenario import FluidScenario
 from .validate import ModelInputError, flow_count
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,

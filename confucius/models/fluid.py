@@ -34,7 +34,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import policies
-from .scenario import FluidScenario
+from .fluid_scenario import FluidScenario
 from .validate import ModelInputError, positive, unknown
 
 GAINS = ("served", "link")

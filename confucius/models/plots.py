@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 
 from . import bounds, fluid, percca, policies, presets  # noqa: E402
 from .aggressiveness import AggressivenessParams  # noqa: E402
-from .scenario import FluidScenario  # noqa: E402
+from .fluid_scenario import FluidScenario  # noqa: E402
 from .validate import ModelInputError  # noqa: E402
 
 MS = 1e3  # seconds -> milliseconds for axes

@@ -26,7 +26,7 @@ import numpy as np
 from scipy.integrate import quad
 from scipy.optimize import brentq
 
-from .scenario import FluidScenario
+from .fluid_scenario import FluidScenario
 from .validate import unknown
 
 POLICIES = ("fq", "fifo", "cbq", "confucius", "confucius-002", "confucius-ticks")

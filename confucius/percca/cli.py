@@ -15,7 +15,7 @@ from confucius.experiment.db import Database, DatabaseError
 
 from . import fit as percca_fit
 from . import runner
-from . import scenario as percca_scenario
+from . import mix_scenario
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
                   help="Per-CCA queue isolation: bulk CCA mixes, classifiers, queues (seed 003).")
@@ -24,15 +24,15 @@ _ENGINE = typer.Option(None, "--engine", help="qemu, uml or ns3 (the simulator, 
                        "\\[default: the scenario's, else uml].")
 
 
-def _load(path: Path, engine: Optional[str]) -> percca_scenario.Scenario:
+def _load(path: Path, engine: Optional[str]) -> mix_scenario.Scenario:
     try:
-        return percca_scenario.load(path, engine=engine)
+        return mix_scenario.load(path, engine=engine)
     except ScenarioError as err:
         typer.echo(f"error: {err}", err=True)
         raise typer.Exit(2)
 
 
-def _seeds(text: str, sc: percca_scenario.Scenario) -> list[int]:
+def _seeds(text: str, sc: mix_scenario.Scenario) -> list[int]:
     try:
         chosen = [int(part) for part in text.split(",")]
     except ValueError:

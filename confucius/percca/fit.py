@@ -45,7 +45,7 @@ from confucius.models import fitting, presets
 from confucius.models.aggressiveness import AggressivenessParams
 from confucius.models.validate import ModelInputError
 
-from . import scenario as percca_scenario
+from . import mix_scenario
 from . import stored
 
 
@@ -57,7 +57,7 @@ class FitError(RuntimeError):
 class FitPlan:
     name: str
     path: Path
-    mixes: tuple[percca_scenario.Scenario, ...]   # the pair runs, then the training run
+    mixes: tuple[mix_scenario.Scenario, ...]   # the pair runs, then the training run
     validate: tuple[str, ...]
 
     @property
@@ -86,7 +86,7 @@ def _read_pairs(t, path: Path, engine: str) -> tuple[list[str], int, list[int]]:
     ccas = t.strings("ccas")
     if len(ccas) < 2 or len(set(ccas)) != len(ccas):
         raise t.error("ccas", f"name two or more different CCAs, got {ccas!r}")
-    known = percca_scenario.kernel_ccas(engine)
+    known = mix_scenario.kernel_ccas(engine)
     unknown = [c for c in ccas if c not in known]
     if unknown:
         raise t.error("ccas", f"{', '.join(unknown)}: not a TCP congestion control of the {engine} "
@@ -143,7 +143,7 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> FitPlan:
     if rate is None:
         raise link_table.error("rate", "is required, e.g. \"150mbit\"")
     value = link_table.get("buffer", "auto")
-    buffer = (percca_scenario.default_buffer(rate, rtt, flows) if value == "auto"
+    buffer = (mix_scenario.default_buffer(rate, rtt, flows) if value == "auto"
               else buffer_packets(link_table, value))
     link_table.done()
     # As written in the fit file (the stored scenarios read as the user wrote them), with
@@ -161,9 +161,9 @@ def parse(text: str, path: Path, *, engine: str | None = None) -> FitPlan:
     return FitPlan(name, path, tuple(mixes), validate)
 
 
-def _mix(text: str, path: Path, engine: str | None) -> percca_scenario.Scenario:
+def _mix(text: str, path: Path, engine: str | None) -> mix_scenario.Scenario:
     """A generated mix, checked as any scenario (CCAs the kernel has, seeds, times)."""
-    return percca_scenario.parse(text, path, engine=engine)
+    return mix_scenario.parse(text, path, engine=engine)
 
 
 def load(path, *, engine: str | None = None) -> FitPlan:

@@ -6,7 +6,7 @@ output turned into the lab's figures (results.summarise).
 What it mirrors of the lab (tc.py): the shared FIFO (pfifo of the buffer under HTB ->
 FIFO under TBF), `confucius mode external` with one class per queue, the weights tc would
 write (tc.class_weights) and a filter per queue on the flows' destination ports. DRR has no
-ns-3 counterpart: the program says so, and scenarios with it are refused (scenario.py)."""
+ns-3 counterpart: the program says so, and scenarios with it are refused (mix_scenario.py)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from pathlib import Path
 from confucius.ns3 import BUILD, SimError, provenance, run_program
 
 from . import tc
-from .results import Figures, summarise
-from .scenario import FIRST_PORT
+from .figures import Figures, summarise
+from .mix_scenario import FIRST_PORT
 
 PERCCA = BUILD / "percca"
 RAW = "ns3.json"

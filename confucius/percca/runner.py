@@ -2,8 +2,8 @@
 """Per-CCA runs on the lab's engines: one VM boot per point (policy, classifier, seed),
 the guest's figures and the models' predictions stored in the lab's database.
 
-    from confucius.percca import runner, scenario
-    runner.run_scenario(scenario.load("scenarios/percca/percca-equal.toml"), db_path)
+    from confucius.percca import mix_scenario, runner
+    runner.run_scenario(mix_scenario.load("scenarios/percca/percca-equal.toml"), db_path)
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from confucius.provenance import program_digest
 
 from . import classifier as cls
 from . import models, ns3, tc
-from .results import Figures, ResultsError, figures, read
-from .scenario import FIRST_PORT, Point, Scenario
+from .figures import Figures, ResultsError, figures, read
+from .mix_scenario import FIRST_PORT, Point, Scenario
 
 DEFAULT_DB = Path("results/lab/lab.sqlite")
 DEFAULT_RESULTS = Path("results/percca/runs")

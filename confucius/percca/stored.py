@@ -15,15 +15,15 @@ from confucius.experiment.db import Database
 from confucius.models.aggressiveness import AggressivenessParams
 
 from . import models
-from . import scenario as percca_scenario
+from . import mix_scenario
 
 
-def scenarios(db: Database, names: set[str]) -> dict[str, percca_scenario.Scenario]:
+def scenarios(db: Database, names: set[str]) -> dict[str, mix_scenario.Scenario]:
     """Each scenario of `names` as it was last stored (its text), parsed again."""
     found = {}
     for r in db.scenario_texts():
         if r["name"] in names:
-            found[r["name"]] = percca_scenario.parse(r["text"], Path(r["path"] or "scenario.toml"))
+            found[r["name"]] = mix_scenario.parse(r["text"], Path(r["path"] or "scenario.toml"))
     return found
 
 
@@ -60,7 +60,7 @@ def run_weights(run) -> tuple[int, ...]:
     return tuple(json.loads(run["weights"])) if run["weights"] else ()
 
 
-def predicted_on_draw(db: Database, sc: percca_scenario.Scenario, run, which: str,
+def predicted_on_draw(db: Database, sc: mix_scenario.Scenario, run, which: str,
                       params: AggressivenessParams | None = None) -> float | None:
     """Model `which`'s MinThr for the run's own draw (its flows' CCAs and classes) and its
     weights, with `params` (default: the scenario's); None where the model cannot say."""

@@ -418,12 +418,12 @@ def flent_command(
 ):
     """Flent's tests (a scenario with a flent table): per scheduler and test, latency under load
     (median and 99th percentile) and throughput per direction."""
-    from . import flent
+    from . import flent_table
 
     with _open(db) as database:
-        found = flent.rows(database, scenario)
+        found = flent_table.rows(database, scenario)
     _show(found, f"no valid Flent tests{f' of scenario {scenario}' if scenario else ''} in {db} "
-          "(run `confucius lab run scenarios/flent.toml`)", as_json, flent.rows_json, _print_flent)
+          "(run `confucius lab run scenarios/flent.toml`)", as_json, flent_table.rows_json, _print_flent)
 
 
 def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:

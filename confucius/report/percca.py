@@ -18,9 +18,9 @@ from confucius.experiment import db_percca
 from confucius.experiment.db import Database
 from confucius.models.percca import lowest_f1
 from confucius.percca import models, runner, stored
-from confucius.percca import scenario as percca_scenario
+from confucius.percca import mix_scenario
 from confucius.percca.classifier import Classifier
-from confucius.percca.scenario import Point
+from confucius.percca.mix_scenario import Point
 
 from .data import ReportError
 
@@ -97,7 +97,7 @@ def _x(row: PointRow) -> float:
     return row.f1_target if row.f1_target is not None else row.f1_drawn
 
 
-def axis(sc: percca_scenario.Scenario):
+def axis(sc: mix_scenario.Scenario):
     """The figure's x axis for a scenario, (label, position of a row): the classifiers'
     interval when all are published ones (paper 003 Fig. 4), else F1."""
     intervals = {c.label: c.interval_s for c in sc.classifiers if c.kind == "published"}
@@ -152,11 +152,11 @@ def plot(db: Database, rows: list[PointRow], out: Path) -> Path:
     return out
 
 
-def _weights_at(sc: percca_scenario.Scenario, policy: str, f1: float) -> tuple[int, ...]:
+def _weights_at(sc: mix_scenario.Scenario, policy: str, f1: float) -> tuple[int, ...]:
     return runner.point_weights(sc, Point(policy, Classifier("f1", f1=f1), 0))
 
 
-def _model_curves(ax, sc: percca_scenario.Scenario, policy: str, colour: str) -> None:
+def _model_curves(ax, sc: mix_scenario.Scenario, policy: str, colour: str) -> None:
     """The models' MinThr against F1 for the classifier's expected draw (a level for the
     shared FIFO); none where the weights follow each run's draw."""
     if runner.weights_follow_the_draw(sc, policy):

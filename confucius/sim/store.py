@@ -27,7 +27,7 @@ from confucius.experiment import engines
 from confucius.experiment.results import Measurement, PageRecord, RtFlowLog, RunData, Session
 from confucius.experiment.scenario import Scenario
 from confucius.ns3 import provenance
-from confucius.web.results import PageLoad, parse_report
+from confucius.web.client_report import PageLoad, parse_report
 
 from .bottleneck import BOTTLENECK
 from .plan import CALM_S, SimTask

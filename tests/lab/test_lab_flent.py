@@ -11,7 +11,7 @@ import pytest
 
 from confucius import metrics
 from confucius.experiment import db as lab_db
-from confucius.lab import flent, runner
+from confucius.lab import flent_files, runner
 from confucius.experiment import keys, plan as planning, scenario as sc
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flent"
@@ -24,8 +24,8 @@ def rrul_file() -> Path:
 
 
 def test_the_summary_of_a_real_rrul_run_agrees_with_flent_s_own_figures():
-    data = flent.read(rrul_file())
-    summary = flent.summarise(data)
+    data = flent_files.read(rrul_file())
+    summary = flent_files.summarise(data)
     meta = data["metadata"]["SERIES_META"]
     assert summary.test == "rrul" and summary.window_s == (5.0, 15.0)  # Flent's 5 s delay, then 10 s of load
     # ICMP every 0.2 s over the window; irtt's three UDP flows (BE, BK, EF) likewise.
@@ -47,19 +47,19 @@ def test_the_summary_of_a_real_rrul_run_agrees_with_flent_s_own_figures():
 
 
 def test_a_data_file_without_samples_in_the_window_is_refused(tmp_path):
-    data = flent.read(rrul_file())
+    data = flent_files.read(rrul_file())
     data["metadata"]["T0"] = "2030-01-01T00:00:00.000000Z"  # every sample long before the test's start
-    with pytest.raises(flent.FlentDataError, match=r"no Ping \(ms\) ICMP samples between 5 and 15 s"):
-        flent.summarise(data)
+    with pytest.raises(flent_files.FlentDataError, match=r"no Ping \(ms\) ICMP samples between 5 and 15 s"):
+        flent_files.summarise(data)
     del data["metadata"]["TOTAL_LENGTH"]
-    with pytest.raises(flent.FlentDataError, match="TOTAL_LENGTH"):
-        flent.summarise(data)
+    with pytest.raises(flent_files.FlentDataError, match="TOTAL_LENGTH"):
+        flent_files.summarise(data)
 
 
 def test_a_file_that_is_not_flent_data_is_refused(tmp_path):
     (tmp_path / "x.flent.gz").write_text("plain text")
-    with pytest.raises(flent.FlentDataError, match="not a Flent data file"):
-        flent.read(tmp_path / "x.flent.gz")
+    with pytest.raises(flent_files.FlentDataError, match="not a Flent data file"):
+        flent_files.read(tmp_path / "x.flent.gz")
 
 
 def test_the_record_shapes_both_directions_with_the_scheduler_under_test():

@@ -17,16 +17,16 @@ from pathlib import Path
 
 import pytest
 
-from confucius.lab import flent, runner, uml
+from confucius.lab import flent_files, runner, uml
 from confucius.experiment import scenario as sc
 from confucius.experiment.db import Database
-from confucius.report import flent as report_flent
+from confucius.report import flent_table
 
 pytestmark = [
     pytest.mark.vm,
     pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`"),
     pytest.mark.skipif(os.geteuid() != 0, reason="the UML guest writes the host's files as root"),
-    pytest.mark.skipif(not flent.FLENT.is_file(), reason="no Flent in the virtualenv: run `make venv`"),
+    pytest.mark.skipif(not flent_files.FLENT.is_file(), reason="no Flent in the virtualenv: run `make venv`"),
 ]
 
 SCENARIO = """
@@ -75,7 +75,7 @@ def test_flent_runs_in_the_lab_and_its_data_file_is_kept(measured):
 def test_the_summary_is_plausible_against_the_link(measured):
     root, _ = measured
     with Database(root / "lab.sqlite") as db:
-        [row] = report_flent.rows(db)
+        [row] = flent_table.rows(db)
     assert (row.scheduler, row.test, row.latency) == ("fq_codel", "tcp_nup", "Ping (ms) ICMP")
     assert 0.9 * GOODPUT_CEILING_MBPS <= row.upload_mbps <= GOODPUT_CEILING_MBPS * 1.01
     assert math.isnan(row.download_mbps)  # no downloads in tcp_nup

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 import pytest
 
-from confucius.models.scenario import FluidScenario
+from confucius.models.fluid_scenario import FluidScenario
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from scipy.integrate import quad
 from scipy.special import expit
 
 from confucius.models import bounds
-from confucius.models.scenario import FluidScenario
+from confucius.models.fluid_scenario import FluidScenario
 from confucius.models.validate import ModelInputError
 
 # Hand computation, k = 1000 s^-2, q0 = 5 ms, τ = 40 ms:

@@ -4,7 +4,7 @@
 import pytest
 
 from confucius.models import bounds, policies
-from confucius.models.scenario import FluidScenario
+from confucius.models.fluid_scenario import FluidScenario
 from confucius.models.validate import ModelInputError
 
 

@@ -13,7 +13,7 @@ from confucius.experiment.db import SCHEMA_VERSION, Database, DatabaseError
 from confucius.lab.engine import REPO
 from confucius.provenance import program_digest
 from confucius.models import fitting
-from confucius.percca import runner, scenario as percca_scenario, stored
+from confucius.percca import mix_scenario, runner, stored
 from confucius.report import percca as report
 
 
@@ -69,7 +69,7 @@ def test_a_scenario_resumes_only_with_the_kernel_that_measured_its_points(tmp_pa
     monkeypatch.setitem(uml.FLAVOURS, "lab", (tmp_path, uml.FLAVOURS["lab"][1]))
     path = tmp_path / "mix.toml"
     path.write_text('engine = "uml"\n' + scenario_text("mix", 2, 2))
-    sc = percca_scenario.load(path)
+    sc = mix_scenario.load(path)
     then = program_digest(kernel)
     with Database(tmp_path / "db.sqlite") as db:
         sid = db.scenario_id(sc.name, sc.digest, str(sc.path), sc.text)
@@ -95,11 +95,11 @@ def test_the_report_names_the_points_whose_seeds_ran_different_programs(tmp_path
 
 
 def test_the_figure_puts_published_classifiers_on_their_interval_and_the_rest_on_f1():
-    published = percca_scenario.load(REPO / "scenarios/percca/percca-published.toml")
+    published = mix_scenario.load(REPO / "scenarios/percca/percca-published.toml")
     label, x = report.axis(published)
     row = report.PointRow("percca-published", "per-cca", "dragonfly@5s", None, 0.91, 3, 0.9, 0.8, 1.0,
                           0.97, 0.93, 0.7, 0.66, 0.85, 0.87)
     assert label == "classifier interval (s)" and x(row) == 5.0
-    equal = percca_scenario.load(REPO / "scenarios/percca/percca-equal.toml")
+    equal = mix_scenario.load(REPO / "scenarios/percca/percca-equal.toml")
     label, x = report.axis(equal)
     assert label == "classifier F1" and x(row) == 0.91 and x(replace(row, f1_target=0.83)) == 0.83

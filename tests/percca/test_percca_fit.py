@@ -17,7 +17,7 @@ from confucius.models import percca as model
 from confucius.models.aggressiveness import AggressivenessParams
 from confucius.percca import fit, models, stored
 from confucius.percca.cli import app as percca_app
-from confucius.percca.scenario import parse as parse_scenario
+from confucius.percca.mix_scenario import parse as parse_scenario
 
 GOOD = """
 name = "pairs"

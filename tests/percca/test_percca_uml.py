@@ -18,7 +18,7 @@ import pytest
 from confucius.lab import uml
 from confucius.experiment.db import Database
 from confucius.percca import runner
-from confucius.percca.scenario import parse
+from confucius.percca.mix_scenario import parse
 
 pytestmark = [
     pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`"),

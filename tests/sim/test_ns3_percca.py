@@ -13,7 +13,7 @@ import pytest
 
 from confucius.experiment.db import Database
 from confucius.experiment.scenario import ScenarioError
-from confucius.percca import runner, scenario as percca_scenario
+from confucius.percca import mix_scenario, runner
 from confucius.report import percca as report
 
 REPO = Path(__file__).resolve().parents[2]
@@ -71,9 +71,9 @@ def test_unknown_options_are_refused():
 def test_scenarios_with_what_ns3_lacks_are_refused(tmp_path):
     drr = TINY.replace('policies = ["shared", "per-cca"]', 'policies = ["per-cca"]\nqdisc = "drr"')
     with pytest.raises(ScenarioError, match="queues.qdisc: 'drr' cannot be simulated: ns-3 has no DRR"):
-        percca_scenario.parse(drr, tmp_path / "drr.toml")
+        mix_scenario.parse(drr, tmp_path / "drr.toml")
     with pytest.raises(ScenarioError, match="unknown TCP congestion control"):
-        percca_scenario.parse(TINY.replace("bbr = 3", "vegas = 3"), tmp_path / "vegas.toml")
+        mix_scenario.parse(TINY.replace("bbr = 3", "vegas = 3"), tmp_path / "vegas.toml")
 
 
 def test_a_seed_repeats_a_run_exactly():
@@ -90,7 +90,7 @@ def stored(tmp_path_factory):
     root = tmp_path_factory.mktemp("percca-ns3")
     path = root / "tiny.toml"
     path.write_text(TINY)
-    sc = percca_scenario.load(path)
+    sc = mix_scenario.load(path)
     outcomes = runner.run_scenario(sc, root / "db.sqlite", root / "runs", progress=lambda line: None)
     assert [error for _, _, error in outcomes] == [None, None]
     return root / "db.sqlite"

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from confucius import metrics, rtflow
-from confucius.web.results import parse_report
+from confucius.web.client_report import parse_report
 
 REPO = Path(__file__).resolve().parents[2]
 BOTTLENECK = REPO / "build" / "sim" / "bottleneck"

@@ -12,7 +12,7 @@ import pytest
 from confucius.web import generate
 from confucius.web.hosts import hosts_text
 from confucius.web.page import Page, WebObject, write_page
-from confucius.web.results import client_command, parse_report, run_page_load
+from confucius.web.client_report import client_command, parse_report, run_page_load
 from webtools import namespace_pair, running_server, web_binaries
 
 RATE_BPS = 20e6

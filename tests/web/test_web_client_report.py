@@ -6,7 +6,7 @@ import json
 import pytest
 
 from confucius.web.hosts import address_map, corpus_domains, hosts_text
-from confucius.web.results import ReportError, client_command, parse_report, run_page_load
+from confucius.web.client_report import ReportError, client_command, parse_report, run_page_load
 
 
 def _report(**changes):

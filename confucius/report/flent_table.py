@@ -1,10 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""Flent's tests from the database (lab/flent.py stores one row per test): per scenario,
+"""Flent's tests from the database (experiment/db_flent.py, one row per test): per scenario,
 scheduler and test, latency under load (median and 99th percentile) and throughput per
 direction, the figures operators read off Flent's own summaries and plots.
 
 The data file is the source of truth, as the frames are for `report summary`: each test's
-figures are computed again from its `*.flent.gz` with `lab/flent.summarise` when the file is
+figures are computed again from its `*.flent.gz` with `lab/flent_files.summarise` when the file is
 there, so rows stored by older code follow today's definitions; the stored columns stand in
 for a file that is gone."""
 
@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from confucius import metrics
-from confucius.lab import flent
+from confucius.lab import flent_files
 from confucius.experiment.records import FLENT_TESTS
 from confucius.experiment import db_flent
 from confucius.experiment.db import Database
@@ -63,7 +63,7 @@ def _figures(row) -> dict:
     path = Path(row["data_file"]) if row["data_file"] else None
     if path is None or not path.is_file():
         return {name: row[name] for name in FIGURES}
-    summary = flent.summarise(flent.read(path)).to_dict()
+    summary = flent_files.summarise(flent_files.read(path)).to_dict()
     return {name: summary[name] for name in FIGURES}
 
 

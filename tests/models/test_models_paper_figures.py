@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""The values the seeds state in their text for these models, reproduced.
+"""The values the papers state in their text for these models, reproduced.
 
-Each test names the seed's statement and its value; the tolerance says how close we are.
-Where our model differs from the seed, the test pins our value and the docstring says so.
+Each test names the paper's statement and its value; the tolerance says how close we are.
+Where our model differs from the paper, the test pins our value and the docstring says so.
 """
 
 import math
@@ -11,10 +11,10 @@ import pytest
 from scipy.optimize import brentq
 
 from confucius.models import bounds, cca, fluid, percca, policies, presets
-from confucius.models.scenario import FluidScenario
+from confucius.models.fluid_scenario import FluidScenario
 
-SEED = presets.SEED003
-G = SEED.training_g()
+PAPER = presets.SEED003
+G = PAPER.training_g()
 EQUAL, FEW, MANY = [50, 50, 50], [130, 10, 10], [10, 10, 130]
 
 
@@ -24,11 +24,11 @@ def copa_40ms(**changes) -> FluidScenario:
     return FluidScenario(**{**base, **changes})
 
 
-# --- seed 000 / 002: fluid model ---
+# --- paper 000 / 002: fluid model ---
 
 def test_000_footnote_copa_40ms_q_max_about_640ms():
     """§4.3 footnote: Copa, RTT 40 ms -> q_max(Confucius) ≈ 640 ms (Table 1 = Eq. 30 with
-    q0 = 0; the seed does not give q0, which adds 6.2·q0)."""
+    q0 = 0; the paper does not give q0, which adds 6.2·q0)."""
     sc = copa_40ms()
     assert bounds.q_max_confucius(sc.k, 0.0, sc.tau, sc.lam) == pytest.approx(0.640, rel=0.005)
     assert bounds.q_max_confucius(1e3, 0.0, 0.04, 4.0) == pytest.approx(0.6416, rel=1e-4)
@@ -44,7 +44,7 @@ def test_000_footnote_the_model_itself_stays_far_below():
 
 
 def test_002_plt_degradation_of_typical_pages_under_100ms():
-    """seed 002 §IV-D: 'the PLT degradation for typical websites of 10–20 flows is less than
+    """paper 002 §IV-D: 'the PLT degradation for typical websites of 10–20 flows is less than
     100 ms' at 1/λ = 250 ms. True with Eq. 31 as printed (51 and 76 ms); Eq. 8 integrated
     exactly gives 101 and 129 ms (Eq. 9d) and 154 and 190 ms (002's own curve) for flows
     that outlast the ramp. Short pages (15 KiB flows at 20 Mbit/s) stay under 100 ms."""
@@ -73,11 +73,11 @@ def test_000_eq29_does_not_reduce_to_cbq_when_lambda_goes_to_zero():
     assert f0 == pytest.approx(0.3673, abs=5e-4)
 
 
-# --- seed 003: per-CCA queueing ---
+# --- paper 003: per-CCA queueing ---
 
 def _min_thr(f1, counts, model="advanced", arrange=lambda a: a, optimise=False):
     a = arrange(percca.flow_distribution(f1, G, counts))
-    return percca.evaluate(a, SEED, counts, "", model, optimise).min_thr
+    return percca.evaluate(a, PAPER, counts, "", model, optimise).min_thr
 
 
 def _shared(counts, model="advanced"):
@@ -86,25 +86,25 @@ def _shared(counts, model="advanced"):
 
 def test_003_training_aggressiveness_statements():
     """§III-G: BBR takes 91.6 % of the bandwidth, 23.7× Reno, 20× CUBIC."""
-    assert SEED.g["bbr"] / sum(G) == pytest.approx(0.916, abs=5e-4)
-    assert SEED.g["bbr"] / SEED.g["reno"] == pytest.approx(23.7, abs=0.05)
-    assert SEED.g["bbr"] / SEED.g["cubic"] == pytest.approx(20.0, abs=0.15)
+    assert PAPER.g["bbr"] / sum(G) == pytest.approx(0.916, abs=5e-4)
+    assert PAPER.g["bbr"] / PAPER.g["reno"] == pytest.approx(23.7, abs=0.05)
+    assert PAPER.g["bbr"] / PAPER.g["cubic"] == pytest.approx(20.0, abs=0.15)
 
 
 def test_003_bbr_vs_reno_falls_from_28_7_to_8_9():
     """§III-G, Fig. 7: g_BBR,Reno decreases from 28.7 to 8.9 as BBR's share goes 0 -> 1."""
-    assert SEED.relative_aggressiveness("bbr", "reno", 0.0) == pytest.approx(28.7)
-    assert SEED.relative_aggressiveness("bbr", "reno", 1.0) == pytest.approx(8.9, abs=0.02)
+    assert PAPER.relative_aggressiveness("bbr", "reno", 0.0) == pytest.approx(28.7)
+    assert PAPER.relative_aggressiveness("bbr", "reno", 1.0) == pytest.approx(8.9, abs=0.02)
 
 
-@pytest.mark.parametrize("counts, seed_value, tolerance", [
+@pytest.mark.parametrize("counts, paper_value, tolerance", [
     (EQUAL, 0.119, 0.001),      # §III-B: Reno gets 11.9 % of its fair share; ours 11.85 %
     (FEW, 0.104, 0.001),        # §III-C: 10.4 %; ours 10.37 %
     (MANY, 0.22, 0.001),        # §III-C: 22 %; ours 21.91 %
 ])
-def test_003_shared_buffer_min_thr(counts, seed_value, tolerance):
+def test_003_shared_buffer_min_thr(counts, paper_value, tolerance):
     """Measured shared-buffer MinThr, reproduced by the advanced model (Eq. 16)."""
-    assert _shared(counts) == pytest.approx(seed_value, abs=tolerance)
+    assert _shared(counts) == pytest.approx(paper_value, abs=tolerance)
 
 
 def test_003_simple_model_shared_buffer_is_g_reno():

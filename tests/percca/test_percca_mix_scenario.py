@@ -5,8 +5,8 @@ is refused with an error that names it."""
 import pytest
 
 from confucius.experiment.scenario import ScenarioError
-from confucius.percca import scenario
-from confucius.percca.scenario import default_buffer, parse
+from confucius.percca import mix_scenario
+from confucius.percca.mix_scenario import default_buffer, parse
 
 GOOD = """
 name = "mix"
@@ -96,7 +96,7 @@ def test_published_figures_cover_only_their_ccas(tmp_path):
 
 
 def test_the_uml_kernels_ccas_come_from_its_config():
-    assert {"reno", "cubic", "bbr"} <= set(scenario.kernel_ccas("uml"))
+    assert {"reno", "cubic", "bbr"} <= set(mix_scenario.kernel_ccas("uml"))
 
 
 def test_the_repository_percca_scenarios_are_valid():
@@ -104,7 +104,7 @@ def test_the_repository_percca_scenarios_are_valid():
     paths = sorted((REPO / "scenarios" / "percca").glob("*.toml"))
     assert paths
     for path in paths:
-        assert scenario.load(path).name == path.stem, path
+        assert mix_scenario.load(path).name == path.stem, path
 
 
 OPTIMISED = GOOD.replace('policies = ["shared", "per-cca", "per-class"]', 'policies = ["per-cca"]') \
