@@ -266,11 +266,11 @@ def papers_command(
     _show(papers.paper_rows(results, order), f"no valid page loads{' of ' + ', '.join(order) if order else ''} in {db}", as_json,
           papers.rows_json, _print_papers)
     if out is not None:
-        for path in _seed_figures(results, out):
+        for path in _paper_figures(results, out):
             print(f"wrote {path}", file=sys.stderr if as_json else sys.stdout)  # stdout stays JSON
 
 
-def _seed_figures(results: list[data.PageResult], out: Path) -> list[Path]:
+def _paper_figures(results: list[data.PageResult], out: Path) -> list[Path]:
     """Per scenario: the trade-off (Fig. 10), the counts (Fig. 11) and the CDFs (Fig. 12)."""
     from . import plots
 
@@ -283,7 +283,7 @@ def _seed_figures(results: list[data.PageResult], out: Path) -> list[Path]:
     return made
 
 
-# `report seeds`, the command's first name, which RESULTS.md, sim/README.md and scripts use.
+# `report seeds`, the command's first name, which docs/RESULTS.md and scenarios/seeds-eval.toml still use.
 app.command("seeds", help="The same as `confucius report papers`.")(papers_command)
 
 
@@ -291,18 +291,18 @@ def _print_papers(rows) -> None:
     from .papers import formatted
 
     for (scenario, controller) in dict.fromkeys((r.scenario, r.controller) for r in rows):
-        table = Table(title=f"{scenario}, RT flow {controller}: the seeds' figures (1000 websites) beside ours")
-        for column in ("quantity", "scheduler", "measured", "95% CI", "loads", "seed", "where in the seeds"):
+        table = Table(title=f"{scenario}, RT flow {controller}: the papers' figures (1000 websites) beside ours")
+        for column in ("quantity", "scheduler", "measured", "95% CI", "loads", "paper", "where in the papers"):
             table.add_column(column, justify="right" if column in ("measured", "95% CI", "loads") else "left",
-                             no_wrap=column in ("measured", "95% CI", "seed"))
+                             no_wrap=column in ("measured", "95% CI", "paper"))
         for r in rows:
             if (r.scenario, r.controller) != (scenario, controller):
                 continue
             interval = "" if math.isnan(r.low) else f"{formatted(r.low, r.unit)} – {formatted(r.high, r.unit)}"
-            table.add_row(r.quantity, r.scheduler, formatted(r.measured, r.unit), interval, str(r.loads), r.seed,
+            table.add_row(r.quantity, r.scheduler, formatted(r.measured, r.unit), interval, str(r.loads), r.paper,
                           r.source)
         console.print(table)
-    console.print("The seeds' figures are Copa on their cellular traces C1 (GCC \"similar\"); the reductions "
+    console.print("The papers' figures are Copa on their cellular traces C1 (GCC \"similar\"); the reductions "
                   "against fq_codel span their traces and CCAs. Their Confucius is the fixed schedule "
                   "(confucius-fixed here). Per 1000: the share of the loads measured, scaled; loads: the loads "
                   "(or page pairs) each figure is over.")

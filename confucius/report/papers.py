@@ -40,7 +40,7 @@ class PaperRow:
     low: float                 # 95 % interval over pages (NaN where none is computed)
     high: float
     loads: int                 # loads the figure is over (pairs for comparisons)
-    seed: str                  # the papers' figure, as they give it ("" where they give none); the
+    paper: str                 # the papers' figure, as they give it ("" where they give none); the
                                # name of the table's column and of the JSON key `report papers` prints
     source: str
 

@@ -35,7 +35,7 @@ def rows_of(rows, scheduler: str) -> dict:
     return {r.quantity: r for r in rows if r.scheduler == scheduler}
 
 
-def test_the_seeds_quantities_by_hand():
+def test_the_papers_quantities_by_hand():
     rows = papers.paper_rows(loads(), ["confucius", "fq_codel", "fq"])
     mine = rows_of(rows, "confucius")
     assert mine["stall reduction vs fq_codel"].measured == pytest.approx(1 - 0.2 / 1.8)
@@ -59,18 +59,18 @@ def test_the_seeds_quantities_by_hand():
             assert row.low - 1e-9 <= row.measured <= row.high + 1e-9, row
 
 
-def test_each_row_carries_the_seeds_figure_where_they_give_one():
+def test_each_row_carries_the_papers_figure_where_they_give_one():
     rows = papers.paper_rows(loads() + [result("pfifo", "p1", 0.1, 1.0), result("confucius-fixed", "p1", 0.1, 1.0),
                                       result("prio", "p1", 0.0, 1.0)])
-    figure = {(r.scheduler, r.quantity): r.seed for r in rows}
+    figure = {(r.scheduler, r.quantity): r.paper for r in rows}
     assert figure["confucius", "loads with a stall"] == "136 /1000"
-    assert figure["confucius-fixed", "loads with a stall"] == "136 /1000"   # the seeds' Confucius is the fixed one
+    assert figure["confucius-fixed", "loads with a stall"] == "136 /1000"   # the papers' Confucius is the fixed one
     assert figure["prio", "loads with a stall"] == ""                       # labelled: not in the unlabelled range
     assert figure["pfifo", "loads with a stall"] == "288 /1000"
     assert figure["fq", "loads with a stall"] == "288-537 /1000"    # the range of the unlabelled baselines
     assert figure["fq_codel", "loads with PLT > 2 s"] == "227 /1000"
     assert figure["confucius", "stall reduction vs fq_codel"] == "60-69 %"
-    assert figure["pfifo", "loads with PLT > 2 s"] == ""            # the seeds give none
+    assert figure["pfifo", "loads with PLT > 2 s"] == ""            # the papers give none
     assert figure["confucius", "mean PLT"] == ""
     # The order: quantity by quantity, schedulers by name when no order is given.
     stall_rows = [r.scheduler for r in rows if r.quantity == "loads with a stall"]
@@ -93,7 +93,7 @@ def test_the_command_prints_the_table_and_json_from_one_set_of_rows_and_draws_th
     assert "handmade, RT flow gcc" in text.output and "136 /1000" in text.output
     assert sorted(p.name for p in out.iterdir()) == [
         "handmade-fig10-tradeoff.png", "handmade-fig11-counts.png", "handmade-fig12-cdfs-gcc.png"]
-    as_json = runner.invoke(app, ["seeds", "--db", str(database), "--json"])
+    as_json = runner.invoke(app, ["papers", "--db", str(database), "--json"])
     assert as_json.exit_code == 0, as_json.output
     rows = json.loads(as_json.output)
     with data.open_db(database) as db:
@@ -102,6 +102,7 @@ def test_the_command_prints_the_table_and_json_from_one_set_of_rows_and_draws_th
     # The same stored load under every scheduler: no reduction, the same stall everywhere.
     reduction = next(r for r in rows if r["quantity"] == "stall reduction vs fq_codel")
     assert (reduction["scheduler"], reduction["measured"], reduction["loads"]) == ("confucius", 0.0, 1)
+    assert reduction["paper"] == "60-69 %" and "seed" not in reduction   # "seed" is a random seed
 
 
 def test_bad_input_is_an_error_and_writes_nothing(database, tmp_path):
