@@ -14,7 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from confucius.lab.scenario import load
+from confucius.experiment.scenario import load
 from confucius.sim import bottleneck as bn
 from confucius.sim import plan
 

@@ -32,7 +32,7 @@ into the run's results folder and boots the VM with this package as the script. 
 4. Everything is written to scratch space in the guest's memory (9p writes are slow) and
    copied into the results folder at the end, with `events.json` (contract.GuestEvents):
    the timeline of the run (CLOCK_MONOTONIC ns, the clock of rtflow's logs) that
-   results.py reads.
+   the host's run_folder.py reads.
 
 Converged: the RT flow has run `min` seconds and the mean of its target rate (rtflow's
 rate log) over the last `hold` seconds is within ±`tolerance` of the mean over the `hold`

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The guest's main: reads the spec, builds the topology, composes the runners and the
-schedule from the spec, and leaves the results folder as results.py reads it."""
+schedule from the spec, and leaves the results folder as the host's run_folder.py reads it."""
 
 from __future__ import annotations
 

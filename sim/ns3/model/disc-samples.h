@@ -2,7 +2,7 @@
 /*
  * The bottleneck's queue discs sampled as the lab's guest samples the kernel's
  * (confucius/lab/guest/capture.py and flows.py), one JSON line per sample, in the
- * lab's formats so that its reader (lab/results.py read_samples) takes them:
+ * lab's formats so that its reader (experiment/results.py read_samples) takes them:
  *
  * - qdisc.jsonl: {"time_ns", "qdiscs": [...]}, every disc of the tree as
  *   `tc -s -j qdisc show` prints it: kind, handle, root or parent, bytes, packets,
