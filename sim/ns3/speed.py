@@ -20,9 +20,9 @@ import tempfile
 import time
 from pathlib import Path
 
-from confucius.lab import runner
-from confucius.lab.db import Database
-from confucius.lab.scenario import load
+from confucius.experiment import db_runs
+from confucius.experiment.db import Database
+from confucius.experiment.scenario import load
 from confucius.sim import bottleneck as bn
 from confucius.sim import plan, store, worker
 
@@ -81,19 +81,17 @@ def episode_speed(scratch: Path) -> None:
 def sweep_estimate(scratch: Path) -> None:
     task, scenario, plan_s = one_task(REPO / "scenarios" / "matrix.toml")
     pages = len(task.pages)
-    runs, loop_s, simulated = [], 0.0, 0.0
-    cpu, wall, host = children_cpu(), time.monotonic(), runner.HostSample.now()
-    for page in task.pages:
-        runs.append(worker.simulate_page(task, page, scratch))
-        loop_s += runs[-1].run["cpu_s"]
-        simulated += runs[-1].run["simulated_s"]
-    cpu, wall = children_cpu() - cpu, time.monotonic() - wall
-    result = worker.TaskResult(task, runs, time.time(), wall, runner.host_load(host, runner.HostSample.now()))
+    cpu = children_cpu()
+    result = worker.simulate(task)
+    cpu, wall = children_cpu() - cpu, result.wall_s
+    loop_s = sum(page.run["cpu_s"] for page in result.pages)
+    simulated = sum(page.run["simulated_s"] for page in result.pages)
     with Database(scratch / "bench.sqlite") as db:
         scenario_id = db.scenario_id(scenario.name, scenario.digest, str(scenario.path), scenario.text)
         produced = store.versions(bn.describe()["ns3"])
         started = time.process_time()
-        store.store(db, scenario_id, scenario, task, produced, result, None, time.time(), wall)
+        measured = store.measurement(task, scenario, produced, result, None, result.started_unix, wall)
+        db_runs.store_run(db, scenario_id, measured.row, measured.data)
         store_s = time.process_time() - started
     per_page = plan_s + (cpu + store_s) / pages
     cores = len(os.sched_getaffinity(0))
