@@ -26,7 +26,7 @@ from .reference import reference_load
 GENERATOR_VERSION = 1
 KB = 1024
 
-# Published figures the corpus is calibrated to (checked by tests/web/test_corpus.py).
+# Published figures the corpus is calibrated to (checked by tests/web/test_web_corpus.py).
 TARGETS = {
     "active_flows_median": 8,        # paper 000 §2.3, Fig. 3(b)
     "active_flows_p90": 19,          # paper 000 §2.3, Fig. 3(b)
