@@ -7,9 +7,11 @@
  * taking their fair share at once, so existing flows lose bandwidth no faster
  * than their congestion control can follow. No labels, no tuning.
  *
- * This file is only the Linux glue; the algorithm is the core in
- * confucius_impl.h (../core), kernel C that the userspace tests and the
- * simulator compile too, as CoDel's codel_impl.h. See docs/ALGORITHM.md.
+ * This file is only the Linux glue; the algorithm is in confucius_impl.h,
+ * which userspace tests and a simulator compile too, as CoDel's codel_impl.h.
+ * The algorithm: Z. Meng et al., "Confucius: Achieving Consistent Low Latency
+ * with Practical Queue Management for Real-Time Communications",
+ * arXiv:2310.18030.
  */
 #include <linux/module.h>
 #include <linux/kernel.h>
@@ -35,8 +37,7 @@
 #define MODULE_ALIAS_NET_SCH(id) MODULE_ALIAS("net-sch-" id)
 #endif
 
-/* A stable branch from the release `from` on, up to its next mainline `to`. */
-#define STABLE_FROM(from, to) (LINUX_VERSION_CODE >= (from) && LINUX_VERSION_CODE < (to))
+#ifndef CFC_NOTIFY_IN_DEQUEUE
 /*
  * Whether a parent may be told of drops that empty this qdisc while it is
  * dequeuing from us. Then its qlen_notify runs, and its dequeue finds us empty
@@ -49,7 +50,8 @@
  * deferral below, which is safe there. The build may set it (make test
  * compiles the deferral against a kernel that has the fixes).
  */
-#ifndef CFC_NOTIFY_IN_DEQUEUE
+/* A stable branch from the release `from` on, up to its next mainline `to`. */
+#define STABLE_FROM(from, to) (LINUX_VERSION_CODE >= (from) && LINUX_VERSION_CODE < (to))
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 15, 0) || \
 	STABLE_FROM(KERNEL_VERSION(6, 12, 50), KERNEL_VERSION(6, 13, 0)) || \
 	STABLE_FROM(KERNEL_VERSION(6, 6, 110), KERNEL_VERSION(6, 7, 0)) || \
@@ -67,9 +69,11 @@ struct confucius_sched_data {
 	struct tcf_proto __rcu *filter_list;
 	struct tcf_block *block;
 	struct qdisc_watchdog watchdog;
+#if !CFC_NOTIFY_IN_DEQUEUE
 	/* Dequeue's drops the parents have not been told of (see tell_parents_late). */
 	unsigned int untold_drops;
 	unsigned int untold_bytes;
+#endif
 };
 
 /* ------------------------------------------------------------- packets */
@@ -98,30 +102,32 @@ static unsigned int uncount(struct Qdisc *sch, struct sk_buff *skb)
 }
 
 /*
- * Kernels with a qdisc drop reason of their own (enum qdisc_drop_reason in
- * <net/dropreason-qdisc.h>, after 7.0) say why a qdisc dropped: the tracepoint
- * qdisc:qdisc_drop shows it. Drops at enqueue and change keep the queue within
- * its limits; the kernel's own default reason covers older kernels.
+ * Drops at enqueue and change keep the queue within its limits: the
+ * tracepoint qdisc:qdisc_drop says so.
  */
 static void drop_overlimit(struct sk_buff *skb, struct sk_buff **to_free)
 {
 #ifdef DEFINE_QDISC_DROP_REASON
+	/* enum qdisc_drop_reason, <net/dropreason-qdisc.h>: after 7.0 */
 	tcf_set_qdisc_drop_reason(skb, QDISC_DROP_OVERLIMIT);
 #endif
 	__qdisc_drop(skb, to_free);
 }
 
 /*
- * A drop at dequeue: the packet waited longer than maxdelay. Where qdisc drop
- * reasons exist, so does qdisc_dequeue_drop() (6.19, "net_sched: add
- * qdisc_dequeue_drop() helper"; a child's drop goes to its root's list, or is
- * freed at once when the root does not defer, since a6bd339dbb35 in 7.1, which
- * is older than enum qdisc_drop_reason): with TCQ_F_DEQUEUE_DROPS the packet is
- * freed after the root's lock is released, as fq_codel does.
+ * A drop at dequeue: the packet waited longer than maxdelay. With
+ * TCQ_F_DEQUEUE_DROPS it is freed after the root's lock is released, as
+ * fq_codel's are.
  */
 static void drop_late_one(struct Qdisc *sch, struct sk_buff *skb)
 {
 #ifdef DEFINE_QDISC_DROP_REASON
+	/*
+	 * Where qdisc drop reasons exist, so does qdisc_dequeue_drop() (6.19,
+	 * "net_sched: add qdisc_dequeue_drop() helper"; a child's drop goes to
+	 * its root's list, or is freed at once when the root does not defer,
+	 * since a6bd339dbb35 in 7.1, which is older than enum qdisc_drop_reason).
+	 */
 	qdisc_dequeue_drop(sch, skb, QDISC_DROP_CONGESTED);
 #else
 	kfree_skb(skb);
@@ -149,13 +155,20 @@ static unsigned int drop_list(struct Qdisc *sch, struct cfc_pkt *list,
 	return n;
 }
 
+/* Tell the parents of n drops made while dequeuing. */
+#if CFC_NOTIFY_IN_DEQUEUE
+static void tell_parents_late(struct Qdisc *sch, unsigned int n, unsigned int bytes)
+{
+	if (n)
+		qdisc_tree_reduce_backlog(sch, n, bytes);
+}
+#else
 /*
- * Tell the parents of n drops made while dequeuing, with any held back. On
- * kernels before CFC_NOTIFY_IN_DEQUEUE they are held back, as fq_codel did
- * there, until a dequeue or an enqueue leaves this qdisc with packets: the
- * packet being dequeued is still counted here, so the parents are then told
- * of no emptying. Until then, as under fq_codel there, a parent counts the
- * dropped packets as queued.
+ * Where a parent cannot be told while dequeuing (see CFC_NOTIFY_IN_DEQUEUE),
+ * the drops are held back, as fq_codel did there, until a dequeue or an
+ * enqueue leaves this qdisc with packets: the packet being dequeued is still
+ * counted here, so the parents are then told of no emptying. Until then, as
+ * under fq_codel there, a parent counts the dropped packets as queued.
  */
 static void tell_parents_late(struct Qdisc *sch, unsigned int n, unsigned int bytes)
 {
@@ -163,12 +176,13 @@ static void tell_parents_late(struct Qdisc *sch, unsigned int n, unsigned int by
 
 	q->untold_drops += n;
 	q->untold_bytes += bytes;
-	if (!q->untold_drops || (!CFC_NOTIFY_IN_DEQUEUE && !sch->q.qlen))
+	if (!q->untold_drops || !sch->q.qlen)
 		return;
 	qdisc_tree_reduce_backlog(sch, q->untold_drops, q->untold_bytes);
 	q->untold_drops = 0;
 	q->untold_bytes = 0;
 }
+#endif
 
 /* What the core dropped at dequeue (maxdelay). */
 static void drop_late(struct Qdisc *sch, struct cfc_pkt *list)
@@ -249,7 +263,9 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
 	verdict = cfc_enqueue(&q->core, node, skb_get_hash(skb), cls, ktime_get_ns(), &dropped);
 	*drops += drop_list(sch, dropped, &bytes, to_free);
 	*drop_bytes += bytes;
+#if !CFC_NOTIFY_IN_DEQUEUE
 	tell_parents_late(sch, 0, 0);	/* any drops held back at dequeue */
+#endif
 	return verdict;
 }
 
@@ -258,9 +274,7 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
  * link-layer overhead, cells and minimum size. The kernel measures only the
  * packet it hands the root qdisc this way, and does not export its lookup, so
  * this is __qdisc_calculate_pkt_len() of net/sched/sch_api.c, its clamp
- * included: at least 1 byte, and, where the kernel caps it (QDISC_PKT_LEN_MAX,
- * a recent fix that the stable branches took too, 6.1.y among them), at most
- * that many.
+ * included: at least 1 byte, at most QDISC_PKT_LEN_MAX.
  */
 static unsigned int stab_len(const struct qdisc_size_table *stab, unsigned int len)
 {
@@ -278,6 +292,7 @@ static unsigned int stab_len(const struct qdisc_size_table *stab, unsigned int l
 		pkt_len <<= spec->size_log;
 	}
 #ifdef QDISC_PKT_LEN_MAX
+	/* a recent fix, which the stable branches took too, 6.1.y among them */
 	return clamp_t(int, pkt_len, 1, QDISC_PKT_LEN_MAX);
 #else
 	return max(pkt_len, 1);
@@ -285,14 +300,14 @@ static unsigned int stab_len(const struct qdisc_size_table *stab, unsigned int l
 }
 
 /*
- * A segment is one packet for the byte and packet counters. Since 6.19
- * ("net_sched: use qdisc_skb_cb(skb)->pkt_segs in bstats_update()") they read
- * the count from the qdisc's cb, which the segments inherit from their GSO
- * packet: set it, as cake and tbf do.
+ * A segment is one packet for the byte and packet counters, which read the
+ * count from the qdisc's cb; the segments inherit their GSO packet's: set it,
+ * as cake and tbf do.
  */
 static void set_one_segment(struct sk_buff *seg)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 19, 0)
+	/* 6.19, "net_sched: use qdisc_skb_cb(skb)->pkt_segs in bstats_update()" */
 	qdisc_skb_cb(seg)->pkt_segs = 1;
 #endif
 }
@@ -406,8 +421,10 @@ static void confucius_reset(struct Qdisc *sch)
 	}
 	sch->q.qlen = 0;
 	sch->qstats.backlog = 0;
+#if !CFC_NOTIFY_IN_DEQUEUE
 	q->untold_drops = 0;
 	q->untold_bytes = 0;
+#endif
 	qdisc_watchdog_cancel(&q->watchdog);
 }
 
@@ -889,7 +906,7 @@ static int confucius_dump_class_stats(struct Qdisc *sch, unsigned long cl,
 }
 
 #if LINUX_VERSION_CODE < KERNEL_VERSION(6, 1, 0)
-/* The walker step every qdisc shares as tc_qdisc_stats_dump() since 6.1. */
+/* The walker step every qdisc shares as tc_qdisc_stats_dump() from 6.1 on. */
 static bool tc_qdisc_stats_dump(struct Qdisc *sch, unsigned long cl, struct qdisc_walker *arg)
 {
 	if (arg->count >= arg->skip && arg->fn(sch, cl, arg) < 0) {

@@ -55,6 +55,16 @@ def test_a_switch_computed_from_the_version_resolves_and_its_definitions_go():
     assert resolved(text) == "yes"
 
 
+def test_a_path_only_older_kernels_take_goes_whole_with_its_switch_and_comments():
+    text = ("#ifndef CFC_SWITCH\n/* why the switch */\n/* a helper */\n"
+            "#define FROM(a) (LINUX_VERSION_CODE >= (a))\n"
+            "#if FROM(KERNEL_VERSION(6, 15, 0))\n#define CFC_SWITCH 1\n#else\n#define CFC_SWITCH 0\n#endif\n#endif\n"
+            "struct s {\n\tint a;\n#if !CFC_SWITCH\n\t/* held back */\n\tint held;\n#endif\n};\n\n"
+            "/* tell */\n#if CFC_SWITCH\nvoid tell(void) { now(); }\n#else\n/* later */\n"
+            "void tell(void) { later(); }\n#endif")
+    assert resolved(text) == "struct s {\n\tint a;\n};\n\n/* tell */\nvoid tell(void) { now(); }"
+
+
 def test_a_switch_still_used_in_code_keeps_its_definition():
     text = "#ifndef CFC_SWITCH\n#define CFC_SWITCH 1\n#endif\nif (CFC_SWITCH) go();"
     assert resolved(text) == "#define CFC_SWITCH 1\nif (CFC_SWITCH) go();"
