@@ -1,17 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Confucius scheduling core: the one implementation of the algorithm, shared by
- * the Linux qdisc, the userspace tests and benchmarks, and the simulator. It is
+ * the Linux qdisc and userspace tests, benchmarks and a simulator, as CoDel's
+ * codel.h and codel_impl.h are shared by sch_codel and sch_fq_codel. It is
  * kernel C (confucius_impl.h); the other hosts build it against a small
- * userspace copy of the kernel headers it uses (core/userspace/include), as
- * CoDel's codel.h and codel_impl.h are shared by sch_codel and sch_fq_codel.
+ * userspace copy of the kernel headers it uses.
  *
  * The host owns memory and packets. It allocates the flow table once
  * (cfc_table_bytes()), embeds a struct cfc_pkt in every packet it hands over,
  * passes time in nanoseconds, and frees the packets the core gives back as
  * dropped. The core never allocates and never calls back into the host.
  *
- * docs/ALGORITHM.md says how it reads the seeds and where it decides.
+ * The papers: Z. Meng et al., "Confucius: Achieving Consistent Low Latency with
+ * Practical Queue Management for Real-Time Communications", arXiv:2310.18030,
+ * and its later version, "Confucius: Adapting Home Routers to Congestion
+ * Control's Reactions for Consistent Low Latency" (Alg. 1-3).
  */
 #ifndef CONFUCIUS_H
 #define CONFUCIUS_H
@@ -81,7 +84,7 @@ enum cfc_mode {
 
 /* How the new flows' weights grow at each reweight tick. */
 enum cfc_pace {
-	CFC_PACE_FIXED,		/* the seeds' schedule: S doubles at every tick */
+	CFC_PACE_FIXED,		/* the papers' schedule: S doubles at every tick */
 	CFC_PACE_ADAPTIVE,	/* while an old flow's queue stands, a tick halves S instead */
 	CFC_PACE_COUNT
 };
@@ -243,62 +246,5 @@ enum cfc_verdict {
 	CFC_ENQ_OK,
 	CFC_ENQ_CONGESTED,	/* accepted, but its own flow lost packets to make room */
 };
-
-void cfc_config_default(struct cfc_config *cfg);
-/* NULL when the configuration is valid, else what is wrong with it. */
-const char *cfc_config_check(const struct cfc_config *cfg);
-/* Bytes of zeroed memory the host provides for a table of `flows` buckets. */
-u64 cfc_table_bytes(u32 flows);
-
-/* cfg must pass cfc_config_check(); table is cfc_table_bytes(cfg->flows) of zeroes. */
-void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u64 now);
-
-/*
- * Apply a new configuration (cfg->flows must be unchanged). Packets trimmed to
- * fit a smaller limit are chained on *dropped for the host to free. After a
- * change of bandwidth a held-back packet may be due at once: hosts with a
- * timer re-arm it (cfc_throttled_until()).
- */
-void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
-		struct cfc_pkt **dropped);
-
-/*
- * Queue pkt (len and truesize set by the host) on the flow of `hash`. In
- * external mode `cls` (0..K-1) names its class; elsewhere it is ignored.
- * Packets dropped to stay within the limits are chained on *dropped.
- */
-enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
-			     u32 cls, u64 now, struct cfc_pkt **dropped);
-
-/*
- * Run the forgetting, reweight ticks and reclassifications due by now. Enqueue,
- * dequeue and change do it themselves. Reads do not: they see the state the
- * last of those left (the kernel's dumps); a host that wants them to see what
- * fell due since calls this first.
- */
-void cfc_advance(struct cfc_sched *s, u64 now);
-
-/*
- * The next packet to send, or NULL (empty, or held back by the shaper). Packets
- * of old flows that waited longer than maxdelay are dropped on the way and
- * chained on *dropped for the host to free.
- */
-struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped);
-
-/* When a dequeue held back by the shaper may succeed (ns); 0 if not throttled. */
-u64 cfc_throttled_until(const struct cfc_sched *s, u64 now);
-
-/* Remove every queued packet, chained for the host to free; flows are forgotten. */
-struct cfc_pkt *cfc_reset(struct cfc_sched *s, u64 now);
-
-void cfc_stats(const struct cfc_sched *s, struct cfc_stats *st);
-
-/* The bucket a hash maps to, and that flow's current weight (CFC_W_ONE units). */
-u32 cfc_bucket(const struct cfc_sched *s, u32 hash);
-u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket);
-/* Class (1..K) of an old flow, 0 for a new flow, -1 for a free bucket. */
-int cfc_flow_class(const struct cfc_sched *s, u32 bucket);
-/* The state of the flow in `bucket` at `now`; false for a free bucket (*st untouched). */
-bool cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st);
 
 #endif /* CONFUCIUS_H */

@@ -1,9 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Confucius scheduling core, the implementation: included by the one file of
- * each host that compiles it (sch_confucius.c, core/userspace/confucius.c), as
- * codel_impl.h is. Its API functions keep external linkage, declared in
- * confucius.h, because the userspace hosts call them from many files.
+ * each host that compiles it, as codel_impl.h is.
  *
  * Structure: flows live in a fixed table of hash buckets. Each remembered flow
  * belongs to one queue: Q_new (queue 0) while it is new, a class (1..K) once it
@@ -23,6 +21,16 @@
 #include <linux/math.h>
 #include <linux/math64.h>
 #include "confucius.h"
+
+/*
+ * The API's functions are static, as codel_impl.h's are, in the one file that
+ * includes this. Userspace hosts, which call them from several files, define
+ * CFC_FN empty in that file and declare them for the others. The name is as
+ * wide as "static", so that the parameters align as they will in the kernel.
+ */
+#ifndef CFC_FN
+#define CFC_FN static
+#endif
 
 #define CFC_TICK_SHIFT		10	/* stamps are ns >> 10 */
 #define CFC_RATE_SHIFT		20	/* shaper: ns per byte, fixed point */
@@ -70,7 +78,8 @@ static u64 head_sojourn_ns(const struct cfc_sched *s, const struct cfc_flow *f, 
 
 /* --------------------------------------------------------- configuration */
 
-void cfc_config_default(struct cfc_config *cfg)
+/* The defaults of every option. */
+CFC_FN void cfc_config_default(struct cfc_config *cfg)
 {
 	u32 i;
 
@@ -92,7 +101,8 @@ void cfc_config_default(struct cfc_config *cfg)
 		cfg->class_weight[i] = 0;
 }
 
-const char *cfc_config_check(const struct cfc_config *cfg)
+/* NULL when the configuration is valid, else what is wrong with it. */
+CFC_FN const char *cfc_config_check(const struct cfc_config *cfg)
 {
 	if (cfg->flows < CFC_FLOWS_MIN || cfg->flows > CFC_FLOWS_MAX)
 		return "flows must be between 1 and 32768";
@@ -127,7 +137,8 @@ const char *cfc_config_check(const struct cfc_config *cfg)
 	return NULL;
 }
 
-u64 cfc_table_bytes(u32 flows)
+/* Bytes of zeroed memory the host provides for a table of `flows` buckets. */
+CFC_FN u64 cfc_table_bytes(u32 flows)
 {
 	return (u64)flows * (sizeof(struct cfc_flow) +
 			     CFC_MAX_CLASSES * sizeof(struct cfc_heap_entry));
@@ -152,13 +163,10 @@ static void set_rate(struct cfc_sched *s)
  * binary one. Each flow remembers its position, for removal when it moves or
  * is trimmed.
  *
- * Not <linux/min_heap.h>: on 6.1 it has no removal at a position and its
- * callbacks get no context, so a flow's position could not be kept; from
- * 6.11 (min_heap_del, callbacks with args) its API differs from 6.1's, so
- * the module would need both. And it is binary: make bench-core with this
- * heap made binary took, at 10000 flows, 88.6 against 85.5 ns per packet in
- * mode class and 63.4 against 50.3 in mode external (medians of three
- * alternated runs; no difference up to 100 flows).
+ * Not <linux/min_heap.h>, which is binary: the core with this heap made
+ * binary took, at 10000 flows, 88.6 against 85.5 ns per packet in mode class
+ * and 63.4 against 50.3 in mode external (enqueue and dequeue of the core
+ * alone, medians of three alternated runs; no difference up to 100 flows).
  */
 #define HEAP_ARITY 4
 static u32 flow_index(const struct cfc_sched *s, const struct cfc_flow *f)
@@ -545,7 +553,7 @@ static void give_back(struct cfc_sched *s)
 /*
  * Alg. 1: every new weight doubles, and S is raised to E if below (see reweight).
  * Pace adaptive then returns what completed new flows took with them, as far as the
- * seeds' bound allows: S at most 2S + E, so that the competing old flows keep at
+ * papers' bound allows: S at most 2S + E, so that the competing old flows keep at
  * least half of their share.
  */
 static void double_weights(struct cfc_sched *s, u64 t)
@@ -598,7 +606,7 @@ static void reweight(struct cfc_sched *s, u64 t)
  * ones from 0.09 to 0.5 each, and above an old flow's weight, between two ticks).
  * Under pace adaptive the weight leaves with the flow and is owed to the others,
  * returned at the next unheld tick (double_weights), so the new flows' weights
- * change only at ticks; pace fixed follows the seed.
+ * change only at ticks; pace fixed follows the papers.
  */
 static void new_flow_complete(struct cfc_sched *s)
 {
@@ -626,7 +634,7 @@ static void flow_forget(struct cfc_sched *s, struct cfc_flow *f)
 /* ----------------------------------------------------- reclassification */
 
 /*
- * Intra-queue examination (seed 000 eq. 2-3): a flow holding more than
+ * Intra-queue examination (eq. 2-3 of the first paper): a flow holding more than
  * 1/|Q_i| + alpha of its class's buffer is too aggressive for it, one holding
  * less than 1/|Q_i| - alpha too gentle. A move must also agree with the flow's
  * own occupancy against the class target, so that similar gentle flows (two
@@ -808,12 +816,15 @@ static void saturate_ages(struct cfc_sched *s, u64 now)
 }
 
 /*
- * Run, in time order, every forgetting, reweight tick and reclassification due by
- * now, after the ages' sweep if one is due. The time of the next one is kept, so
- * that on the packet path, where nothing is due most of the time, this costs one
- * comparison and touches no idle flow.
+ * Run, in time order, every forgetting, reweight tick and reclassification due
+ * by now, after the ages' sweep if one is due. Enqueue, dequeue and change do
+ * it themselves. Reads do not: they see the state the last of those left (the
+ * kernel's dumps); a host that wants them to see what fell due since calls
+ * this first. The time of the next one is kept, so that on the packet path,
+ * where nothing is due most of the time, this costs one comparison and
+ * touches no idle flow.
  */
-void cfc_advance(struct cfc_sched *s, u64 now)
+CFC_FN void cfc_advance(struct cfc_sched *s, u64 now)
 {
 	if (now < s->next_event_ns)
 		return;
@@ -1067,13 +1078,19 @@ static void watch_old_offered(struct cfc_sched *s, const struct cfc_flow *f, u32
 
 /* ------------------------------------------------------------- the API */
 
-u32 cfc_bucket(const struct cfc_sched *s, u32 hash)
+/* The bucket a hash maps to. */
+CFC_FN u32 cfc_bucket(const struct cfc_sched *s, u32 hash)
 {
 	return reciprocal_scale(hash, s->cfg.flows);
 }
 
-enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
-			     u32 cls, u64 now, struct cfc_pkt **dropped)
+/*
+ * Queue pkt (len and truesize set by the host) on the flow of `hash`. In
+ * external mode `cls` (0..K-1) names its class; elsewhere it is ignored.
+ * Packets dropped to stay within the limits are chained on *dropped.
+ */
+CFC_FN enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
+				    u32 cls, u64 now, struct cfc_pkt **dropped)
 {
 	struct cfc_flow *f = &s->flows[cfc_bucket(s, hash)];
 
@@ -1105,7 +1122,12 @@ static bool too_late(const struct cfc_sched *s, const struct cfc_flow *f, u64 no
 	       head_sojourn_ns(s, f, now) > s->cfg.maxdelay_ns;
 }
 
-struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped)
+/*
+ * The next packet to send, or NULL (empty, or held back by the shaper). Packets
+ * of old flows that waited longer than maxdelay are dropped on the way and
+ * chained on *dropped for the host to free.
+ */
+CFC_FN struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped)
 {
 	struct cfc_queue *q;
 	struct cfc_flow *f;
@@ -1143,7 +1165,8 @@ struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropp
 	return p;
 }
 
-u64 cfc_throttled_until(const struct cfc_sched *s, u64 now)
+/* When a dequeue held back by the shaper may succeed (ns); 0 if not throttled. */
+CFC_FN u64 cfc_throttled_until(const struct cfc_sched *s, u64 now)
 {
 	if (!s->cfg.bandwidth || !s->qlen || now >= s->next_send_ns)
 		return 0;
@@ -1214,7 +1237,8 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	s->next_sweep_ns = now + CFC_SWEEP_NS;
 }
 
-void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u64 now)
+/* cfg must pass cfc_config_check(); table is cfc_table_bytes(cfg->flows) of zeroes. */
+CFC_FN void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u64 now)
 {
 	u32 i;
 
@@ -1280,8 +1304,14 @@ static void rehome_all(struct cfc_sched *s, u64 now)
 	}
 }
 
-void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
-		struct cfc_pkt **dropped)
+/*
+ * Apply a new configuration (cfg->flows must be unchanged). Packets trimmed to
+ * fit a smaller limit are chained on *dropped for the host to free. After a
+ * change of bandwidth a held-back packet may be due at once: hosts with a
+ * timer re-arm it (cfc_throttled_until()).
+ */
+CFC_FN void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
+		       struct cfc_pkt **dropped)
 {
 	bool reshape = cfg->mode != s->cfg.mode || cfg->classes != s->cfg.classes;
 	bool start_reclassify = cfg->mode == CFC_MODE_CLASS && s->cfg.mode != CFC_MODE_CLASS;
@@ -1305,7 +1335,8 @@ void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 	enforce_limits(s, NULL, now, dropped);
 }
 
-struct cfc_pkt *cfc_reset(struct cfc_sched *s, u64 now)
+/* Remove every queued packet, chained for the host to free; flows are forgotten. */
+CFC_FN struct cfc_pkt *cfc_reset(struct cfc_sched *s, u64 now)
 {
 	struct cfc_pkt *all = NULL;
 	u32 i;
@@ -1327,7 +1358,8 @@ struct cfc_pkt *cfc_reset(struct cfc_sched *s, u64 now)
 	return all;
 }
 
-void cfc_stats(const struct cfc_sched *s, struct cfc_stats *st)
+/* The counters and the state of every queue, as the dumps show them. */
+CFC_FN void cfc_stats(const struct cfc_sched *s, struct cfc_stats *st)
 {
 	u32 i;
 
@@ -1348,7 +1380,8 @@ void cfc_stats(const struct cfc_sched *s, struct cfc_stats *st)
 	}
 }
 
-u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket)
+/* The current weight of the flow in `bucket` (CFC_W_ONE units), 0 if free. */
+CFC_FN u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket)
 {
 	const struct cfc_flow *f = &s->flows[bucket];
 
@@ -1359,16 +1392,9 @@ u32 cfc_flow_weight(const struct cfc_sched *s, u32 bucket)
 	return 0;
 }
 
-int cfc_flow_class(const struct cfc_sched *s, u32 bucket)
-{
-	const struct cfc_flow *f = &s->flows[bucket];
-
-	if (f->state == CFC_FLOW_FREE)
-		return -1;
-	return f->state == CFC_FLOW_NEW ? 0 : f->queue;
-}
-
-bool cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now, struct cfc_flow_stats *st)
+/* The state of the flow in `bucket` at `now`; false for a free bucket (*st untouched). */
+CFC_FN bool cfc_flow_stats(const struct cfc_sched *s, u32 bucket, u64 now,
+			   struct cfc_flow_stats *st)
 {
 	const struct cfc_flow *f = &s->flows[bucket];
 

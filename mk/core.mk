@@ -4,18 +4,21 @@
 # smoke run (seeded with the corpus kept in tests/core/corpus), and the per-packet
 # cost benchmark.
 
-# The core is kernel C (core/confucius_impl.h, included by kernel/sch_confucius.c);
-# the userspace hosts compile it through core/userspace/confucius.c against a small
-# copy of the kernel headers it uses (core/userspace/include: CORE_INCLUDES).
+# The core is kernel C (core/confucius_impl.h, included by kernel/sch_confucius.c,
+# where its functions are static); the userspace hosts compile it once, with external
+# linkage, through core/userspace/confucius.c against a small copy of the kernel
+# headers it uses (core/userspace/include), and declare it with
+# core/userspace/confucius_api.h (CORE_INCLUDES finds both).
 CORE_SRC     := core/userspace/confucius.c
-CORE_HDR     := core/confucius.h core/confucius_impl.h $(wildcard core/userspace/include/linux/*.h)
-CORE_INCLUDES := -Icore/userspace/include -Icore
+CORE_HDR     := core/confucius.h core/confucius_impl.h core/userspace/confucius_api.h \
+                $(wildcard core/userspace/include/linux/*.h)
+CORE_INCLUDES := -Icore/userspace/include -Icore -Icore/userspace
 CORE_KERNEL_SRC := core/confucius.h core/confucius_impl.h
 CORE_BUILD   := $(BUILD)/core
 # The core's userspace host (test packets, a simulated clock and link, the invariant
 # checker): linked by the tests, the fuzzer, the benchmark and the simulations.
 CORE_HOST    := core/userspace/harness.c
-CORE_CFLAGS  := -std=c11 -Wall -Wextra -Werror $(CORE_INCLUDES) -Icore/userspace -Itests/core
+CORE_CFLAGS  := -std=c11 -Wall -Wextra -Werror $(CORE_INCLUDES) -Itests/core
 HARNESS_SRC  := $(CORE_HOST) tests/core/ops.c
 UNIT_SRC     := $(wildcard tests/core/test_*.c) tests/core/main.c
 FUZZ_SECONDS ?= 60

@@ -13,7 +13,8 @@ KMOD_SRC   := VERSION kernel/sch_confucius.c kernel/Kbuild kernel/include/uapi/l
               $(CORE_KERNEL_SRC)
 
 # $(call kmod_build,build directory,kernel tree,extra make arguments,extra KCFLAGS): the
-# module built out of tree; any compiler warning fails the build. The checkout's path is
+# module built out of tree; any compiler warning fails the build, and so does a global
+# symbol of the core's (its functions are static in the kernel). The checkout's path is
 # mapped away from the debug information, so that every clone builds the same bytes (the
 # runs record the module's digest, and a resumed experiment compares it).
 KMOD_KCFLAGS := -ffile-prefix-map=$(abspath .)=.
@@ -25,6 +26,7 @@ define kmod_build
 		| tee $(1)/build.log
 	@if grep -q 'warning:' $(1)/build.log; then echo "kernel build has warnings"; exit 1; fi
 	@test -f $@
+	@if nm $@ | grep -E ' [A-TV-Z] cfc_'; then echo "the core has global symbols in $@"; exit 1; fi
 endef
 
 $(KMOD): $(KMOD_SRC) | $(DEPS_STAMP)

@@ -61,7 +61,8 @@ def load_manifest(path: Path = MANIFEST) -> dict:
 def kernel_target(manifest: dict) -> resolve.Target:
     target = manifest["target"]
     return resolve.Target(tuple(target["version"]), frozenset(target.get("defined", ())),
-                          frozenset(target.get("undefined", ())))
+                          frozenset(target.get("undefined", ())),
+                          substituted=tuple(target.get("substituted", {}).items()))
 
 
 # ------------------------------------------------------------ the files' text

@@ -8,7 +8,7 @@
 #define CFC_HARNESS_H
 
 #include <stdbool.h>
-#include "confucius.h"
+#include "confucius_api.h"
 
 struct tpkt {
 	struct cfc_pkt node;	/* the core's part */

@@ -7,7 +7,7 @@
 #define CFC_OPS_H
 
 #include <stddef.h>
-#include "confucius.h"
+#include "confucius_api.h"
 
 /*
  * Configure a scheduler from the first bytes, apply the rest as operations; NULL or the

@@ -20,7 +20,7 @@
 #include <vector>
 
 extern "C" {
-#include "confucius.h"
+#include "confucius_api.h"
 }
 
 namespace ns3
