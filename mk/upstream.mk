@@ -7,7 +7,8 @@
 # repository, for the newest). upstream/manifest.toml says what goes where.
 #
 # make test (tests/upstream) applies the series with git am to a fresh tree of the base,
-# runs checkpatch --strict on every patch and builds the qdisc with W=1 C=1 (sparse).
+# runs checkpatch --strict on every patch (the iproute2 patches' too) and builds the
+# qdisc with W=1 C=1 (sparse).
 # `make upstream-check` runs the same checks and then the kernel's own tdc.py on the
 # series' cases, in a User-Mode Linux kernel built from the patched tree, with a tc
 # built from iproute2 with the iproute2 patches: kept out of make test for its cold
@@ -56,6 +57,11 @@ $(UPSTREAM)/checkpatch.ok: $(UPSTREAM)/applied.ok
 	upstream/check.sh checkpatch $(UPSTREAM)/series $(UPSTREAM_TREE)
 	@touch $@
 
+$(UPSTREAM)/checkpatch-iproute2.ok: $(UPSTREAM)/applied.ok $(UPSTREAM_IPROUTE2)
+	@rm -f $@
+	upstream/check.sh checkpatch-iproute2 $(UPSTREAM)/iproute2 $(UPSTREAM_TREE)
+	@touch $@
+
 $(UPSTREAM)/object.ok: $(UPSTREAM)/applied.ok $(KTREES)/7.3/.ready
 	@rm -f $@
 	upstream/check.sh object $(UPSTREAM_TREE) $(UPSTREAM)/obj-x86 $(UPSTREAM_SPARSE)
@@ -74,7 +80,8 @@ $(UPSTREAM)/tdc.ok: $(UPSTREAM)/uml/linux $(UPSTREAM)/tc/tc upstream/tdc_vm.py u
 		--tc-testing $(UPSTREAM_TREE)/tools/testing/selftests/tc-testing --out $(UPSTREAM)/tdc
 	@touch $@
 
-upstream-check: $(UPSTREAM)/checkpatch.ok $(UPSTREAM)/object.ok $(UPSTREAM)/tdc.ok
+upstream-check: $(UPSTREAM)/checkpatch.ok $(UPSTREAM)/checkpatch-iproute2.ok $(UPSTREAM)/object.ok \
+                $(UPSTREAM)/tdc.ok
 
 # tests/upstream runs the cheap checks itself; it needs the series, the base and sparse.
 PYTEST_NEEDS += $(UPSTREAM_SERIES) $(UPSTREAM_IPROUTE2) $(KTREES)/7.3/.ready

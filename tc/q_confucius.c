@@ -5,8 +5,7 @@
  *
  * Parsing and printing use tc's own helpers, resolved in the running tc binary
  * (it is linked with -rdynamic), so units read and print as for every other
- * qdisc. The ranges and defaults are the scheduling core's (core/confucius.h,
- * cfc_config_default()), the same the kernel enforces: tc rejects a bad value
+ * qdisc. The ranges and defaults are the kernel's, so tc rejects a bad value
  * before anything is sent, naming the option and its range.
  *
  * Netlink units: bandwidth u64 bytes/s, interval and reclassify u32 us,
@@ -43,18 +42,15 @@
 #define US_PER_S 1000000u
 
 /*
- * The kernel's bounds and defaults, in netlink units. They are the scheduling
- * core's (core/confucius.h, cfc_config_default()), written out so that this file
- * builds inside iproute2's tree too, where the core is not. Built as our plugin,
- * it checks the bounds against the core's below; the tc cases hold help's
- * defaults and those the kernel applies to the same values.
+ * The kernel's bounds and defaults (its scheduling core's, cfc_config_default()),
+ * in netlink units.
  */
 #define BANDWIDTH_MIN	1000ull			/* bytes/s: 8 kbit/s */
-#define BANDWIDTH_MAX	(1ull << 44)		/* bytes/s: about 140.7 Tbit/s */
+#define BANDWIDTH_MAX	BIT(44)			/* bytes/s: about 140.7 Tbit/s */
 #define LIMIT_MIN	1u
-#define LIMIT_MAX	(1u << 20)
+#define LIMIT_MAX	BIT(20)
 #define MEMLIMIT_MIN	(64u << 10)
-#define MEMLIMIT_MAX	(1u << 31)
+#define MEMLIMIT_MAX	BIT(31)
 #define FLOWS_MIN	1u
 #define FLOWS_MAX	32768u			/* flow classes are 0x8000 + bucket */
 #define QUANTUM_MIN	64u
@@ -77,6 +73,12 @@
 #define DEFAULT_MAXDELAY_US	(500 * US_PER_MS)
 
 #if __has_include("confucius.h")
+/*
+ * Built as the project's plugin, beside the core: the bounds above are checked
+ * against the core's (core/confucius.h), written out so that this file builds
+ * inside iproute2's tree too, where the core is not. The tc cases hold help's
+ * defaults and those the kernel applies to the same values.
+ */
 #include "confucius.h"
 
 _Static_assert(BANDWIDTH_MIN * 8 == CFC_BANDWIDTH_MIN && BANDWIDTH_MAX * 8 == CFC_BANDWIDTH_MAX &&
@@ -142,7 +144,8 @@ struct option_spec {
 	const char *what;	/* for counts: what is counted */
 	const char *example;
 	const char *const *names; /* for names: index = value */
-	const char *shown;	/* print_uint format of counts, percents and sizes shown in plain bytes */
+	/* print_uint format of counts, percents and sizes shown in plain bytes */
+	const char *shown;
 };
 
 static const struct option_spec options[] = {
@@ -197,7 +200,7 @@ static void sprint_bits(__u64 bytes, char *buf, size_t len)
 	double bits = (double)bytes * 8;
 	unsigned int i = 0;
 
-	while (bits >= 1000 && i < sizeof(prefixes) / sizeof(prefixes[0]) - 1) {
+	while (bits >= 1000 && i < ARRAY_SIZE(prefixes) - 1) {
 		bits /= 1000;
 		i++;
 	}
@@ -225,7 +228,8 @@ static void describe_valid(const struct option_spec *spec, char *buf, size_t len
 	case KIND_RATE:
 		sprint_bits(spec->min, lo, sizeof(lo));
 		sprint_bits(spec->max, hi, sizeof(hi));
-		snprintf(what, sizeof(what), "\"unlimited\" (or 0) or a rate from %s to %s", lo, hi);
+		snprintf(what, sizeof(what),
+			 "\"unlimited\" (or 0) or a rate from %s to %s", lo, hi);
 		break;
 	case KIND_COUNT:
 		snprintf(what, sizeof(what), "a whole number of %s from %llu to %llu", spec->what,
@@ -316,8 +320,8 @@ static void explain(void)
 		"one per class; a weight of 0 serves its class by its active flows.\n"
 		"pace adaptive: while an old flow's queue stands above target, a reweight tick\n"
 		"halves the new flows' weight instead of doubling it, for at most maxhold per\n"
-		"burst of new flows; pace fixed is the seeds' schedule. An old flow's packets\n"
-		"that waited longer than maxdelay are dropped (0: no bound; the seeds had none).\n"
+		"burst of new flows; pace fixed is the papers' schedule. An old flow's packets\n"
+		"that waited longer than maxdelay are dropped (0: no bound, as in the papers).\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
 		ORIGIN);
 }
@@ -456,9 +460,10 @@ static int read_value(const struct option_spec *spec, const char *arg, struct re
 
 static bool in_range(const struct option_spec *spec, __u64 v)
 {
+	/* each weight is a u32; a rate of 0 is unshaped, a bound of 0 none */
 	if (spec->kind == KIND_WEIGHTS ||
 	    ((spec->kind == KIND_RATE || spec->kind == KIND_BOUND) && v == 0))
-		return true;	/* each weight is a u32; a rate of 0 is unshaped, a bound of 0 none */
+		return true;
 	return v >= spec->min && v <= spec->max;
 }
 
@@ -589,9 +594,9 @@ static void print_bandwidth(struct rtattr *attr)
 	if (!attr || RTA_PAYLOAD(attr) < sizeof(__u64))
 		return;
 	bytes = rta_getattr_u64(attr);
-	if (bytes)
+	if (bytes) {
 		tc_print_rate(PRINT_ANY, "bandwidth", "bandwidth %s ", bytes);
-	else {
+	} else {
 		print_string(PRINT_FP, NULL, "bandwidth %s ", "unlimited");
 		print_u64(PRINT_JSON, "bandwidth", NULL, 0);
 	}
@@ -623,8 +628,8 @@ static void print_weights(struct rtattr *attr)
 		return;
 	for (weight = RTA_DATA(attr), rem = RTA_PAYLOAD(attr); RTA_OK(weight, rem);
 	     weight = RTA_NEXT(weight, rem)) {
-		if (weight->rta_type == TCA_CONFUCIUS_CLASS_WEIGHT && n < TC_CONFUCIUS_MAX_CLASSES &&
-		    RTA_PAYLOAD(weight) == sizeof(__u32))
+		if (weight->rta_type == TCA_CONFUCIUS_CLASS_WEIGHT &&
+		    n < TC_CONFUCIUS_MAX_CLASSES && RTA_PAYLOAD(weight) == sizeof(__u32))
 			w[n++] = rta_getattr_u32(weight);
 	}
 	for (; n > 0 && w[n - 1] == 0; n--)
@@ -701,13 +706,13 @@ static void print_class_xstats(const struct tc_confucius_qd_stats *st)
 static void print_snapshot(const struct tc_confucius_qd_stats *st)
 {
 	print_nl();
-	print_u64(PRINT_ANY, "enqueued_packets", "  enqueued_packets %" PRIu64, st->enqueued_packets);
-	print_u64(PRINT_ANY, "enqueued_bytes", " enqueued_bytes %" PRIu64, st->enqueued_bytes);
-	print_u64(PRINT_ANY, "sent_packets", " sent_packets %" PRIu64, st->sent_packets);
-	print_u64(PRINT_ANY, "sent_bytes", " sent_bytes %" PRIu64, st->sent_bytes);
+	print_u64(PRINT_ANY, "enqueued_packets", "  enqueued_packets %llu", st->enqueued_packets);
+	print_u64(PRINT_ANY, "enqueued_bytes", " enqueued_bytes %llu", st->enqueued_bytes);
+	print_u64(PRINT_ANY, "sent_packets", " sent_packets %llu", st->sent_packets);
+	print_u64(PRINT_ANY, "sent_bytes", " sent_bytes %llu", st->sent_bytes);
 	print_nl();
-	print_u64(PRINT_ANY, "dropped_packets", "  dropped_packets %" PRIu64, st->dropped_packets);
-	print_u64(PRINT_ANY, "dropped_bytes", " dropped_bytes %" PRIu64, st->dropped_bytes);
+	print_u64(PRINT_ANY, "dropped_packets", "  dropped_packets %llu", st->dropped_packets);
+	print_u64(PRINT_ANY, "dropped_bytes", " dropped_bytes %llu", st->dropped_bytes);
 	print_uint(PRINT_ANY, "backlog_packets", " backlog_packets %u", st->backlog_packets);
 	print_uint(PRINT_ANY, "backlog_bytes", " backlog_bytes %u", st->backlog_bytes);
 }
@@ -719,10 +724,10 @@ static void print_qdisc_xstats(const struct tc_confucius_qd_stats *st)
 	print_uint(PRINT_ANY, "new_flows", "  new_flows %u", st->new_flows);
 	print_uint(PRINT_ANY, "old_flows", " old_flows %u", st->old_flows);
 	print_float(PRINT_ANY, "new_weight", " new_weight %g", (double)st->new_weight / WEIGHT_ONE);
-	print_u64(PRINT_ANY, "ticks", " ticks %" PRIu64, st->ticks);
-	print_u64(PRINT_ANY, "holds", " holds %" PRIu64, st->holds);
-	print_u64(PRINT_ANY, "delay_drops", " delay_drops %" PRIu64, st->delay_drops);
-	print_u64(PRINT_ANY, "moves", " moves %" PRIu64, st->moves);
+	print_u64(PRINT_ANY, "ticks", " ticks %llu", st->ticks);
+	print_u64(PRINT_ANY, "holds", " holds %llu", st->holds);
+	print_u64(PRINT_ANY, "delay_drops", " delay_drops %llu", st->delay_drops);
+	print_u64(PRINT_ANY, "moves", " moves %llu", st->moves);
 	print_nl();
 	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st->max_sojourn_us, b));
 	print_uint(PRINT_JSON, "max_sojourn", NULL, st->max_sojourn_us);

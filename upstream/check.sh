@@ -15,6 +15,10 @@
 #       the User-Mode Linux kernel tdc boots (upstream/uml-tdc.config): OBJ_DIR/linux.
 #   upstream/check.sh iproute2 PATCH_DIR IPROUTE2_TREE OUT_DIR
 #       the iproute2 patches applied to a copy of the tree and tc built: OUT_DIR/tc.
+#   upstream/check.sh checkpatch-iproute2 PATCH_DIR TREE
+#       the kernel tree's checkpatch.pl --strict on the iproute2 patches, as iproute2 asks
+#       of its patches: with no tree of its own (--no-tree), and without the question
+#       whether the kernel's MAINTAINERS needs a new file (iproute2's lists tc/*).
 #
 # Each prints what it found and exits non-zero on a finding.
 set -euo pipefail
@@ -51,12 +55,13 @@ check_apply() {
 
 check_checkpatch() {
 	local series=$1 tree=$2 patch found=0 out
+	shift 2
 	for patch in $(patches "$series"); do
 		# From the tree's root, so that checkpatch knows the tree (MAINTAINERS, spelling,
 		# SPDX tags through spdxcheck.py, which needs the system's python3: Debian's PLY
 		# and GitPython are installed for it, not for another python3 earlier in PATH).
 		out=$(cd "$tree" && PATH=/usr/bin:$PATH scripts/checkpatch.pl --strict --quiet --show-types \
-			"$patch" 2>&1) || true
+			"$@" "$patch" 2>&1) || true
 		if [ -n "$out" ]; then
 			echo "checkpatch --strict on $(basename "$patch"):"
 			echo "$out"
@@ -148,6 +153,8 @@ apply) [ $# = 3 ] || die "usage: check.sh apply SERIES_DIR BASE_GIT TREE"; check
 checkpatch) [ $# = 2 ] || die "usage: check.sh checkpatch SERIES_DIR TREE"; check_checkpatch "$@" ;;
 object) [ $# = 3 ] || die "usage: check.sh object TREE OBJ_DIR SPARSE"; check_object "$@" ;;
 uml) [ $# = 2 ] || die "usage: check.sh uml TREE OBJ_DIR"; check_uml "$@" ;;
+checkpatch-iproute2) [ $# = 2 ] || die "usage: check.sh checkpatch-iproute2 PATCH_DIR TREE"
+	check_checkpatch "$@" --no-tree --ignore FILE_PATH_CHANGES ;;
 iproute2) [ $# = 3 ] || die "usage: check.sh iproute2 PATCH_DIR IPROUTE2_TREE OUT_DIR"; check_iproute2 "$@" ;;
-*) die "usage: check.sh apply|checkpatch|object|uml|iproute2 ..." ;;
+*) die "usage: check.sh apply|checkpatch|object|uml|iproute2|checkpatch-iproute2 ..." ;;
 esac
