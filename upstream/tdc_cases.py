@@ -9,7 +9,8 @@ the verification's output. A case comes over when what it checks is what tdc che
 
 - `$DEV` is tdc's `$DUMMY`, `ip` its `$IP`;
 - the error message (`expStderr`) is not compared: the exit status still says who refused;
-- a case keeps its id unless one of tdc's own cases has it;
+- a case keeps its id, which no case of tdc's own may have (the series is refused if one
+  does: the project's case takes a fresh id);
 - a refused add with nothing before it is checked by no confucius qdisc being there;
   other cases that check only that nothing changed stay behind, as do the ones that need
   the runner's own commands or traffic, the ones about loading the module (tdc's kernel
@@ -19,7 +20,6 @@ the verification's output. A case comes over when what it checks is what tdc che
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from pathlib import Path
@@ -103,32 +103,20 @@ def load(directory: Path) -> list[dict]:
 
 
 def tdc_cases(directory: Path, taken_ids: set[str]) -> list[dict]:
-    """The convertible cases of `directory`. A case whose id one of tdc's other cases
-    (`taken_ids`) already has gets another, drawn from its own name (the same every time)."""
+    """The convertible cases of `directory`; refused if one has an id that one of tdc's
+    other cases (`taken_ids`) has, as tdc would run both under it."""
     everything = load(directory)
     ids = [case["id"] for case in everything]
     duplicates = sorted({i for i in ids if ids.count(i) > 1})
     if duplicates:
         raise CaseError(f"tc case ids used twice in {directory}: {', '.join(duplicates)}")
-    used = set(taken_ids) | set(ids)
-    cases = []
-    for case in everything:
-        if not convertible(case):
-            continue
-        converted = convert(case)
-        if converted["id"] in taken_ids:
-            converted["id"] = _fresh_id(case, used)
-            used.add(converted["id"])
-        cases.append(converted)
+    cases = [convert(case) for case in everything if convertible(case)]
+    taken = {i.lower() for i in taken_ids}
+    clashes = sorted(case["id"] for case in cases if case["id"].lower() in taken)
+    if clashes:
+        raise CaseError(f"tc case ids that tdc's own cases have too, give them fresh ones in "
+                        f"{directory}: {', '.join(clashes)}")
     return cases
-
-
-def _fresh_id(case: dict, used: set[str]) -> str:
-    for attempt in range(1000):
-        digest = hashlib.sha256(f"{case['name']}#{attempt}".encode()).hexdigest()[:4]
-        if digest not in used:
-            return digest
-    raise CaseError(f"no free id for case {case['id']}")
 
 
 def dumps(cases: list[dict]) -> str:

@@ -3,7 +3,7 @@
  * The pace of the new flows' weights against the old flows it protects: a video
  * sender (an old flow with a delay-based rate controller: reactive, slow, GCC-like
  * or unresponsive) meets a burst of backlogged new flows on a 20 Mbit/s link,
- * under pace fixed (the seeds' schedule) and pace adaptive (held ticks give share
+ * under pace fixed (the papers' schedule) and pace adaptive (held ticks give share
  * back). Also E of Alg. 1 (only competing old flows count).
  */
 #include <stdio.h>
@@ -206,7 +206,7 @@ static struct outcome run_burst_with(struct cfc_config cfg, const struct control
 	return out;
 }
 
-/* pace fixed runs as the seeds' schedule: without the maxdelay bound they did not have. */
+/* pace fixed runs as the papers' schedule: without the maxdelay bound they did not have. */
 static struct outcome run_burst(u8 pace, const struct controller *ctl, u64 rate, u32 burst)
 {
 	struct cfc_config cfg = ts_default_config();
@@ -239,7 +239,7 @@ static u64 convergence_bound(u8 pace)
 
 /*
  * A reactive or slow old flow: pace adaptive holds ticks while its queue stands,
- * so its largest queueing delay is lower than under the seeds' schedule (for the
+ * so its largest queueing delay is lower than under the papers' schedule (for the
  * reactive flow, by more than half), and the new flows still reach fair shares
  * within the fixed schedule's time plus maxhold.
  */
@@ -265,7 +265,7 @@ static void adaptive_pace_follows_the_old_flow(void **state)
 
 /*
  * A GCC-like old flow cuts its rate while its delay grows and holds it while the
- * delay falls, so it never drains a standing queue itself: under the seeds'
+ * delay falls, so it never drains a standing queue itself: under the papers'
  * schedule its queue stands above STALL_DELAY for a long time (a stall); pace
  * adaptive gives share back until the queue drains, and stalls for less than a
  * quarter of that time.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * New-flow weights (seed 002 Alg. 1-3 as docs/ALGORITHM.md reads them): the
+ * New-flow weights (paper 002 Alg. 1-3 as docs/ALGORITHM.md reads them): the
  * motivating example, the many-old-flows case, spread arrivals, completions.
  */
 #include <math.h>
@@ -64,7 +64,7 @@ static void assert_share(double got, double want, double tolerance)
 
 /*
  * 1 old flow, 9 new flows at once: 1/2, 1/3, 1/5, 1/9, then 1/10 (C/(1+2^{lambda t})),
- * under the seeds' schedule and under pace adaptive, whose ticks are never held
+ * under the papers' schedule and under pace adaptive, whose ticks are never held
  * here: the old flow's queue (4 packets at 100 Mbit/s) never stands above target.
  */
 static void motivating_example_with(u8 pace)
@@ -227,12 +227,12 @@ static void quiet_new_flows_take_their_weight_with_them(void **state)
 
 /*
  * Pace adaptive returns the weight that completions took at the next tick that is
- * not held, within the seeds' bound (the old flows keep at least half their
+ * not held, within the papers' bound (the old flows keep at least half their
  * share: S at most 2S + E). One old flow, eight new ones, four of them quiet:
  * the first tick gives S = 2, the quiet four complete (S 2 -> 1, one owed), and
  * the second tick doubles S and returns what the bound allows: 2 + 1 = 3, the
  * old flow from 1/2 to 1/4 (1/3 had the weight left for good, 1/5 under the
- * seed's hand-over, which took 1/2 -> 1/3 between the ticks).
+ * paper's hand-over, which took 1/2 -> 1/3 between the ticks).
  */
 static void completed_weight_returns_at_the_next_tick(void **state)
 {

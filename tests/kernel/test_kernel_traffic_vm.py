@@ -93,7 +93,7 @@ def window(shares, start_s, end_s):
 
 def test_motivating_behaviour_on_a_real_kernel(found):
     """The long-lived (unresponsive, UDP) flow's share: about half at first, falling by ticks
-    to the fair share (1/13) under confucius with the seeds' schedule (pace fixed); at the fair share within a few round trips under fq_codel
+    to the fair share (1/13) under confucius with the papers' schedule (pace fixed); at the fair share within a few round trips under fq_codel
     (the new TCP flows' slow start is all that delays it)."""
     confucius, fq_codel = found["motivating"]
     for run in (confucius, fq_codel):

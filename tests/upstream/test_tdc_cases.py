@@ -56,13 +56,11 @@ def test_a_refused_add_checks_that_nothing_was_created():
     assert "expStderr" not in converted and "verifyUnchanged" not in converted
 
 
-def test_an_id_tdc_already_has_is_replaced_the_same_way_every_time(tmp_path):
+def test_an_id_tdc_already_has_is_refused_not_replaced(tmp_path):
     (tmp_path / "add.json").write_text(json.dumps([case(), case(id="c3d4", name="other")]))
-    first = tdc_cases.tdc_cases(tmp_path, taken_ids={"a1b2"})
-    again = tdc_cases.tdc_cases(tmp_path, taken_ids={"a1b2"})
-    assert first == again
-    assert [c["id"] for c in first][1] == "c3d4"
-    assert first[0]["id"] not in {"a1b2", "c3d4"}
+    with pytest.raises(tdc_cases.CaseError, match="tdc's own cases have too.*: c3d4$"):
+        tdc_cases.tdc_cases(tmp_path, taken_ids={"C3D4", "ffff"})
+    assert [c["id"] for c in tdc_cases.tdc_cases(tmp_path, taken_ids={"ffff"})] == ["a1b2", "c3d4"]
 
 
 def test_ids_used_twice_in_the_project_are_refused(tmp_path):

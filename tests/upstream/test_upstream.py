@@ -109,6 +109,33 @@ def test_the_tree_has_what_the_repository_has(manifest, applied):
     assert "obj-$(CONFIG_NET_SCH_CONFUCIUS)" in (tree / "net/sched/Makefile").read_text()
 
 
+# What belongs to the repository or to the out-of-tree module only: paths into the
+# repository, version guards, the build switches and the linkage macro the series resolves.
+OUT_OF_TREE = re.compile(r"(?<![\w/.-])(docs|tests|core|kernel|bench|sim)/|\.\./|LINUX_VERSION_CODE|"
+                         r"KERNEL_VERSION|CFC_NOTIFY_IN_DEQUEUE|CFC_FN|STABLE_FROM|untold_")
+
+
+def out_of_tree_lines(patches: list[Path]) -> list[str]:
+    return [f"{patch.name}: {line}" for patch in patches for line in patch.read_text().split("\n")
+            if line.startswith("+") and OUT_OF_TREE.search(line)]
+
+
+def test_out_of_tree_lines_are_found(tmp_path):
+    patch_text = "+ * confucius_impl.h (../core). See docs/ALGORITHM.md.\n+#if !CFC_NOTIFY_IN_DEQUEUE\n" \
+                 "+F:\ttools/testing/selftests/tc-testing/tc-tests/qdiscs/confucius.json\n-docs/x\n"
+    path = tmp_path / "out-of-tree.patch"
+    path.write_text(patch_text)
+    assert len(out_of_tree_lines([path])) == 2
+
+
+def test_no_patch_carries_repository_paths_or_version_guards(made, iproute2_patches):
+    """A reviewer reads the patches without the repository: nothing may point into it, and
+    nothing of what only the out-of-tree build needs may be left."""
+    patches = sorted(made.glob("000[1-9]-*.patch")) + iproute2_patches
+    assert len(patches) == 4
+    assert out_of_tree_lines(patches) == []
+
+
 def test_our_maintainers_section_goes_where_it_sorts_despite_entries_out_of_place(manifest):
     author = series.Author(**manifest["author"])
     maintainers = "\n".join(["Intro", "", "ARM SOC", "M:\tx", "", "LPC32XX DMA", "M:\tx", "", "ARM SOD",
@@ -157,16 +184,33 @@ def test_the_cover_letter_names_its_base_and_carries_the_results(made, manifest)
     assert re.search(r"^confucius\s+0\.000 / \d+", cover, flags=re.M), "the demo's table is missing"
 
 
-def test_the_iproute2_patches_apply_and_build(manifest, tmp_path):
+@pytest.fixture(scope="module")
+def iproute2_tree() -> Path:
     cache = BUILD / "tc" / "src"
     tree = subprocess.run(["bash", "-c", f"source tc/iproute2-tree.sh && cached_tree {cache}"], cwd=REPO,
                           capture_output=True, text=True).stdout.strip()
     if not tree or not Path(tree).is_dir():
         pytest.fail("no iproute2 tree: run `make tc`")
-    patches = series.make_iproute2_patches(manifest, Path(tree), tmp_path / "iproute2")
+    return Path(tree)
+
+
+@pytest.fixture(scope="module")
+def iproute2_patches(manifest, iproute2_tree, tmp_path_factory) -> list[Path]:
+    return series.make_iproute2_patches(manifest, iproute2_tree, tmp_path_factory.mktemp("iproute2"))
+
+
+def test_the_iproute2_patches_apply_and_build(iproute2_tree, iproute2_patches, tmp_path):
+    patches = iproute2_patches
     assert [p.name[:5] for p in patches] == ["0001-", "0002-"]
-    result = check("iproute2", tmp_path / "iproute2", tree, WORK / "tc")
+    result = check("iproute2", patches[0].parent, iproute2_tree, WORK / "tc")
     assert result.returncode == 0, result.stdout + result.stderr
     usage = subprocess.run([str(WORK / "tc" / "tc"), "qdisc", "add", "dev", "lo", "root", "confucius", "help"],
                            capture_output=True, text=True, env={"TC_LIB_DIR": str(tmp_path)})
     assert usage.stderr.startswith("Usage: ... confucius")
+
+
+def test_checkpatch_strict_finds_nothing_in_the_iproute2_patches(iproute2_patches, applied):
+    assert applied.returncode == 0, "no tree to take checkpatch from"
+    result = check("checkpatch-iproute2", iproute2_patches[0].parent, WORK / "linux")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.count(" clean") == len(iproute2_patches)
