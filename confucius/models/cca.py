@@ -3,7 +3,7 @@
 
 With the link fully available (r ≡ C) the fluid model's sending rate oscillates as
 s(t) = C + A·cos(√k·t + φ) (Eq. 33), so a CCA that probes every T seconds has
-k = (2π / T)². The seeds give the probing periods in RTTs: Copa 5, BBR 8 (B.5; §4.2 says
+k = (2π / T)². The papers give the probing periods in RTTs: Copa 5, BBR 8 (B.5; §4.2 says
 6–8 for BBR, B.5 uses 8).
 """
 
@@ -29,6 +29,6 @@ def responsiveness(cca: str, rtt: float) -> float:
     """k in s^-2 of a named CCA at a given RTT (seconds): `responsiveness("copa", 0.04)`."""
     rtts = PROBING_PERIOD_RTTS.get(cca.lower())
     if rtts is None:
-        raise unknown("CCA", cca, PROBING_PERIOD_RTTS, "the seeds give probing periods for",
+        raise unknown("CCA", cca, PROBING_PERIOD_RTTS, "the papers give probing periods for",
                       "; give --k or --period instead")
     return responsiveness_from_period(rtts * positive("RTT", rtt))

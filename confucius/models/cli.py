@@ -168,7 +168,7 @@ def bounds_report(sc: FluidScenario) -> dict:
             "fct_degradation_eq31_s": bounds.fct_degradation_confucius(sc.flows, sc.lam),
             "fct_degradation_exact_eq9d_s":
                 bounds.fct_degradation_confucius_exact(sc.flows, sc.lam),
-            "fct_degradation_exact_seed002_s":
+            "fct_degradation_exact_paper002_s":
                 bounds.fct_degradation_confucius002_exact(sc.flows, sc.lam),
             "flows_outlast_ramp": policies.web_service("confucius", sc, ramp) < total,
             "fct_degradation_eq8_numeric_s":
@@ -199,7 +199,7 @@ def bounds_command(flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb"
         return
     console = Console()
     console.print(_scenario_caption(sc, k_source), highlight=False)
-    table = Table(title="Table 1 (seed 000) — closed-form approximations")
+    table = Table(title="Table 1 (paper 000) — closed-form approximations")
     for column in ("policy", "q_max", "T_P − T_FQ", "equations"):
         table.add_column(column, justify="left" if column in ("policy", "equations")
                          else "right")
@@ -219,8 +219,8 @@ def bounds_command(flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb"
                     _ms(conf["fct_degradation_eq31_s"]))
     details.add_row(f"Confucius T − T_FQ, Eq. 8 integrated exactly (Eq. 9d){outlast}",
                     _ms(conf["fct_degradation_exact_eq9d_s"]))
-    details.add_row(f"Confucius T − T_FQ, Eq. 8 exactly, seed 002 curve{outlast}",
-                    _ms(conf["fct_degradation_exact_seed002_s"]))
+    details.add_row(f"Confucius T − T_FQ, Eq. 8 exactly, paper 002 curve{outlast}",
+                    _ms(conf["fct_degradation_exact_paper002_s"]))
     details.add_row("Confucius T − T_FQ, Eq. 8 solved for this N and B (Eq. 9d)",
                     _ms(conf["fct_degradation_eq8_numeric_s"]))
     details.add_row("T_FQ (Eq. 15)", _ms(report["fct_fq_eq15_s"]))
@@ -287,7 +287,7 @@ def fluid_command(policy: Annotated[str, typer.Option(
                            "(k·C).")] = "served",
                   release: Annotated[bool, typer.Option(
                       help="Give the link back to the real-time flow once the new flows "
-                           "have received N·B (work-conserving count); the seed keeps r(t) "
+                           "have received N·B (work-conserving count); the paper keeps r(t) "
                            "as in Eq. 9 for ever.")] = False,
                   duration: Annotated[Optional[str], typer.Option(
                       help="Time simulated after the burst; default covers the ramp, ten "
@@ -391,7 +391,7 @@ def _distribution(params, counts, f1: Optional[float], classifier: Optional[str]
         if classifier is not None:
             interval = parse_time(classifier_interval)
             acc = presets.classifier_accuracy(classifier, interval)
-            note = f"{classifier}, {interval:g} s interval (seed 003 Table I)"
+            note = f"{classifier}, {interval:g} s interval (paper 003 Table I)"
         else:
             acc = _named_numbers(accuracy_text, "per-CCA accuracy", float)
             note = "per-CCA accuracy given"
@@ -429,7 +429,7 @@ def percca_command(
         flows: Annotated[Optional[str], typer.Option(
             help="Flows per CCA, e.g. reno=50,cubic=50,bbr=50 (default: --scenario).")] = None,
         scenario: Annotated[str, typer.Option(
-            help=f"Seed 003's flow counts: {', '.join(presets.SCENARIOS)}.")] = "equal",
+            help=f"Paper 003's flow counts: {', '.join(presets.SCENARIOS)}.")] = "equal",
         f1: Annotated[Optional[float], typer.Option(
             "--f1", help="Classifier accuracy F1 in (0, 1] (Eq. 7–13); default 0.83.")] = None,
         classifier: Annotated[Optional[str], typer.Option(
@@ -441,8 +441,8 @@ def percca_command(
             help="Per-CCA accuracies instead of --f1, e.g. reno=0.8,cubic=0.8,bbr=0.95.")
         ] = None,
         params: Annotated[str, typer.Option(
-            help="Aggressiveness parameters: a preset (seed003) or a JSON file from "
-                 "`percca-fit`.")] = "seed003",
+            help="Aggressiveness parameters: a preset (paper003) or a JSON file from "
+                 "`percca-fit`.")] = "paper003",
         classes: Annotated[Optional[str], typer.Option(
             help="Also model per-CCA-class queues, e.g. reno+cubic,bbr.")] = None,
         model: Annotated[str, typer.Option(help="simple, advanced or both.")] = "both",
@@ -474,7 +474,7 @@ def percca_command(
                          for o in outcomes]})
         return
     console = Console()
-    table = Table(title="Per-CCA queueing (seed 003), MinThr = min_i avgThr_i / fair share",
+    table = Table(title="Per-CCA queueing (paper 003), MinThr = min_i avgThr_i / fair share",
                   caption=f"flows: {dict(zip(prm.ccas, counts))}; classifier: "
                           f"{classifier_note}; parameters: {params}")
     for column in ("queues", "model", "service rates", "MinThr", *prm.ccas, "queue rates"):
@@ -516,7 +516,7 @@ def percca_fit_command(
         ] = None,
         base: Annotated[str, typer.Option(
             help="Take what is not measured from this preset or file; 'none' for nothing.")
-        ] = "seed003",
+        ] = "paper003",
         write: Annotated[Optional[Path], typer.Option(
             help="Write the parameters as JSON for `percca --params`.")] = None,
         as_json: JsonFlag = False):
@@ -559,7 +559,7 @@ def figures_command(flows: Flows = 10, rate: Rate = "20mbit", size: Size = "15kb
                     cca_name: CcaName = "copa", rtt: Rtt = "40ms", k: KOpt = None,
                     period: Period = None, interval: Interval = "250ms",
                     params: Annotated[str, typer.Option(
-                        help="Per-CCA parameters: preset or JSON file.")] = "seed003",
+                        help="Per-CCA parameters: preset or JSON file.")] = "paper003",
                     points: Annotated[int, typer.Option(
                         help="Points per Fig. 19 sweep (each one solves the model).")] = 15,
                     out: Out = DEFAULT_OUT, as_json: JsonFlag = False):

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """Fitting the per-CCA models' parameters from measured throughputs, as paper 003 §II-E and
-§III-G do, so that the lab's own runs can replace the seed's Mininet values.
+§III-G do, so that the lab's own runs can replace the paper's Mininet values.
 
 - Training aggressiveness (Eq. 6): in a shared buffer with the same number of flows per CCA,
   g_i = (per-flow throughput of CCA i) / (mean over CCAs of the per-flow throughputs).

@@ -8,13 +8,13 @@ q = p/r (Eq. 6); r(t) is the policy's available bandwidth (Eq. 9, `policies`):
     ds/dt = −k·g(t)·(q(t − τ) − q0),   dp/dt = s − r  (p >= 0),   q = p/r,   s >= 0,
 
 with the flow in steady state before the burst: s = r = C, q = q0 for t <= 0. As in the
-seed, r(t) follows Eq. 9 for ever; with `release` it returns to C once the new flows have
+paper, r(t) follows Eq. 9 for ever; with `release` it returns to C once the new flows have
 received their N·B bits.
 
 Eq. 4 leaves the scale of k open (k is quoted in ms^-2, so s must be measured relative to
 some rate). Two readings, `gain`:
 - "served" (default): g(t) = r(t − τ), the rate the flow was served at when it measured the
-  delay — ds/dt = −k·(p(t − τ) − q0·r(t − τ)). This is the reading under which the seed's
+  delay — ds/dt = −k·(p(t − τ) − q0·r(t − τ)). This is the reading under which the paper's
   own derivations follow (Eq. 10 for FQ, the particular solution of Eqs. 22–23 for
   Confucius), and it keeps Eq. 33 (period 2π/√k at r = C).
 - "link": g = C, the literal reading with s in units of the link rate; a flow that gets a

@@ -12,7 +12,7 @@ are fractions of the link.
   aggressiveness (simple model) or the queue's own g_i(k) = Σ_j x_j^k·g_ij(x_i^k) (advanced
   model, Eq. 16).
 - Throughput (Eq. 15): Thr_i = Σ_j p_ij·c_j, with c_j proportional to the queue's flows or
-  optimised: for one flow distribution (`optimal_rates`, the seed's §III-F), or as whole
+  optimised: for one flow distribution (`optimal_rates`, the paper's §III-F), or as whole
   weights for many (`best_weighting`, e.g. a classifier's possible draws).
 - MinThr (Eq. 17): min_i avgThr_i / fairShare, where avgThr_i = Thr_i/N_i and fairShare is
   the mean of avgThr_i over the CCAs that have flows (confucius.metrics.min_thr, the same

@@ -189,6 +189,6 @@ def _classifier_figure(params, counts, classifier, name, out) -> Path:
     ax.set_xlabel("classification interval [s]")
     ax.set_ylabel("MinThr")
     ax.set_ylim(0, 1.05)
-    ax.set_title(f"Fig. 4: {classifier} accuracy (seed 003 Table I)")
+    ax.set_title(f"Fig. 4: {classifier} accuracy (paper 003 Table I)")
     ax.legend(fontsize=8)
     return _save(fig, out, name)

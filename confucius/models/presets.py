@@ -7,14 +7,14 @@ from .validate import ModelInputError, unknown
 
 # §III-G: training aggressiveness (50 flows per CCA, shared buffer, 30 runs) and the three
 # relative-aggressiveness fits (100 hosts per CCA, 5 runs).
-SEED003 = AggressivenessParams(
+PAPER003 = AggressivenessParams(
     ccas=("reno", "cubic", "bbr"),
     g={"reno": 0.1158, "cubic": 0.1365, "bbr": 2.7477},
     relative={("bbr", "reno"): (28.7, -1.17),
               ("bbr", "cubic"): (33.2, -1.15),
               ("cubic", "reno"): (0.99, 0.38)},
 )
-PARAMETERS = {"seed003": SEED003}
+PARAMETERS = {"paper003": PAPER003}
 
 # Table I of paper 003: per-CCA F1 of the two classifiers for a classification interval of
 # 1, 5 and 10 seconds.

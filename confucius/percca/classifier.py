@@ -9,9 +9,9 @@ CCA i is classified as CCA j (paper 003 Eq. 1), and a seeded draw of every flow'
   `confucius.models.percca.homogeneous_distribution` (the models' one definition).
 - accuracy: per-CCA F1_i on the diagonal, the rest spread alike (paper 003 §III-D).
 - published: a classifier's per-CCA F1 from paper 003 Table I (DeePCCI, Dragonfly at
-  1/5/10 s), used as per-CCA accuracies, as the seed does.
+  1/5/10 s), used as per-CCA accuracies, as the paper does.
 
-Each flow's class is drawn independently from its CCA's row (the seed's Mininet method,
+Each flow's class is drawn independently from its CCA's row (the paper's Mininet method,
 §III-A), from numpy's PCG64 seeded by the run's seed, so a run is reproducible.
 """
 
@@ -123,5 +123,5 @@ def posterior_tables(q: np.ndarray, flow_ccas: list[int], classes: list[int], se
 
 def realised_f1(flow_ccas: list[int], classes: list[int]) -> float:
     """The share of flows classified as their own CCA: the diagonal of the drawn A, the
-    seed's F1 (Eq. 10) for this one draw."""
+    paper's F1 (Eq. 10) for this one draw."""
     return sum(i == j for i, j in zip(flow_ccas, classes)) / len(flow_ccas)

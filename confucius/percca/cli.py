@@ -18,7 +18,7 @@ from . import runner
 from . import mix_scenario
 
 app = typer.Typer(no_args_is_help=True, add_completion=False,
-                  help="Per-CCA queue isolation: bulk CCA mixes, classifiers, queues (seed 003).")
+                  help="Per-CCA queue isolation: bulk CCA mixes, classifiers, queues (paper 003).")
 
 _ENGINE = typer.Option(None, "--engine", help="qemu, uml or ns3 (the simulator, `make sim`) "
                        "\\[default: the scenario's, else uml].")
@@ -90,7 +90,7 @@ def _fit_report(fit: percca_fit.Fit, checks: list[percca_fit.Check], unchecked: 
     by_scenario = {}
     for c in checks:
         by_scenario.setdefault(c.scenario, []).append(c)
-    errors = {name: {which: vars(percca_fit.error(group, which)) for which in ("fitted", "seed003")}
+    errors = {name: {which: vars(percca_fit.error(group, which)) for which in ("fitted", "paper003")}
               for name, group in [("all", checks), *by_scenario.items()]}
     return {"params": fit.params.to_json(), "written": str(written) if written else None,
             "pairs": [vars(f) for f in fit.pairs], "g": fit.g,
@@ -120,7 +120,7 @@ def _print_fit(report: dict) -> None:
     typer.echo("advanced model on each run's draw against the lab (MinThr):")
     for c in report["validation"]:
         typer.echo(f"  {c['scenario']} {c['point']}: lab {c['measured']:.3f}, fitted {_number(c['fitted'])}, "
-                   f"seed 003 {_number(c['seed003'])}")
+                   f"paper 003 {_number(c['paper003'])}")
     for name, errors in report["error"].items():
         typer.echo(f"  {name}: " + "; ".join(
             f"{which} |model - lab| mean {_number(e['mean'])}, worst {_number(e['worst'])} ({e['runs']} runs)"

@@ -183,7 +183,7 @@ class Fit:
 
 def fit_database(db: Database, names: list[str]) -> Fit:
     """g_i and g_ij from the shared-buffer runs of the scenarios `names` (measured only:
-    nothing is taken from the seed's values)."""
+    nothing is taken from the paper's values)."""
     pairs, per_cca = stored.fit_measurements(db, names)
     if not pairs:
         raise FitError(f"no two-CCA shared-buffer runs of {', '.join(names)} in the database: "
@@ -208,7 +208,7 @@ class Check:
     seed: int
     measured: float
     fitted: float | None            # the advanced model on the run's draw, fitted parameters
-    seed003: float | None           # the same with paper 003's parameters
+    paper003: float | None          # the same with paper 003's parameters
 
 
 @dataclass(frozen=True)
@@ -220,7 +220,7 @@ class Error:
 
 def validate(db: Database, names: list[str], params: AggressivenessParams) -> list[Check]:
     """The advanced model's MinThr for every stored run of the scenarios `names`, on the
-    run's own draw and weights, with the fitted parameters and with the seed's. A scenario
+    run's own draw and weights, with the fitted parameters and with the paper's. A scenario
     with no successful run yet has nothing to check: `unchecked` names it."""
     found = stored.scenarios(db, set(names))
     if not found:
@@ -231,7 +231,7 @@ def validate(db: Database, names: list[str], params: AggressivenessParams) -> li
         sc = found[run["name"]]
         checks.append(Check(run["name"], run["point_key"], run["policy"], run["classifier"], run["seed"],
                             run["min_thr"], stored.predicted_on_draw(db, sc, run, "advanced", params),
-                            stored.predicted_on_draw(db, sc, run, "advanced", presets.PARAMETERS["seed003"])))
+                            stored.predicted_on_draw(db, sc, run, "advanced", presets.PARAMETERS["paper003"])))
     return checks
 
 

@@ -22,13 +22,13 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
     [queues]
     policies = ["shared", "per-cca"]  # and/or "per-class"
     classes = [["reno", "cubic"], ["bbr"]]   # per-class: every CCA in one class
-    service = "flows"                 # queues weighted by the flows mapped to them (the seed's),
+    service = "flows"                 # queues weighted by the flows mapped to them (the paper's),
                                       # "weights", "optimised" (the advanced model's optimal
                                       # rates for the expected draw, §III-F), "optimised-draws"
                                       # (the best weights over the draws with this draw's flows
                                       # per class) or "active" (confucius: its backlogged flows)
     weights = [1, 1]                  # one whole number per queue (service = "weights")
-    optimise_params = "seed003"       # the optimised services: the operator's model (default:
+    optimise_params = "paper003"      # the optimised services: the operator's model (default:
                                       # the classifier's params)
     qdisc = "confucius"               # mode external; or "drr" (tail-drop pfifo per queue)
 
@@ -38,7 +38,7 @@ classifier (TOML, checked like the lab's: errors name the file, the key and the 
     accuracy = { reno = 0.9, cubic = 0.9, bbr = 0.95 }   # kind accuracy
     name = "dragonfly"                # kind published: deepcci | dragonfly (paper 003 Table I)
     intervals = ["1s", "5s", "10s"]   # kind published
-    params = "seed003"                # g_i for kind f1 and the models: a preset or a JSON file
+    params = "paper003"               # g_i for kind f1 and the models: a preset or a JSON file
 """
 
 from __future__ import annotations
@@ -256,7 +256,7 @@ def _read_classifier(t: Table | None, path: Path, ccas: list[str], needs: bool) 
             raise ScenarioError(f"{path}: per-CCA or per-class queues need a [classifier] (kind = \"ideal\" ...)")
         t = Table({}, "classifier", path)
     kind = t.choice("kind", "ideal", KINDS)
-    spec = t.string("params", "seed003")
+    spec = t.string("params", "paper003")
     params = _load_params(t, spec)
     if kind == "f1":
         values = t.get("f1")

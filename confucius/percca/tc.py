@@ -3,17 +3,17 @@
 would install: each flow's destination port mapped to the queue of its classified CCA.
 
     shared     one tail-drop FIFO of the whole buffer under HTB at the link rate (the
-               seed's shared buffer; the classifier plays no part)
+               paper's shared buffer; the classifier plays no part)
     per-cca / per-class, qdisc "confucius":
                `confucius mode external classes Q bandwidth C limit B weights ...` at the
                root, u32 filters on the destination port choosing class 1:q. Classes are
-               FIFO inside, weighted by the flows mapped to them (the seed's service), by
+               FIFO inside, weighted by the flows mapped to them (the paper's service), by
                given weights, or (service "active", no weights) by their backlogged flows
                as the qdisc counts them; one buffer of B packets, overflow dropped from the
                fattest flow.
     per-cca / per-class, qdisc "drr":
                DRR under HTB at the link rate, one tail-drop pfifo of B/Q packets per queue
-               (the seed's isolated queues statically sharing the buffer), quantum one MTU
+               (the paper's isolated queues statically sharing the buffer), quantum one MTU
                times the queue's flows (or its weight); u32 filters choose class 10:q.
 """
 

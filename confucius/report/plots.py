@@ -305,7 +305,7 @@ def sweeps(results: list[PageResult], out_dir: Path) -> list[Path]:
                 if kind == "sizes":
                     ax.set_xscale("log")
             axes[0].legend(fontsize=8)
-            fig.suptitle(f"RT flow: {controller} — seed 000 Fig. {14 if kind == 'flows' else 15}")
+            fig.suptitle(f"RT flow: {controller} — paper 000 Fig. {14 if kind == 'flows' else 15}")
             made.append(_save(fig, out_dir / f"sweep-{kind}-{controller}.png"))
     return made
 

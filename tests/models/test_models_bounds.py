@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""The closed forms of seed 000 Appx. B / Table 1, against values computed by hand."""
+"""The closed forms of paper 000 Appx. B / Table 1, against values computed by hand."""
 
 import math
 
@@ -79,7 +79,7 @@ def test_fct_confucius_eq31_eq32():
 def test_exact_fct_degradations_derived_here():
     # Eq. 9d: (1.442695·0.45 − 0.2459432)/4 = 0.1008174
     assert bounds.fct_degradation_confucius_exact(10, 4.0) == pytest.approx(0.1008174, rel=1e-5)
-    # seed 002 curve: (3.321928 − 1.1·2.459432)/4 = 0.154138
+    # paper 002 curve: (3.321928 − 1.1·2.459432)/4 = 0.154138
     assert bounds.fct_degradation_confucius002_exact(10, 4.0) == pytest.approx(0.154138,
                                                                               rel=1e-5)
 
@@ -126,16 +126,16 @@ def test_table1_collects_the_four_policies():
     assert table["confucius"] == (pytest.approx(0.6724), pytest.approx(0.360674, rel=1e-5))
 
 
-def test_seed002_integral_of_the_real_time_share():
-    # seed 002 §IV-D: ∫0^∞ 1/(1 + 2^(λt)) dt = 1/λ (the seed prints 1, with λ as the unit)
+def test_paper002_integral_of_the_real_time_share():
+    # paper 002 §IV-D: ∫0^∞ 1/(1 + 2^(λt)) dt = 1/λ (the paper prints 1, with λ as the unit)
     for lam in (1.0, 4.0, 10.0):
         area, _ = quad(lambda t: expit(-lam * t * math.log(2)), 0, math.inf)
         assert area == pytest.approx(1 / lam, rel=1e-9)
 
 
 @given(st.floats(min_value=0, max_value=60))
-def test_seed002_share_lies_between_two_exponentials(x):
-    # seed 002 §IV-D: ½·2^(−λt) <= 1/(1 + 2^(λt)) <= 2^(−λt), with x = λt
+def test_paper002_share_lies_between_two_exponentials(x):
+    # paper 002 §IV-D: ½·2^(−λt) <= 1/(1 + 2^(λt)) <= 2^(−λt), with x = λt
     share = 1 / (1 + 2 ** x)
     assert 0.5 * 2 ** -x <= share * (1 + 1e-12)
     assert share <= 2 ** -x * (1 + 1e-12)

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""CCA responsiveness from the probing period (seed 000 Appx. B.5, Eq. 33)."""
+"""CCA responsiveness from the probing period (paper 000 Appx. B.5, Eq. 33)."""
 
 import math
 
@@ -15,14 +15,14 @@ def test_k_is_the_square_of_the_angular_probing_frequency():
     assert cca.probing_period(986.960) == pytest.approx(0.2, rel=1e-5)
 
 
-@pytest.mark.parametrize("name, rtts, seed_k_per_ms2, tolerance", [
+@pytest.mark.parametrize("name, rtts, paper_k_per_ms2, tolerance", [
     ("copa", 5, 0.001, 0.014),    # B.5: k_Copa = 0.001 ms^-2 at 40 ms; ours 0.000987
     ("bbr", 8, 0.0004, 0.037),    # B.5: k_BBR = 0.0004 ms^-2 at 40 ms; ours 0.000386
 ])
-def test_seed_values_at_40ms_rtt(name, rtts, seed_k_per_ms2, tolerance):
+def test_paper_000_values_at_40ms_rtt(name, rtts, paper_k_per_ms2, tolerance):
     k = cca.responsiveness(name, 0.040)
     assert k == pytest.approx((2 * math.pi / (rtts * 0.040)) ** 2)
-    assert k * 1e-6 == pytest.approx(seed_k_per_ms2, rel=tolerance)
+    assert k * 1e-6 == pytest.approx(paper_k_per_ms2, rel=tolerance)
 
 
 def test_names_are_case_insensitive():

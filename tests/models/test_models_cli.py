@@ -71,7 +71,7 @@ def test_fluid_table_on_the_terminal():
     assert "cbq" in result.output and "Table 1" in result.output
 
 
-def test_percca_reproduces_seed003_at_f1_0_83():
+def test_percca_reproduces_paper003_at_f1_0_83():
     data = run_json("percca", "--f1", "0.83", "--classes", "reno+cubic,bbr")
     by = {(o["arrangement"], o["model"], o["service_rates"]): o["min_thr"]
           for o in data["outcomes"]}

@@ -39,8 +39,8 @@ def test_pairs_given_in_either_order_join_one_fit():
 def test_training_aggressiveness_eq6():
     assert fitting.training_aggressiveness({"a": 1, "b": 2, "c": 3}) == \
         pytest.approx({"a": 0.5, "b": 1.0, "c": 1.5})
-    # The seed's own values have mean 1 and come back unchanged.
-    assert fitting.training_aggressiveness(presets.SEED003.g) == pytest.approx(presets.SEED003.g)
+    # Paper 003's own values have mean 1 and come back unchanged.
+    assert fitting.training_aggressiveness(presets.PAPER003.g) == pytest.approx(presets.PAPER003.g)
 
 
 def test_csv_round_trip_and_merge_with_a_base(tmp_path):
@@ -51,11 +51,11 @@ def test_csv_round_trip_and_merge_with_a_base(tmp_path):
     shared.write_text("cca,thr\nreno,1mbit\ncubic,1mbit\nbbr,4mbit\nbbr,4mbit\n")
     fits = fitting.fit_pairs(fitting.read_pairs_csv(pairs))
     g = fitting.training_aggressiveness(fitting.read_shared_csv(shared))
-    params = fitting.params_from_fits(g, fits, presets.SEED003)
+    params = fitting.params_from_fits(g, fits, presets.PAPER003)
     assert params.g == pytest.approx({"reno": 0.5, "cubic": 0.5, "bbr": 2.0})
     # ln(1.1) + m·0.25 and ln(1.3) + m·0.75: m = 2·ln(1.3/1.1) = 0.334108
     assert params.relative[("cubic", "reno")][1] == pytest.approx(2 * math.log(1.3 / 1.1))
-    assert params.relative[("bbr", "reno")] == presets.SEED003.relative[("bbr", "reno")]
+    assert params.relative[("bbr", "reno")] == presets.PAPER003.relative[("bbr", "reno")]
     path = tmp_path / "params.json"
     path.write_text(json.dumps(params.to_json()))
     assert load(path) == params

@@ -27,7 +27,7 @@ def test_the_models_pace_defaults_are_the_qdiscs():
 
 def test_fq_and_cbq_match_eq14_and_eq19_where_they_are_exact(scenario):
     # q0 = 0 and τ = 50 ms >= √(2/k) = 44.7 ms: the first peak lies inside 2τ, where the
-    # seed's quadratic s(t) (Eq. 12) is the model's exact solution.
+    # paper's quadratic s(t) (Eq. 12) is the model's exact solution.
     sc = scenario(q0=0.0, tau=0.05)
     fq = fluid.solve("fq", sc, duration=1.0).q_max
     cbq = fluid.solve("cbq", sc, duration=1.0).q_max
@@ -74,7 +74,7 @@ def test_confucius_lies_between_cbq_and_fq_and_tends_to_them(scenario):
 
 
 def test_eq30_bounds_the_model_when_tau_is_small_against_1_over_sqrt_k(scenario):
-    # The seed's regime τ·√k << 1: Table 1's value stays above the model's q_max there
+    # The paper's regime τ·√k << 1: Table 1's value stays above the model's q_max there
     # (by a factor 1.15–3.7 on this grid; outside that regime it can fall below).
     for k, tau, q0, n in [(1000, 0.001, 0.0, 2), (1000, 0.005, 0.005, 10),
                           (3000, 0.005, 0.02, 50), (100, 0.02, 0.0, 10)]:

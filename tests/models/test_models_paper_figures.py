@@ -13,7 +13,7 @@ from scipy.optimize import brentq
 from confucius.models import bounds, cca, fluid, percca, policies, presets
 from confucius.models.fluid_scenario import FluidScenario
 
-PAPER = presets.SEED003
+PAPER = presets.PAPER003
 G = PAPER.training_g()
 EQUAL, FEW, MANY = [50, 50, 50], [130, 10, 10], [10, 10, 130]
 

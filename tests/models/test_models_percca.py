@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Per-CCA queueing models (seed 003 §II, §III-F) against values computed by hand."""
+"""Per-CCA queueing models (paper 003 §II, §III-F) against values computed by hand."""
 
 import itertools
 import math
@@ -30,7 +30,7 @@ def test_general_distribution_eq13_rescales_rows():
 
 
 def test_misclassification_falls_as_inverse_square_root_of_aggressiveness():
-    # seed 003 Contributions: a CCA 4× more aggressive has half the misclassification rate.
+    # paper 003 Contributions: a CCA 4× more aggressive has half the misclassification rate.
     a = percca.homogeneous_distribution(0.9, [1.0, 4.0, 1.0])
     assert a[1, 0] / a[0, 1] == pytest.approx(0.5)
 
@@ -61,11 +61,11 @@ def test_misclassification_shrinks_linearly_to_zero_as_f1_goes_to_one(counts, g)
     assert np.trace(off[2]) == pytest.approx(1.0)              # diagonal -> 1 as F1 -> 1
 
 
-def test_lowest_f1_of_the_seed_parameters():
+def test_lowest_f1_of_paper_003s_parameters():
     # 1 − Σ 1/√g / (K · max 1/√g) = 1 − 6.24853 / (3 · 2.93865) = 0.291216
-    assert percca.lowest_f1(presets.SEED003.training_g()) == pytest.approx(0.291216, rel=1e-5)
+    assert percca.lowest_f1(presets.PAPER003.training_g()) == pytest.approx(0.291216, rel=1e-5)
     with pytest.raises(ModelInputError, match="F1 >= 0.2912"):
-        percca.flow_distribution(0.25, presets.SEED003.training_g(), [50, 50, 50])
+        percca.flow_distribution(0.25, presets.PAPER003.training_g(), [50, 50, 50])
 
 
 def test_simple_model_eq14_eq15_by_hand():
@@ -98,9 +98,9 @@ def test_relative_aggressiveness_reverse_order():
 
 def test_with_a_perfect_classifier_per_cca_queueing_is_fair():
     for counts in ([50, 50, 50], [130, 10, 10], [1, 0, 7]):
-        a = percca.flow_distribution(1.0, presets.SEED003.training_g(), counts)
+        a = percca.flow_distribution(1.0, presets.PAPER003.training_g(), counts)
         for model in percca.MODELS:
-            outcome = percca.evaluate(a, presets.SEED003, counts, "per-CCA", model)
+            outcome = percca.evaluate(a, presets.PAPER003, counts, "per-CCA", model)
             assert outcome.min_thr == pytest.approx(1.0)
 
 
@@ -126,8 +126,8 @@ def _grid_search(p, counts, steps=100):
 @pytest.mark.parametrize("f1", [0.45, 0.6, 0.83])
 def test_optimal_rates_beat_a_grid_search(f1):
     counts = [50, 50, 50]
-    a = percca.flow_distribution(f1, presets.SEED003.training_g(), counts)
-    p = percca.packet_shares(a, percca.advanced_aggressiveness(a, presets.SEED003))
+    a = percca.flow_distribution(f1, presets.PAPER003.training_g(), counts)
+    p = percca.packet_shares(a, percca.advanced_aggressiveness(a, presets.PAPER003))
     rates, value = percca.optimal_rates(p, counts)
     assert rates.sum() == pytest.approx(1.0) and rates.min() >= 0
     assert value == pytest.approx(percca.min_thr(percca.throughputs(p, rates), counts))
@@ -170,10 +170,10 @@ def test_weight_grid_holds_every_whole_weighting_of_a_total(queues, total):
 @pytest.mark.parametrize("f1", [0.6, 0.83])
 def test_best_weighting_of_one_distribution_is_the_optimum_in_hundredths(f1):
     counts = [50, 50, 50]
-    a = percca.flow_distribution(f1, presets.SEED003.training_g(), counts)
-    _, optimum = percca.optimal_rates(percca.packet_shares(a, percca.advanced_aggressiveness(a, presets.SEED003)),
+    a = percca.flow_distribution(f1, presets.PAPER003.training_g(), counts)
+    _, optimum = percca.optimal_rates(percca.packet_shares(a, percca.advanced_aggressiveness(a, presets.PAPER003)),
                                       counts)
-    weights, value = percca.best_weighting([a], presets.SEED003, counts)
+    weights, value = percca.best_weighting([a], presets.PAPER003, counts)
     assert sum(weights) == 100
     # MinThr is linear-fractional in the rates: hundredths reach the LP's optimum closely.
     assert optimum - 0.02 <= value <= optimum + 1e-9
@@ -181,9 +181,9 @@ def test_best_weighting_of_one_distribution_is_the_optimum_in_hundredths(f1):
 
 def test_mean_min_thr_counts_each_distribution_by_its_frequency():
     counts = [5, 5, 5]
-    one = percca.flow_distribution(0.6, presets.SEED003.training_g(), counts)
-    other = percca.flow_distribution(0.95, presets.SEED003.training_g(), counts)
+    one = percca.flow_distribution(0.6, presets.PAPER003.training_g(), counts)
+    other = percca.flow_distribution(0.95, presets.PAPER003.training_g(), counts)
     grid = percca.weight_grid(3)[::97]
-    twice = percca.mean_min_thr([one, other], presets.SEED003, counts, grid, [2, 1])
-    listed = percca.mean_min_thr([one, one, other], presets.SEED003, counts, grid)
+    twice = percca.mean_min_thr([one, other], presets.PAPER003, counts, grid, [2, 1])
+    listed = percca.mean_min_thr([one, one, other], presets.PAPER003, counts, grid)
     np.testing.assert_allclose(twice, listed)

@@ -20,7 +20,7 @@ def test_fluid_figures(tmp_path, scenario):
 
 
 def test_percca_figures(tmp_path):
-    paths = plots.percca_figures(presets.SEED003, tmp_path, points=5)
+    paths = plots.percca_figures(presets.PAPER003, tmp_path, points=5)
     assert sorted(p.name for p in paths) == ["fig2.png", "fig3a.png", "fig3b.png",
                                              "fig4a.png", "fig4b.png", "fig5.png", "fig6.png"]
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""Available bandwidth per policy (Eq. 9a–9d, seed 002) and the FCT of Eq. 8."""
+"""Available bandwidth per policy (Eq. 9a–9d, paper 002) and the FCT of Eq. 8."""
 
 import pytest
 
@@ -25,7 +25,7 @@ def test_eq9d(scenario):
     assert policies.ramp_end("confucius", sc) == pytest.approx(0.25 * 2.4594316, rel=1e-6)
 
 
-def test_seed002_curve_and_ticks_follow_the_motivating_example(scenario):
+def test_paper002_curve_and_ticks_follow_the_motivating_example(scenario):
     # One old flow and 9 new ones: share 1/2, 1/3, 1/5, 1/9 after successive ticks, then 1/10.
     sc = scenario(flows=9)
     assert policies.share("confucius-002", sc, [0, 0.25, 0.5, 0.75]).tolist() == pytest.approx(

@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The classifier's draw: over many seeded draws, the share of correctly classified flows
-is the target F1 (seed 003 Eq. 10) and the misclassifications follow Eq. 7: spread alike
+is the target F1 (paper 003 Eq. 10) and the misclassifications follow Eq. 7: spread alike
 over the other CCAs, falling as 1/√g_i."""
 
 import itertools
@@ -9,7 +9,7 @@ import math
 import numpy as np
 import pytest
 
-from confucius.models.presets import SEED003
+from confucius.models.presets import PAPER003
 from confucius.percca import classifier as cls
 from confucius.percca.classifier import Classifier
 
@@ -19,7 +19,7 @@ FLOWS_PER_CCA = 50
 
 
 def draw_many(classifier, counts=(FLOWS_PER_CCA,) * 3):
-    q = cls.conditional(classifier, CCAS, SEED003)
+    q = cls.conditional(classifier, CCAS, PAPER003)
     flow_ccas = [i for i, n in enumerate(counts) for _ in range(n)]
     confusion = np.zeros((3, 3))
     f1s = []
@@ -37,7 +37,7 @@ def test_draws_reproduce_the_target_f1_and_eq7(f1):
     # 150 flows per draw: the mean over 400 draws has a standard error below 0.002.
     print(f"F1 {f1}: drawn {f1s.mean():.4f} ± {f1s.std():.4f} per draw")
     assert abs(f1s.mean() - f1) < 0.006
-    g = np.array([SEED003.g[c] for c in CCAS])
+    g = np.array([PAPER003.g[c] for c in CCAS])
     for i in range(3):
         off = [observed[i, j] for j in range(3) if j != i]
         # Alike over the other CCAs (Eq. 7 is independent of j) ...
@@ -52,14 +52,14 @@ def test_draws_reproduce_the_target_f1_and_eq7(f1):
 def test_an_ideal_classifier_never_errs_and_a_seed_repeats_its_draw():
     _, f1s, observed = draw_many(Classifier("ideal"))
     assert (f1s == 1).all() and (np.diag(observed) == 1).all()
-    q = cls.conditional(Classifier("f1", f1=0.7), CCAS, SEED003)
+    q = cls.conditional(Classifier("f1", f1=0.7), CCAS, PAPER003)
     assert cls.draw(q, [0, 1, 2] * 20, 7) == cls.draw(q, [0, 1, 2] * 20, 7)
     assert cls.draw(q, [0, 1, 2] * 20, 7) != cls.draw(q, [0, 1, 2] * 20, 8)
 
 
 def test_published_figures_are_per_cca_accuracies():
     _, _, observed = draw_many(Classifier("published", name="deepcci", interval_s=1.0))
-    # seed 003 Table I: DeePCCI at 1 s, Reno 0.666, CUBIC 0.5833, BBR 0.95.
+    # paper 003 Table I: DeePCCI at 1 s, Reno 0.666, CUBIC 0.5833, BBR 0.95.
     assert np.diag(observed) == pytest.approx([0.666, 0.5833, 0.95], abs=0.015)
 
 
@@ -67,11 +67,11 @@ def test_the_models_on_a_draw_follow_where_its_bbr_flows_went():
     from confucius.percca import models
     groups = [[0], [1], [2]]
     ideal = models.drawn_distribution(CCAS, [(c, c) for c in CCAS for _ in range(5)])
-    assert models.predicted_for_distribution(CCAS, [5, 5, 5], "per-cca", groups, ideal, (), SEED003,
+    assert models.predicted_for_distribution(CCAS, [5, 5, 5], "per-cca", groups, ideal, (), PAPER003,
                                              "advanced") == pytest.approx(1.0)
     # One BBR flow in Reno's queue of five: Reno's share collapses, as Fig. 1(c)'s sharks.
     shark = models.drawn_distribution(CCAS, [(c, c) for c in CCAS for _ in range(5)][:-1] + [("bbr", "reno")])
-    low = models.predicted_for_distribution(CCAS, [5, 5, 5], "per-cca", groups, shark, (), SEED003, "advanced")
+    low = models.predicted_for_distribution(CCAS, [5, 5, 5], "per-cca", groups, shark, (), PAPER003, "advanced")
     assert low < 0.5
 
 
@@ -92,7 +92,7 @@ def _exact_posterior(q, flow_ccas, per_class):
 
 
 def test_posterior_tables_keep_the_counts_and_sample_the_conditioned_draw():
-    q = cls.conditional(Classifier("f1", f1=0.6), CCAS, SEED003)
+    q = cls.conditional(Classifier("f1", f1=0.6), CCAS, PAPER003)
     flow_ccas = [0, 0, 0, 1, 1, 2, 2]
     classes = [0, 1, 2, 2, 1, 2, 0]
     per_class = np.bincount(classes, minlength=3)

@@ -155,7 +155,7 @@ def test_the_validation_compares_each_run_with_the_model_on_its_draw(tmp_path):
     assert checks[0].fitted == pytest.approx(model.evaluate(drawn, params, mix.counts, "per-cca", "advanced").min_thr)
     gaps = [abs(checks[0].fitted - 0.9), abs(checks[1].fitted - 0.1)]
     assert fit.error(checks) == fit.Error(2, pytest.approx(sum(gaps) / 2), pytest.approx(max(gaps)))
-    assert checks[0].seed003 != checks[0].fitted
+    assert checks[0].paper003 != checks[0].fitted
 
 
 def test_the_fit_command_writes_parameters_that_scenarios_read(tmp_path):
@@ -251,5 +251,5 @@ def test_the_fit_of_measured_runs(tmp_path, monkeypatch):
     assert report["error"]["all"]["fitted"]["worst"] == pytest.approx(max(gaps))
     print(f"measured ({data['measured']}): fitted advanced model |MinThr - lab| mean "
           f"{report['error']['all']['fitted']['mean']:.3f}, worst {report['error']['all']['fitted']['worst']:.3f} "
-          f"over {len(rows)} runs; seed 003's parameters {report['error']['all']['seed003']['mean']:.3f}, "
-          f"worst {report['error']['all']['seed003']['worst']:.3f}")
+          f"over {len(rows)} runs; paper 003's parameters {report['error']['all']['paper003']['mean']:.3f}, "
+          f"worst {report['error']['all']['paper003']['worst']:.3f}")

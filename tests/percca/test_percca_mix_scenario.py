@@ -33,12 +33,12 @@ def read(text, tmp_path):
     return parse(text, tmp_path / "s.toml")
 
 
-def test_a_good_scenario_gives_its_points_and_the_seeds_buffer(tmp_path):
+def test_a_good_scenario_gives_its_points_and_the_papers_buffer(tmp_path):
     sc = read(GOOD, tmp_path)
     assert sc.ccas == ["reno", "cubic", "bbr"] and sc.counts == [3, 3, 3]
     # C·RTT/√N: 100 Mbit/s · 40 ms = 330 full-size packets, over √9.
     assert sc.buffer == round(100e6 * 0.04 / 8 / 1514 / 3) == 110
-    # The seed's set-up: 404 frames of 1514 bytes (the seed states 460 packets).
+    # Paper 003's set-up: 404 frames of 1514 bytes (the paper states 460 packets).
     assert default_buffer(1.5e9, 0.04, 150) == 404
     keys = [p.key for p in sc.points()]
     assert keys[:2] == ["shared/-/seed=1", "shared/-/seed=2"]
@@ -46,7 +46,7 @@ def test_a_good_scenario_gives_its_points_and_the_seeds_buffer(tmp_path):
     assert sc.groups("per-class") == [[0, 1], [2]] and sc.groups("per-cca") == [[0], [1], [2]]
 
 
-def test_published_classifiers_take_the_seeds_table(tmp_path):
+def test_published_classifiers_take_the_papers_table(tmp_path):
     text = GOOD.replace('kind = "f1"\nf1 = [0.6, 0.95]', 'kind = "published"\nname = "dragonfly"\nintervals = ["5s"]')
     (c,) = read(text, tmp_path).classifiers
     assert c.label == "dragonfly@5s"
@@ -158,11 +158,11 @@ def test_optimised_draws_service_beats_proportional_and_the_expected_optimum_on_
     per_class = tables[0].sum(axis=0)
     expected = models.optimised_weights(sc.ccas, sc.counts, "per-cca", sc.groups("per-cca"),
                                         point.classifier, sc.params)
-    chosen, proportional, seed_optimum = model.mean_min_thr(
+    chosen, proportional, expected_optimum = model.mean_min_thr(
         list(tables), sc.params, sc.counts, np.array([weights, per_class, expected]))
     print(f"F1 0.6, flows per class {per_class.tolist()}: weights {weights} {chosen:.3f}, "
-          f"proportional {proportional:.3f}, the expected draw's optimum {expected} {seed_optimum:.3f}")
-    assert chosen >= proportional - 0.01 and chosen > seed_optimum
+          f"proportional {proportional:.3f}, the expected draw's optimum {expected} {expected_optimum:.3f}")
+    assert chosen >= proportional - 0.01 and chosen > expected_optimum
 
 
 def test_optimised_draws_service_gives_an_empty_class_weight_1_and_serves_per_class_queues(tmp_path):
@@ -183,7 +183,7 @@ def test_optimised_draws_service_gives_an_empty_class_weight_1_and_serves_per_cl
 
 
 @pytest.mark.parametrize("base, change, field", [
-    (GOOD, ("[classifier]", 'optimise_params = "seed003"\n[classifier]'), "queues.optimise_params"),
+    (GOOD, ("[classifier]", 'optimise_params = "paper003"\n[classifier]'), "queues.optimise_params"),
     (OPTIMISED, ('service = "optimised"', 'service = "optimised"\nweights = [1, 1, 1]'), "queues.weights"),
     (OPTIMISED, ('service = "optimised"', 'service = "optimised"\noptimise_params = "nowhere.json"'),
      "queues.optimise_params"),

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """One short per-CCA run on the real kernel (UML, virtual time): against BBR, per-CCA
 queues with an ideal classifier give Reno clearly more of its fair share than a shared
-FIFO (seed 003 §III-B: 11.9 % of the fair share in a shared buffer).
+FIFO (paper 003 §III-B: 11.9 % of the fair share in a shared buffer).
 
 Measured here (20 Mbit/s, 40 ms, 2 Reno + 2 BBR, buffer C·RTT/√N = 33 packets, 2 s warm-up
 + 3 s): shared FIFO MinThr 0.074-0.186 (8 runs); per-CCA queues (confucius mode external,
@@ -59,7 +59,7 @@ def test_per_cca_queues_protect_reno_from_bbr(tmp_path):
                           "WHERE r.policy = 'per-cca' ORDER BY q.queue")
     shared, isolated = runs["shared"]["min_thr"], runs["per-cca"]["min_thr"]
     print(f"Reno's share of its fair share: shared FIFO {shared:.3f}, per-CCA queues {isolated:.3f} "
-          f"(seed 003: 0.119 shared); link use {runs['shared']['total_bps'] / 20e6:.0%}, "
+          f"(paper 003: 0.119 shared); link use {runs['shared']['total_bps'] / 20e6:.0%}, "
           f"{runs['per-cca']['total_bps'] / 20e6:.0%}")
     # Reno is the starved CCA in both, and the measured figures are what the rows say.
     assert reno == {"shared": pytest.approx(shared), "per-cca": pytest.approx(isolated)}
