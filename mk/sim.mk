@@ -49,7 +49,7 @@ $(SIM_BOTTLENECK): $(SIM_BUILD)/bottleneck.o $(SIM_MODEL:sim/ns3/%.cc=$(SIM_BUIL
 		$(RTCONTROL_LIB)
 	$(CXX) -o $@ $^ $(NS3_LDFLAGS)
 
-# Seed 003's per-CCA queueing (sim/ns3/percca.cc): the queue disc and its port filter only.
+# Paper 003's per-CCA queueing (sim/ns3/percca.cc): the queue disc and its port filter only.
 $(SIM_PERCCA): $(SIM_BUILD)/percca.o $(SIM_BUILD)/model/confucius-queue-disc.o \
 		$(SIM_BUILD)/model/port-filter.o $(SIM_BUILD)/confucius.o
 	$(CXX) -o $@ $^ $(NS3_LDFLAGS)
