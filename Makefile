@@ -53,10 +53,10 @@ clean:
 
 # The motivating example in the lab (scenarios/demo.toml): a GCC video flow at a 20 Mbit/s
 # bottleneck with 40 ms RTT meets an amazon-like page load, under pfifo, fq_codel, cake and
-# confucius (pace adaptive, the default, and the seeds' fixed schedule), each in its own
+# confucius (pace adaptive, the default, and the papers' fixed schedule), each in its own
 # boot of the lab's kernel: User-Mode Linux in virtual time by default (host load cannot
 # move its figures), Debian's kernel under qemu with DEMO_ENGINE=qemu. Prints the
-# comparison table and writes the frame-delay timeline (seed 000 Fig. 2) with the RT
+# comparison table and writes the frame-delay timeline (paper 000 Fig. 2) with the RT
 # flow's state in the qdisc. `confucius core demo` shows the core alone.
 # DEMO_KERNEL=6.12 runs it on the lab's second kernel generation (Debian 13's, OpenWrt 25.12's).
 DEMO := results/demo

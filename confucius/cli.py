@@ -19,7 +19,7 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 _GROUPS = {
     "model": ("confucius.models.cli", "app", "Fluid model and per-CCA queueing models."),
     "lab": ("confucius.lab.cli", "app", "Real-kernel laboratory (qemu VM, scenarios, runs)."),
-    "percca": ("confucius.percca.cli", "app", "Per-CCA queue isolation experiments (seed 003)."),
+    "percca": ("confucius.percca.cli", "app", "Per-CCA queue isolation experiments (paper 003)."),
     "web": ("confucius.web.cli", "app", "Synthetic Web page corpus."),
     "report": ("confucius.report.cli", "app", "Metrics, tables and plots from results."),
     "core": ("confucius.coredemo", "app", "The scheduling core in userspace (demo)."),

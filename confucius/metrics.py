@@ -5,7 +5,7 @@ The bottom of the package (docs/ARCHITECTURE.md): it imports nothing of the pack
 nothing beyond Python's standard library, so that the lab's guest inside the VM, the lab's
 database, the report, the Web corpus and the models all call the same definitions.
 
-Seeds (../shared/seeds): 000 is Confucius (arXiv 2310.18030), 002 its later version, 003
+The papers (../shared/seeds): 000 is Confucius (arXiv 2310.18030), 002 its later version, 003
 Per-CCA Queueing. A "frame" is anything with the fields of rtflow.Frame (capture_ns,
 delay_ms, complete, size_bytes): frame delay is capture to the arrival of the frame's last
 packet (tools/rtflow).
@@ -33,7 +33,7 @@ def nearest_rank(values: Sequence[float], percent: float) -> float:
     `percent` % of the values at or below it): always one of the values, never an
     interpolation between two. NaN without values.
 
-    The seeds plot frame-delay distributions (paper 000 §7.2, Fig. 12(c), 12(d)) without
+    The papers plot frame-delay distributions (paper 000 §7.2, Fig. 12(c), 12(d)) without
     naming a percentile method; nearest rank keeps a tail figure a delay that a frame had."""
     if not 0 <= percent <= 100:
         raise ValueError(f"percentile must be within [0, 100], got {percent}")
@@ -361,7 +361,7 @@ def _settled_s(frames: Sequence, base_ms: float, at_ns: int, end_ns: int) -> flo
 
 def step_response(frames: Sequence, rates: Sequence, at_ns: int, end_ns: int) -> StepResponse:
     """The response to a fall of capacity at `at_ns`, until the next change at `end_ns`
-    (issue 12 "Know the controllers"; the seeds measure the stall of such a fall, paper 000
+    (issue 12 "Know the controllers"; the papers measure the stall of such a fall, paper 000
     §4.1 Fig. 7(a)): the time to the sender's first rate decrease (its target, rtflow's rate
     log, below STEP_DECREASE of its value at the step), the time until the frames' queueing
     delay (frame delay above the least delay of the STEP_BASE_NS before the step) is back

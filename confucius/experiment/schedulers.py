@@ -79,12 +79,12 @@ SCHEDULERS: dict[str, Scheduler] = {s.name: s for s in (
               rt_weight=1, web_weight=1),
     Scheduler("drr-1:5", "drr", "weighted classes RT:rest = 1:5 (DRR), RT labelled",
               rt_weight=1, web_weight=5),
-    Scheduler("confucius", "confucius", "Confucius, mode flow (seed 002), adaptive pace (default)",
+    Scheduler("confucius", "confucius", "Confucius, mode flow (paper 002), adaptive pace (default)",
               options="mode flow", shapes_itself=True),
     Scheduler("confucius-fixed", "confucius",
-              "Confucius, mode flow, the seeds' fixed schedule and no delay bound",
+              "Confucius, mode flow, the papers' fixed schedule and no delay bound",
               options="mode flow pace fixed maxdelay 0", shapes_itself=True),
-    Scheduler("confucius-class", "confucius", "Confucius, mode class (seed 000)",
+    Scheduler("confucius-class", "confucius", "Confucius, mode class (paper 000)",
               options="mode class", shapes_itself=True),
 )}
 

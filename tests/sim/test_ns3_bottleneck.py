@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
 """The ns-3 simulator (sim/ns3): Confucius as an ns-3 queue disc over the unchanged core,
-at the bottleneck of seed 000 Fig. 2, next to the ns-3 schedulers the lab compares.
+at the bottleneck of paper 000 Fig. 2, next to the ns-3 schedulers the lab compares.
 
 Figures are in simulated time (ns-3's clock), so host load cannot move them."""
 

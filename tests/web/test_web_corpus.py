@@ -33,7 +33,7 @@ def test_concurrent_active_flows(stats):
 
 def test_unique_server_addresses(stats):
     assert abs(stats["addresses_median"] - T["addresses_median"]) <= 1
-    # seed 000 Appx. A: about twice as many connections as addresses
+    # paper 000 Appx. A: about twice as many connections as addresses
     assert 1.5 <= stats["flows_per_address_median"] <= 2.5
 
 
