@@ -33,6 +33,7 @@ same traffic leaves behind with no qdisc.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -42,6 +43,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Iterator
 
 FLOWS = (1, 10, 100, 1000, 10000)
 SHAPED_RATE = "100gbit"        # far above pktgen's 100-byte packets here (a few Gbit/s)
@@ -303,13 +305,28 @@ def run_kernel(flavour: str, options: argparse.Namespace, results: Path) -> dict
         "--memory-repeats", str(options.memory_repeats), "--json", "/run/lab/results/bench.json"])
     load_before = Path("/proc/loadavg").read_text()
     cpu_before = host_cpu_times()
-    uml.run(command, results_dir=results, timeout=options.timeout, time_mode="real",
-            flavour=flavour).check()
+    with on_one_cpu() as cpu:
+        uml.run(command, results_dir=results, timeout=options.timeout, time_mode="real",
+                flavour=flavour).check()
     found = json.loads((results / "bench.json").read_text())
-    found["host"] = host_conditions(cpu_before, host_cpu_times(), load_before)
+    found["host"] = {**host_conditions(cpu_before, host_cpu_times(), load_before), "cpu": cpu}
     found["flavour"] = flavour
     found["module_sha256"] = module_digest(uml.modules_dir(flavour) / "sch_confucius.ko")
     return found
+
+
+@contextlib.contextmanager
+def on_one_cpu() -> Iterator[int]:
+    """This process, and so the UML processes it starts, held to the host's last CPU: a
+    guest that the host moves between cores finds its caches cold, and the readings
+    scatter. Yields the CPU's number."""
+    allowed = os.sched_getaffinity(0)
+    cpu = max(allowed)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield cpu
+    finally:
+        os.sched_setaffinity(0, allowed)
 
 
 def module_digest(path: Path) -> str:
@@ -411,7 +428,7 @@ def report(found: dict) -> str:
              f"sch_confucius.ko sha256 {found['module_sha256'][:16]}",
              f"host: load {host['load_before']:.2f} -> {host['load_after']:.2f}, CPU busy "
              f"{host['busy_percent']:.0f} % (this bench's core included), steal "
-             f"{host['steal_percent']:.1f} %",
+             f"{host['steal_percent']:.1f} %; the guest held to host CPU {host['cpu']}",
              *cost_table(found),
              "max/min: the largest median over the smallest across flow counts; /fq_codel: the "
              "largest ratio of the medians to fq_codel's (unshaped: as HTB leaf, less HTB; "
