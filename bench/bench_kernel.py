@@ -8,8 +8,8 @@ guest is one on the host) and runs this same file inside it as `guest`, which wr
 bench.json into the run's results folder; the host then prints the tables.
 
 Per-packet cost: pktgen in queue_xmit mode sends 100-byte UDP packets through the root
-qdisc of a dummy device, so every packet is enqueued and dequeued by the qdisc under test
-and then freed by the device. Flows are source ports, taken in turn, so a flow's next
+qdisc of a dummy device, which frees them: every packet passes the qdisc under test (but
+see the bypass below). Flows are source ports, taken in turn, so a flow's next
 packet comes after one of every other flow. One pktgen thread on the guest's one CPU is
 the bottleneck: elapsed time over packets is the cost of the whole path. The qdisc's own
 cost (enqueue, dequeue and the qdisc layer around them) is that minus the path through
@@ -61,7 +61,7 @@ CONFUCIUS_VARIANTS = tuple(f"confucius {mode} {pace}" for mode in ("flow", "clas
 
 # The memory part: instances per measurement, the two flow-table sizes of the slope and the
 # flows sent through each instance.
-INSTANCES = 32
+INSTANCES = 64
 SLOTS_SMALL, SLOTS_LARGE = 1024, 8192
 MEMORY_FLOWS = 1000
 MEMORY_DEV = "mem"
@@ -458,7 +458,7 @@ def host(argv: list[str]) -> None:
     parser.add_argument("--packets", type=int, default=200000, help="packets per point")
     parser.add_argument("--repeats", type=int, default=9, help="rounds over every point")
     parser.add_argument("--flows", type=int, nargs="+", default=list(FLOWS))
-    parser.add_argument("--instances", type=int, default=64, help="qdiscs per memory reading")
+    parser.add_argument("--instances", type=int, default=INSTANCES, help="qdiscs per memory reading")
     parser.add_argument("--memory-repeats", type=int, default=3)
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per kernel")
     parser.add_argument("--out", type=Path, default=Path("results") / "bench-kernel" / time.strftime("%Y%m%d-%H%M%S"))
