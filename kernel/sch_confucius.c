@@ -383,12 +383,20 @@ static int confucius_enqueue(struct sk_buff *skb, struct Qdisc *sch,
 static struct sk_buff *confucius_dequeue(struct Qdisc *sch)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
-	u64 now = ktime_get_ns();
 	struct cfc_pkt *dropped = NULL;
-	struct cfc_pkt *node = cfc_dequeue(&q->core, now, &dropped);
 	struct sk_buff *skb = NULL;
-	u64 until;
+	struct cfc_pkt *node;
+	u64 now, until;
 
+	/* Every qdisc run ends with a dequeue that finds nothing. With nothing queued there is
+	 * nothing to send or to throttle, and the next enqueue brings the core up to its own
+	 * time, so that dequeue reads no clock (one of three reads a packet when the queue
+	 * never stands).
+	 */
+	if (!sch->q.qlen)
+		return NULL;
+	now = ktime_get_ns();
+	node = cfc_dequeue(&q->core, now, &dropped);
 	drop_late(sch, dropped);	/* before node leaves the counts */
 	if (node) {
 		skb = node_skb(node);
