@@ -74,6 +74,20 @@ class Engine(Protocol):
         """Run one planned task (plan.Task) and return its `runs` row and data."""
 
 
+class Registered:
+    """What the registry records of an engine (its clock), read by the engine's name: the
+    base of every implementation, so that no engine states it twice."""
+    name: str
+
+    @property
+    def time_mode(self) -> str:
+        return entry(self.name).time_mode
+
+    @property
+    def virtual(self) -> bool:
+        return entry(self.name).virtual
+
+
 class EngineError(ValueError):
     """An engine that is not in the registry."""
 

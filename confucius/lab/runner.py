@@ -499,20 +499,12 @@ def uml_kernel_ccas() -> tuple[str, ...]:
 
 
 @dataclass(frozen=True)
-class VmEngine:
+class VmEngine(engines.Registered):
     """qemu or UML as the registry names them (experiment/engines.py's Engine), and as a
     VM that boots a script (`boot`, for per-CCA runs)."""
     name: str
     machine: ModuleType                         # vm or uml: boots its kernels, finds their modules
     kernel_ccas: Callable[[], tuple[str, ...]]
-
-    @property
-    def time_mode(self) -> str:
-        return engines.entry(self.name).time_mode
-
-    @property
-    def virtual(self) -> bool:
-        return engines.entry(self.name).virtual
 
     def ccas(self) -> tuple[str, ...]:
         return self.kernel_ccas()

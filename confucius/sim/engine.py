@@ -21,17 +21,9 @@ from .plan import SimTask
 
 
 @dataclass(frozen=True)
-class Ns3Engine:
+class Ns3Engine(engines.Registered):
     name: str = "ns3"
     binary: Path = bn.BOTTLENECK
-
-    @property
-    def time_mode(self) -> str:
-        return engines.entry(self.name).time_mode
-
-    @property
-    def virtual(self) -> bool:
-        return engines.entry(self.name).virtual
 
     def ccas(self) -> tuple[str, ...]:
         return bn.NS3_CCAS
