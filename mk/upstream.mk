@@ -74,9 +74,9 @@ $(UPSTREAM)/tc/tc: $(UPSTREAM_IPROUTE2)
 	tree=$${IPROUTE2_TREE:-$$(source tc/iproute2-tree.sh && cached_tree $(TC_BUILD)/src)}; \
 	upstream/check.sh iproute2 $(UPSTREAM)/iproute2 "$$tree" $(@D)
 
-$(UPSTREAM)/tdc.ok: $(UPSTREAM)/uml/linux $(UPSTREAM)/tc/tc upstream/tdc_vm.py upstream/tdc-init
+$(UPSTREAM)/tdc.ok: $(UPSTREAM)/uml/linux $(UPSTREAM)/tc/tc upstream/tdc_vm.py upstream/tdc-init $(VENV_STAMP)
 	@rm -f $@
-	python3 upstream/tdc_vm.py --kernel $(UPSTREAM)/uml/linux --tc $(UPSTREAM)/tc/tc \
+	$(PY) upstream/tdc_vm.py --kernel $(UPSTREAM)/uml/linux --tc $(UPSTREAM)/tc/tc \
 		--tc-testing $(UPSTREAM_TREE)/tools/testing/selftests/tc-testing --out $(UPSTREAM)/tdc
 	@touch $@
 

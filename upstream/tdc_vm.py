@@ -1,13 +1,14 @@
 # SPDX-License-Identifier: MIT
 """tdc in a User-Mode Linux kernel built from the base with the series applied.
 
-    python3 upstream/tdc_vm.py --kernel LINUX --tc-testing DIR --tc TC --out DIR
+    .venv/bin/python upstream/tdc_vm.py --kernel LINUX --tc-testing DIR --tc TC --out DIR
 
 Boots the kernel (real time, the host's root read-only over hostfs, upstream/tdc-init as
 PID 1), which runs the kernel's own tdc.py on tc-tests/qdiscs/confucius.json with the tc
 given and writes tdc's TAP output and exit status into --out. Prints the TAP output, and
 exits 0 only if tdc ran every case and none failed. A guest that does not finish within
---timeout seconds is ended: every host process of its session, by PID.
+--timeout seconds is ended: every host process of its session, by PID, as the lab ends
+its UML guests (confucius.lab.uml.end_session).
 """
 
 from __future__ import annotations
@@ -15,12 +16,12 @@ from __future__ import annotations
 import argparse
 import os
 import re
-import signal
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
+
+from confucius.lab.uml import end_session
 
 HERE = Path(__file__).resolve().parent
 INIT = HERE / "tdc-init"
@@ -33,34 +34,6 @@ def command(kernel: Path, tc_testing: Path, tc: Path, out: Path, uml_dir: Path) 
     return [str(kernel), "mem=512M", "root=/dev/root", "rootfstype=hostfs", "rootflags=/", "ro",
             f"init={INIT}", "con=null", "ssl=null", "con0=null,fd:1", f"uml_dir={uml_dir}",
             f"TDC_DIR={tc_testing}", f"TDC_TC={tc}", f"TDC_OUT={out}", f"TDC_CASES={CASES}"]
-
-
-def session_processes(session: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            fields = stat[stat.rindex(")") + 2:].split()
-            if int(fields[3]) == session and fields[0] != "Z":
-                pids.append(int(entry.name))
-    return pids
-
-
-def end_session(session: int) -> None:
-    """UML's processes, all of them: killing the main one leaves its helpers behind."""
-    for _ in range(50):
-        pids = session_processes(session)
-        if not pids:
-            return
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-        time.sleep(0.1)
 
 
 def boot(kernel: Path, tc_testing: Path, tc: Path, out: Path, timeout: float) -> str:
