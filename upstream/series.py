@@ -276,17 +276,25 @@ def make_kernel_series(manifest: dict, base: Path, out: Path) -> list[Path]:
                 maintainers = (scratch / "MAINTAINERS").read_text()
                 _write(scratch / "MAINTAINERS", maintainers_section(maintainers, section["title"], author,
                                                                     section["lines"], added))
-            git(scratch, "add", "-A")
-            git(scratch, "commit", "-q", "-F", "-", author=author,
-                text=commit_message(patch["subject"], patch["body"], author))
-        if out.exists():
-            shutil.rmtree(out)
-        out.mkdir(parents=True)
-        git(scratch, "format-patch", "-q", "--cover-letter", "--subject-prefix=PATCH net-next",
-            "--no-signature", "-o", str(out), f"HEAD~{len(patches)}", author=author)
+            commit_all(scratch, author, commit_message(patch["subject"], patch["body"], author))
+        format_patches(scratch, out, len(patches), author, "--cover-letter", "--subject-prefix=PATCH net-next")
     names = sorted(out.glob("*.patch"))
     fill_cover_letter(names[0], manifest, base)
     return names
+
+
+def commit_all(scratch: Path, author: Author, message: str) -> None:
+    git(scratch, "add", "-A")
+    git(scratch, "commit", "-q", "-F", "-", author=author, text=message)
+
+
+def format_patches(scratch: Path, out: Path, count: int, author: Author, *options: str) -> None:
+    """The last `count` commits of `scratch` as patches in `out`, emptied first."""
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    git(scratch, "format-patch", "-q", *options, "--no-signature", "-o", str(out), f"HEAD~{count}",
+        author=author)
 
 
 def _write(path: Path, text: str) -> None:
@@ -387,20 +395,12 @@ def make_iproute2_patches(manifest: dict, tree: Path, out: Path) -> list[Path]:
         git(scratch, "add", "-A")
         git(scratch, "commit", "-q", "-m", "base", author=author)
         _write(scratch / uapi["into"], pkt_sched)
-        git(scratch, "add", "-A")
-        git(scratch, "commit", "-q", "-F", "-", author=author,
-            text=commit_message(ipr["uapi_subject"], ipr["uapi_body"], author))
+        commit_all(scratch, author, commit_message(ipr["uapi_subject"], ipr["uapi_body"], author))
         _write(scratch / ipr["into"], source)
         _write(scratch / "tc/Makefile", makefile)
         _write(scratch / ipr["man_into"], (REPO / ipr["man"]).read_text())
-        git(scratch, "add", "-A")
-        git(scratch, "commit", "-q", "-F", "-", author=author,
-            text=commit_message(ipr["subject"], ipr["body"], author))
-        if out.exists():
-            shutil.rmtree(out)
-        out.mkdir(parents=True)
-        git(scratch, "format-patch", "-q", "--subject-prefix=PATCH iproute2-next", "--no-signature",
-            "-o", str(out), "HEAD~2", author=author)
+        commit_all(scratch, author, commit_message(ipr["subject"], ipr["body"], author))
+        format_patches(scratch, out, 2, author, "--subject-prefix=PATCH iproute2-next")
     return sorted(out.glob("*.patch"))
 
 
