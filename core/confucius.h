@@ -51,6 +51,8 @@
 #define CFC_MAXHOLD_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = never hold */
 #define CFC_MAXDELAY_MAX_NS	CFC_PERIOD_MAX_NS	/* 0 = no bound */
 #define CFC_MAXDELAY_RANGE_MSG	"maxdelay must be 0 (no bound) or between 1ms and 60s"
+#define CFC_AQM_TARGET_MIN_NS	100000ull		/* 100 us; 0 = no AQM */
+#define CFC_AQM_TARGET_RANGE_MSG "aqm_target must be 0 (no AQM) or between 100us and 60s"
 
 /* The defaults (cfc_config_default); the tc plugin, built apart, checks its copy against them. */
 #define CFC_DEFAULT_INTERVAL_NS		250000000ull	/* 1/lambda */
@@ -58,6 +60,9 @@
 #define CFC_DEFAULT_TARGET_NS		40000000ull
 #define CFC_DEFAULT_MAXHOLD_NS		2000000000ull
 #define CFC_DEFAULT_MAXDELAY_NS		500000000ull
+#define CFC_DEFAULT_AQM_TARGET_NS	5000000ull	/* fq_codel's target and interval */
+#define CFC_DEFAULT_AQM_INTERVAL_NS	100000000ull
+#define CFC_DEFAULT_ECN			true
 #define CFC_DEFAULT_LIMIT		10240u
 #define CFC_DEFAULT_MEMLIMIT		(32u << 20)
 #define CFC_DEFAULT_FLOWS		1024u
@@ -96,6 +101,8 @@ struct cfc_config {
 	u64 target_ns;		/* pace adaptive: old flows' standing-queue sojourn target */
 	u64 maxhold_ns;		/* pace adaptive: most time held per burst of new flows */
 	u64 maxdelay_ns;	/* old flows' packets that waited longer are dropped; 0 = never */
+	u64 aqm_target_ns;	/* old flows' AQM: acceptable standing sojourn; 0 = no AQM */
+	u64 aqm_interval_ns;	/* old flows' AQM: how long the sojourn may stand above it */
 	u32 limit;		/* packets */
 	u32 memlimit;		/* bytes of packet truesize */
 	u32 flows;		/* hash buckets; fixed for the life of a scheduler */
@@ -104,6 +111,7 @@ struct cfc_config {
 	u8 mode;		/* enum cfc_mode */
 	u8 classes;		/* K occupancy or external classes */
 	u8 pace;		/* enum cfc_pace */
+	bool ecn;		/* the AQM marks ECN-capable packets instead of dropping them */
 	u32 class_weight[CFC_MAX_CLASSES]; /* external mode; 0 = by active flows */
 };
 
@@ -111,19 +119,36 @@ struct cfc_config {
  * The core's part of a packet, embedded by the host (20 bytes, so that it fits
  * the private area of the kernel's qdisc_skb_cb). Times are kept in 1.024 us
  * ticks (ns >> 10): 32 bits span 73 minutes, compared with wrap-around, which
- * the ages' saturation (CFC_AGE_HORIZON_NS) keeps exact.
+ * the ages' saturation (CFC_AGE_HORIZON_NS) keeps exact. The host sets ect
+ * when it enqueues an ECN-capable packet; the core sets ce on a packet it
+ * dequeues for the host to mark Congestion Experienced.
  */
 struct cfc_pkt {
 	struct cfc_pkt *next;
 	u32 stamp;		/* enqueue time, ns >> 10 */
 	u32 len;		/* bytes on the wire, for scheduling */
-	u32 truesize;		/* bytes of memory, for memlimit */
+	u32 truesize:30;	/* bytes of memory, for memlimit */
+	u32 ect:1;		/* ECN-capable transport, set by the host */
+	u32 ce:1;		/* to be marked CE, set by the core */
 } __packed __aligned(4);
 
 enum cfc_flow_state {
 	CFC_FLOW_FREE,		/* never seen, or forgotten */
 	CFC_FLOW_NEW,		/* in Q_new, weight S/|N| */
 	CFC_FLOW_OLD,		/* weight 1, in one of the classes */
+};
+
+/*
+ * CoDel's state for one old flow's queue (RFC 8289): the sojourn of its head
+ * packets has stood above the target since above_until - interval; while
+ * signalling, the next drop or mark is due at signal_next, the count-th.
+ */
+struct cfc_aqm {
+	u32 above_until;	/* tick; 0 = the sojourn is below the target */
+	u32 signal_next;	/* tick */
+	u32 count;		/* signals in this episode */
+	u32 last_count;		/* signals of the previous episode */
+	bool signalling;
 };
 
 struct cfc_flow {
@@ -140,6 +165,7 @@ struct cfc_flow {
 	s32 deficit;		/* bytes, DRR inside its queue */
 	u32 heap_pos;		/* position in its class's heap, when backlogged */
 	u32 moved_epoch;	/* reclassification round that last moved it */
+	struct cfc_aqm aqm;	/* old flows' AQM */
 	u8 state;		/* enum cfc_flow_state */
 	u8 queue;		/* index into cfc_sched.queues */
 	u8 fat_bucket;		/* fls(backlog + qlen): 0 when empty */
@@ -185,6 +211,8 @@ struct cfc_counters {
 	u64 ticks;		/* reweight ticks that changed new-flow weights */
 	u64 holds;		/* reweight ticks held back for an old flow's queue */
 	u64 delay_drops;	/* old flows' packets dropped at dequeue, waiting over maxdelay */
+	u64 aqm_drops;		/* old flows' packets the AQM dropped (not ECN-capable) */
+	u64 ecn_marks;		/* old flows' packets the AQM marked CE */
 	u64 moves;		/* flows moved between classes */
 	u32 max_sojourn;	/* ticks (ns >> 10) */
 };

@@ -89,6 +89,9 @@ CFC_FN void cfc_config_default(struct cfc_config *cfg)
 	cfg->target_ns = CFC_DEFAULT_TARGET_NS;
 	cfg->maxhold_ns = CFC_DEFAULT_MAXHOLD_NS;
 	cfg->maxdelay_ns = CFC_DEFAULT_MAXDELAY_NS;
+	cfg->aqm_target_ns = CFC_DEFAULT_AQM_TARGET_NS;
+	cfg->aqm_interval_ns = CFC_DEFAULT_AQM_INTERVAL_NS;
+	cfg->ecn = CFC_DEFAULT_ECN;
 	cfg->pace = CFC_PACE_ADAPTIVE;
 	cfg->limit = CFC_DEFAULT_LIMIT;
 	cfg->memlimit = CFC_DEFAULT_MEMLIMIT;
@@ -123,6 +126,11 @@ CFC_FN const char *cfc_config_check(const struct cfc_config *cfg)
 	if (cfg->maxdelay_ns &&
 	    (cfg->maxdelay_ns < CFC_PERIOD_MIN_NS || cfg->maxdelay_ns > CFC_MAXDELAY_MAX_NS))
 		return CFC_MAXDELAY_RANGE_MSG;
+	if (cfg->aqm_target_ns &&
+	    (cfg->aqm_target_ns < CFC_AQM_TARGET_MIN_NS || cfg->aqm_target_ns > CFC_PERIOD_MAX_NS))
+		return CFC_AQM_TARGET_RANGE_MSG;
+	if (cfg->aqm_interval_ns < CFC_PERIOD_MIN_NS || cfg->aqm_interval_ns > CFC_PERIOD_MAX_NS)
+		return "aqm_interval must be between 1ms and 60s";
 	if (cfg->pace >= CFC_PACE_COUNT)
 		return "pace must be fixed or adaptive";
 	if (cfg->bandwidth &&
@@ -474,6 +482,7 @@ static void flow_arrive(struct cfc_sched *s, struct cfc_flow *f, u32 cls, u64 no
 	f->occupancy = 0;
 	f->occ_area = 0;
 	f->occ_stamp = ticks_of(now);
+	f->aqm = (struct cfc_aqm){ 0 };
 	if (s->cfg.mode == CFC_MODE_EXTERNAL) {
 		make_old(s, f, external_queue(s, cls));
 		return;
@@ -1108,6 +1117,90 @@ CFC_FN enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u3
 	return enforce_limits(s, f, now, dropped) ? CFC_ENQ_CONGESTED : CFC_ENQ_OK;
 }
 
+/* ------------------------------------------------ old flows' AQM (CoDel) */
+
+/*
+ * The AQM acts on old flows only, and only while no flow is new. A new flow's
+ * queue is its first burst while its weight grows; and while new flows hold
+ * weight, an old flow's queue stands because the scheduler lends its share to
+ * them, not because the flow sends more than its share: signalling it then
+ * would cut the real-time flow the reweighting protects (pace adaptive watches
+ * that queue instead, against `target`). Between bursts of new flows, an old
+ * flow's standing queue is its own, and CoDel's control law (RFC 8289) keeps it
+ * near aqm_target as fq_codel does: a bulk download no longer waits behind its
+ * own backlog until maxdelay.
+ */
+static bool aqm_applies(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	return s->cfg.aqm_target_ns && f->state == CFC_FLOW_OLD && !s->nnew;
+}
+
+/* The tick `count` signals after `from`: interval / sqrt(count) later. */
+static u32 aqm_control_law(const struct cfc_sched *s, u32 from, u32 count)
+{
+	/* sqrt(count << 16) = 256 sqrt(count); the cap keeps the product in 32 bits */
+	u32 root = int_sqrt((unsigned long)(count > 0xffff ? 0xffff : count) << 16);
+
+	return from + (u32)div_u64((s->cfg.aqm_interval_ns >> CFC_TICK_SHIFT) << 8, root);
+}
+
+/*
+ * Whether the head packet, waiting `sojourn` ticks, finds the flow's queue
+ * standing above the target for a whole interval. A queue of one quantum or
+ * less is never above: it is the packet being sent.
+ */
+static bool aqm_above_too_long(const struct cfc_sched *s, struct cfc_flow *f, u32 sojourn,
+			       u32 now)
+{
+	struct cfc_aqm *a = &f->aqm;
+
+	if ((u64)sojourn << CFC_TICK_SHIFT < s->cfg.aqm_target_ns ||
+	    f->backlog <= s->cfg.quantum) {
+		a->above_until = 0;
+		return false;
+	}
+	if (!a->above_until) {
+		a->above_until = (now + ticks_of(s->cfg.aqm_interval_ns)) | 1;	/* 0 means below */
+		return false;
+	}
+	return !tick_before(now, a->above_until);
+}
+
+/*
+ * Whether the flow's head packet is to be signalled (dropped, or marked if it
+ * is ECN-capable and ecn is on), by CoDel's state machine.
+ */
+static bool aqm_signal(struct cfc_sched *s, struct cfc_flow *f, u64 now_ns)
+{
+	struct cfc_aqm *a = &f->aqm;
+	u32 now = ticks_of(now_ns);
+	u32 interval = ticks_of(s->cfg.aqm_interval_ns);
+	bool above = aqm_above_too_long(s, f, packet_age(s, f->head->stamp, now_ns), now);
+
+	if (a->signalling) {
+		if (!above) {
+			a->signalling = false;
+			return false;
+		}
+		if (tick_before(now, a->signal_next))
+			return false;
+		a->count++;
+		a->signal_next = aqm_control_law(s, a->signal_next, a->count);
+		return true;
+	}
+	if (!above)
+		return false;
+	/* Back soon after the last episode: resume near its rate, not from one signal. */
+	if (a->count - a->last_count > 1 && tick_before(now, a->signal_next + 16 * interval))
+		a->count = a->count - a->last_count;
+	else
+		a->count = 1;
+	a->last_count = a->count;
+	a->signalling = true;
+	a->signal_next = aqm_control_law(s, now, a->count);
+	return true;
+}
+
 /*
  * maxdelay: an old flow's queue holding a packet that waited longer is not
  * following its share (an unresponsive sender, or a rate-adaptive one capped
@@ -1124,8 +1217,9 @@ static bool too_late(const struct cfc_sched *s, const struct cfc_flow *f, u64 no
 
 /*
  * The next packet to send, or NULL (empty, or held back by the shaper). Packets
- * of old flows that waited longer than maxdelay are dropped on the way and
- * chained on *dropped for the host to free.
+ * of old flows that waited longer than maxdelay, or that the AQM drops, are
+ * dropped on the way and chained on *dropped for the host to free. A packet
+ * returned with ce set is for the host to mark Congestion Experienced.
  */
 CFC_FN struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped)
 {
@@ -1142,12 +1236,25 @@ CFC_FN struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt 
 		return NULL;
 	}
 	for (;;) {
+		bool signal;
+
 		q = pick_queue(s);
 		f = pick_flow(s, q);
-		if (!too_late(s, f, now))
-			break;
-		drop_head(s, f, now, dropped);
-		s->cnt.delay_drops++;
+		if (too_late(s, f, now)) {
+			drop_head(s, f, now, dropped);
+			s->cnt.delay_drops++;
+		} else {
+			signal = aqm_applies(s, f) && aqm_signal(s, f, now);
+			if (!signal)
+				break;
+			if (s->cfg.ecn && f->head->ect) {
+				f->head->ce = 1;
+				s->cnt.ecn_marks++;
+				break;
+			}
+			drop_head(s, f, now, dropped);
+			s->cnt.aqm_drops++;
+		}
 		if (!s->qlen)
 			return NULL;
 	}

@@ -29,6 +29,7 @@
 /* 6.5, "net: move gso declarations and functions to their own files" */
 #include <net/gso.h>
 #endif
+#include <net/inet_ecn.h>
 
 #include "pkt_sched_confucius.h"
 #include "confucius_impl.h"
@@ -243,6 +244,32 @@ static int confucius_classify(struct sk_buff *skb, struct Qdisc *sch, int *qerr)
 /* -------------------------------------------------------------- datapath */
 
 /*
+ * Whether the packet is IP with an ECN-capable transport: ECT(0), ECT(1) (L4S)
+ * or already CE. The AQM marks such packets instead of dropping them. Only a
+ * header in the linear part is read, as INET_ECN_set_ce() will write it.
+ */
+static bool skb_is_ect(const struct sk_buff *skb)
+{
+	u8 dsfield;
+
+	switch (skb_protocol(skb, true)) {
+	case htons(ETH_P_IP):
+		if (skb_network_header(skb) + sizeof(struct iphdr) > skb_tail_pointer(skb))
+			return false;
+		dsfield = ipv4_get_dsfield(ip_hdr(skb));
+		break;
+	case htons(ETH_P_IPV6):
+		if (skb_network_header(skb) + sizeof(struct ipv6hdr) > skb_tail_pointer(skb))
+			return false;
+		dsfield = ipv6_get_dsfield(ipv6_hdr(skb));
+		break;
+	default:
+		return false;
+	}
+	return (dsfield & INET_ECN_MASK) != INET_ECN_NOT_ECT;
+}
+
+/*
  * Queue one packet in class `cls`. The packets the core drops to stay within
  * the limits are accounted here; their number and bytes are added to *drops
  * and *drop_bytes for the caller to report to the parents.
@@ -258,6 +285,8 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
 
 	node->len = qdisc_pkt_len(skb);
 	node->truesize = skb->truesize;
+	node->ect = skb_is_ect(skb);
+	node->ce = 0;
 	sch->q.qlen++;
 	qdisc_qstats_backlog_inc(sch, skb);
 	verdict = cfc_enqueue(&q->core, node, skb_get_hash(skb), cls, ktime_get_ns(), &dropped);
@@ -400,6 +429,8 @@ static struct sk_buff *confucius_dequeue(struct Qdisc *sch)
 	drop_late(sch, dropped);	/* before node leaves the counts */
 	if (node) {
 		skb = node_skb(node);
+		if (node->ce)
+			INET_ECN_set_ce(skb);
 		sch->q.qlen--;
 		qdisc_qstats_backlog_dec(sch, skb);
 		qdisc_bstats_update(sch, skb);
@@ -466,8 +497,9 @@ static struct netlink_range_validation maxhold_us_range = {
 	.min = 0, .max = CFC_MAXHOLD_MAX_NS / NSEC_PER_USEC,
 };
 
-static struct netlink_range_validation maxdelay_us_range = {
-	.min = 0, .max = CFC_MAXDELAY_MAX_NS / NSEC_PER_USEC,
+/* maxdelay and aqm_target: 0 (off), or from their own minimum (checked in read_config) */
+static struct netlink_range_validation off_or_period_us_range = {
+	.min = 0, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
 };
 
 /* Inside TCA_CONFUCIUS_CLASS_WEIGHTS, as TCA_ETS_QUANTA_BAND in TCA_ETS_QUANTA. */
@@ -490,8 +522,10 @@ static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_PACE]		= NLA_POLICY_MAX(NLA_U32, TC_CONFUCIUS_PACE_ADAPTIVE),
 	[TCA_CONFUCIUS_TARGET]		= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
 	[TCA_CONFUCIUS_MAXHOLD]		= NLA_POLICY_FULL_RANGE(NLA_U32, &maxhold_us_range),
-	/* between 0 and 1 ms too: read_maxdelay() refuses it */
-	[TCA_CONFUCIUS_MAXDELAY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &maxdelay_us_range),
+	[TCA_CONFUCIUS_MAXDELAY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
+	[TCA_CONFUCIUS_AQM_TARGET]	= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
+	[TCA_CONFUCIUS_AQM_INTERVAL]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
+	[TCA_CONFUCIUS_ECN]		= NLA_POLICY_MAX(NLA_U32, 1),
 };
 
 /* The u64 bandwidth is range-checked here: NLA_POLICY_FULL_RANGE cannot exempt 0. */
@@ -530,18 +564,22 @@ static int read_class_weights(struct nlattr *attr, struct cfc_config *cfg,
 	return 0;
 }
 
-/* The policy bounds it to 60 s; between 0 (no bound) and 1 ms is refused here. */
-static int read_maxdelay(struct nlattr *attr, struct cfc_config *cfg,
-			 struct netlink_ext_ack *extack)
+/*
+ * A time that is 0 (off) or at least min_ns, into *ns if given; false if it
+ * falls between. The policy bounds it to 60 s and cannot exempt 0 from a
+ * minimum, so the gap is refused here.
+ */
+static bool read_off_or_us(const struct nlattr *attr, u64 min_ns, u64 *ns)
 {
-	u64 ns = (u64)nla_get_u32(attr) * NSEC_PER_USEC;
+	u64 value;
 
-	if (ns && ns < CFC_PERIOD_MIN_NS) {
-		NL_SET_ERR_MSG_ATTR(extack, attr, CFC_MAXDELAY_RANGE_MSG);
-		return -EINVAL;
-	}
-	cfg->maxdelay_ns = ns;
-	return 0;
+	if (!attr)
+		return true;
+	value = (u64)nla_get_u32(attr) * NSEC_PER_USEC;
+	if (value && value < min_ns)
+		return false;
+	*ns = value;
+	return true;
 }
 
 static void read_u32(const struct nlattr *attr, u32 *value)
@@ -573,10 +611,14 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		if (err)
 			return err;
 	}
-	if (tb[TCA_CONFUCIUS_MAXDELAY]) {
-		err = read_maxdelay(tb[TCA_CONFUCIUS_MAXDELAY], cfg, extack);
-		if (err)
-			return err;
+	if (!read_off_or_us(tb[TCA_CONFUCIUS_MAXDELAY], CFC_PERIOD_MIN_NS, &cfg->maxdelay_ns)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[TCA_CONFUCIUS_MAXDELAY], CFC_MAXDELAY_RANGE_MSG);
+		return -EINVAL;
+	}
+	if (!read_off_or_us(tb[TCA_CONFUCIUS_AQM_TARGET], CFC_AQM_TARGET_MIN_NS,
+			    &cfg->aqm_target_ns)) {
+		NL_SET_ERR_MSG_ATTR(extack, tb[TCA_CONFUCIUS_AQM_TARGET], CFC_AQM_TARGET_RANGE_MSG);
+		return -EINVAL;
 	}
 	read_u32(tb[TCA_CONFUCIUS_LIMIT], &cfg->limit);
 	read_u32(tb[TCA_CONFUCIUS_MEMLIMIT], &cfg->memlimit);
@@ -586,6 +628,9 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 	read_us(tb[TCA_CONFUCIUS_RECLASSIFY], &cfg->reclassify_ns);
 	read_us(tb[TCA_CONFUCIUS_TARGET], &cfg->target_ns);
 	read_us(tb[TCA_CONFUCIUS_MAXHOLD], &cfg->maxhold_ns);
+	read_us(tb[TCA_CONFUCIUS_AQM_INTERVAL], &cfg->aqm_interval_ns);
+	if (tb[TCA_CONFUCIUS_ECN])
+		cfg->ecn = nla_get_u32(tb[TCA_CONFUCIUS_ECN]);
 	if (tb[TCA_CONFUCIUS_HYSTERESIS])
 		cfg->hysteresis = nla_get_u32(tb[TCA_CONFUCIUS_HYSTERESIS]) * CFC_W_ONE / 100;
 	/* The policy bounds these to their narrower fields. */
@@ -729,7 +774,11 @@ static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 	    nla_put_u32(skb, TCA_CONFUCIUS_PACE, cfg->pace) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_TARGET, div_u64(cfg->target_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_MAXHOLD, div_u64(cfg->maxhold_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, TCA_CONFUCIUS_MAXDELAY, div_u64(cfg->maxdelay_ns, NSEC_PER_USEC)))
+	    nla_put_u32(skb, TCA_CONFUCIUS_MAXDELAY, div_u64(cfg->maxdelay_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_TARGET, div_u64(cfg->aqm_target_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_INTERVAL,
+			div_u64(cfg->aqm_interval_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_ECN, cfg->ecn))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -765,6 +814,8 @@ static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct 
 	st->ticks = cs->cnt.ticks;
 	st->holds = cs->cnt.holds;
 	st->delay_drops = cs->cnt.delay_drops;
+	st->aqm_drops = cs->cnt.aqm_drops;
+	st->ecn_marks = cs->cnt.ecn_marks;
 	st->moves = cs->cnt.moves;
 	st->max_sojourn_us = (u32)div_u64((u64)cs->cnt.max_sojourn << 10, NSEC_PER_USEC);
 	st->memory_used = cs->mem;

@@ -36,6 +36,8 @@ struct tsched *ts_new(const struct cfc_config *cfg, u32 nflows)
 	ts->seq_out = xcalloc(nflows, sizeof(u32));
 	ts->bytes_out = xcalloc(nflows, sizeof(u64));
 	ts->drops = xcalloc(nflows, sizeof(u64));
+	ts->marks = xcalloc(nflows, sizeof(u64));
+	ts->ect = xcalloc(nflows, sizeof(bool));
 	ts->now = 1000000000ull;	/* start at 1 s, away from zero */
 	cfc_init(&ts->s, ts->table, cfg, ts->now);
 	return ts;
@@ -79,6 +81,8 @@ void ts_free(struct tsched *ts)
 	free(ts->seq_out);
 	free(ts->bytes_out);
 	free(ts->drops);
+	free(ts->marks);
+	free(ts->ect);
 	free(ts);
 }
 
@@ -105,6 +109,7 @@ enum cfc_verdict ts_enqueue_class(struct tsched *ts, u32 flow, u32 len, u32 cls)
 	p->seq = ts->seq_in[flow]++;
 	p->node.len = len;
 	p->node.truesize = len + 256;	/* like an skb: payload plus overhead */
+	p->node.ect = ts->ect[flow];
 	v = cfc_enqueue(&ts->s, &p->node, ts_hash(ts, flow), cls, ts->now, &dropped);
 	free_dropped(ts, dropped);
 	return v;
@@ -127,6 +132,7 @@ int ts_dequeue(struct tsched *ts, u32 *len)
 	leave(ts, p);
 	flow = (int)p->flow;
 	ts->bytes_out[flow] += p->node.len;
+	ts->marks[flow] += p->node.ce;
 	if (len)
 		*len = p->node.len;
 	free(p);

@@ -25,6 +25,8 @@ struct tsched {
 	u32 *seq_out;		/* next sequence number expected to leave, per flow */
 	u64 *bytes_out;		/* bytes dequeued, per flow */
 	u64 *drops;		/* packets dropped, per flow */
+	u64 *marks;		/* packets sent marked CE, per flow */
+	bool *ect;		/* whether a flow's packets are ECN-capable (false unless set) */
 	u64 order_errors;	/* packets that left a flow out of order */
 };
 

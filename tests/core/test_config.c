@@ -28,6 +28,9 @@ static void defaults_are_valid_and_documented(void **state)
 	assert_int_equal(cfg.target_ns, 40000000ull);
 	assert_int_equal(cfg.maxhold_ns, 2000000000ull);
 	assert_int_equal(cfg.maxdelay_ns, 500000000ull);
+	assert_int_equal(cfg.aqm_target_ns, 5000000ull);
+	assert_int_equal(cfg.aqm_interval_ns, 100000000ull);
+	assert_true(cfg.ecn);
 }
 
 struct bad_value {
@@ -53,6 +56,9 @@ static void huge_target(struct cfc_config *c) { c->target_ns = CFC_PERIOD_MAX_NS
 static void huge_maxhold(struct cfc_config *c) { c->maxhold_ns = CFC_MAXHOLD_MAX_NS + 1; }
 static void tiny_maxdelay(struct cfc_config *c) { c->maxdelay_ns = CFC_PERIOD_MIN_NS - 1; }
 static void huge_maxdelay(struct cfc_config *c) { c->maxdelay_ns = CFC_MAXDELAY_MAX_NS + 1; }
+static void tiny_aqm_target(struct cfc_config *c) { c->aqm_target_ns = CFC_AQM_TARGET_MIN_NS - 1; }
+static void huge_aqm_target(struct cfc_config *c) { c->aqm_target_ns = CFC_PERIOD_MAX_NS + 1; }
+static void zero_aqm_interval(struct cfc_config *c) { c->aqm_interval_ns = 0; }
 
 static void every_bad_value_is_rejected_by_name(void **state)
 {
@@ -64,7 +70,8 @@ static void every_bad_value_is_rejected_by_name(void **state)
 		{ bad_mode, "mode" }, { zero_classes, "classes" }, { many_classes, "classes" },
 		{ bad_pace, "pace" }, { tiny_target, "target" }, { huge_target, "target" },
 		{ huge_maxhold, "maxhold" }, { tiny_maxdelay, "maxdelay" },
-		{ huge_maxdelay, "maxdelay" },
+		{ huge_maxdelay, "maxdelay" }, { tiny_aqm_target, "aqm_target" },
+		{ huge_aqm_target, "aqm_target" }, { zero_aqm_interval, "aqm_interval" },
 	};
 	size_t i;
 
@@ -96,12 +103,17 @@ static void boundaries_are_accepted(void **state)
 	cfg.target_ns = CFC_PERIOD_MIN_NS;
 	cfg.maxhold_ns = 0;
 	cfg.maxdelay_ns = 0;
+	cfg.aqm_target_ns = 0;
+	cfg.aqm_interval_ns = CFC_PERIOD_MIN_NS;
 	assert_null(cfc_config_check(&cfg));
 	cfg.maxdelay_ns = CFC_PERIOD_MIN_NS;
+	cfg.aqm_target_ns = CFC_AQM_TARGET_MIN_NS;
 	assert_null(cfc_config_check(&cfg));
 	cfg.target_ns = CFC_PERIOD_MAX_NS;
 	cfg.maxhold_ns = CFC_MAXHOLD_MAX_NS;
 	cfg.maxdelay_ns = CFC_MAXDELAY_MAX_NS;
+	cfg.aqm_target_ns = CFC_PERIOD_MAX_NS;
+	cfg.aqm_interval_ns = CFC_PERIOD_MAX_NS;
 	cfg.pace = CFC_PACE_FIXED;
 	assert_null(cfc_config_check(&cfg));
 }

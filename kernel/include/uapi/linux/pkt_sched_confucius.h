@@ -31,6 +31,9 @@ enum {
 	TCA_CONFUCIUS_MAXHOLD,		/* u32, us: most ticks held per burst (pace adaptive) */
 	TCA_CONFUCIUS_MAXDELAY,		/* u32, us: old flows' longest wait; 0 = no bound */
 	TCA_CONFUCIUS_CLASS_WEIGHT,	/* u32, classes 1..K in order; 0 = by flows */
+	TCA_CONFUCIUS_AQM_TARGET,	/* u32, us: old flows' AQM target sojourn; 0 = no AQM */
+	TCA_CONFUCIUS_AQM_INTERVAL,	/* u32, us: old flows' AQM interval */
+	TCA_CONFUCIUS_ECN,		/* u32, 0 or 1: the AQM marks ECN-capable packets */
 	__TCA_CONFUCIUS_MAX
 };
 
@@ -90,6 +93,8 @@ struct tc_confucius_qd_stats {
 	__u32 backlog_packets;
 	__u32 backlog_bytes;
 	__u64 delay_drops;	/* old flows' packets dropped for waiting over maxdelay */
+	__u64 aqm_drops;	/* old flows' packets the AQM dropped */
+	__u64 ecn_marks;	/* old flows' packets the AQM marked CE */
 };
 
 struct tc_confucius_cl_stats {
