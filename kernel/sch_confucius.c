@@ -775,7 +775,8 @@ static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 	    nla_put_u32(skb, TCA_CONFUCIUS_TARGET, div_u64(cfg->target_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_MAXHOLD, div_u64(cfg->maxhold_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_MAXDELAY, div_u64(cfg->maxdelay_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_TARGET, div_u64(cfg->aqm_target_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_TARGET,
+			div_u64(cfg->aqm_target_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_INTERVAL,
 			div_u64(cfg->aqm_interval_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_ECN, cfg->ecn))

@@ -73,15 +73,14 @@ check_checkpatch() {
 	[ "$found" = 0 ] || die "checkpatch has findings"
 }
 
-# A configuration with the qdisc built in: tinyconfig and what net/sched needs. Made
-# once; olddefconfig brings it up to date with the tree's Kconfig.
+# A configuration with the qdisc built in: tinyconfig and what net/sched needs. The base
+# is made once; the options are set every time, so that a run stopped between the two
+# steps leaves nothing that a later run would trust; olddefconfig brings it up to date.
 configure_x86() {
 	local tree=$1 obj=$2
-	if [ ! -f "$obj/.config" ]; then
-		make -s -C "$tree" O="$obj" tinyconfig
-		"$tree/scripts/config" --file "$obj/.config" -e 64BIT -e NET -e INET -e NET_SCHED \
-			-e NET_CLS_ACT -e NET_SCH_CONFUCIUS
-	fi
+	[ -f "$obj/.config" ] || make -s -C "$tree" O="$obj" tinyconfig
+	"$tree/scripts/config" --file "$obj/.config" -e 64BIT -e NET -e INET -e NET_SCHED \
+		-e NET_CLS_ACT -e NET_SCH_CONFUCIUS
 	make -s -C "$tree" O="$obj" olddefconfig
 	grep -qx 'CONFIG_NET_SCH_CONFUCIUS=y' "$obj/.config" || die "Kconfig dropped NET_SCH_CONFUCIUS"
 }
