@@ -17,7 +17,8 @@ from dataclasses import dataclass
 ATTRIBUTES = {
     "unspec": 0, "pad": 1, "bandwidth64": 2, "limit": 3, "memlimit": 4, "flows": 5, "quantum": 6,
     "interval": 7, "mode": 8, "classes": 9, "hysteresis": 10, "reclassify": 11, "class_weights": 12,
-    "pace": 13, "target": 14, "maxhold": 15, "maxdelay": 16, "class_weight": 17,
+    "pace": 13, "target": 14, "maxhold": 15, "maxdelay": 16, "class_weight": 17, "aqm_target": 18,
+    "aqm_interval": 19, "ecn": 20,
 }
 # enum TCA_CONFUCIUS_XSTATS_*: which member of the xstats union a dump carries.
 XSTATS_QDISC, XSTATS_CLASS, XSTATS_FLOW = 0, 1, 2
@@ -66,7 +67,7 @@ QDISC_STATS = Layout("tc_confucius_qd_stats", (
     ("class_bytes", f"{MAX_CLASSES}I"),
     ("enqueued_packets", "Q"), ("enqueued_bytes", "Q"), ("sent_packets", "Q"), ("sent_bytes", "Q"),
     ("dropped_packets", "Q"), ("dropped_bytes", "Q"), ("backlog_packets", "I"), ("backlog_bytes", "I"),
-    ("delay_drops", "Q"),
+    ("delay_drops", "Q"), ("aqm_drops", "Q"), ("ecn_marks", "Q"),
 ))
 CLASS_STATS = Layout("tc_confucius_cl_stats", (("flows", "I"), ("packets", "I"), ("bytes", "I"), ("pad", "I")))
 FLOW_STATS = Layout("tc_confucius_fl_stats", (
