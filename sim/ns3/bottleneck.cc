@@ -361,6 +361,7 @@ DiscJson(Ptr<QueueDisc> disc)
         << ",\"requeued\":" << s.nTotalRequeuedPackets
         << ",\"dequeued\":" << s.nTotalDequeuedPackets
         << ",\"dropped_after_dequeue\":" << s.nTotalDroppedPacketsAfterDequeue
+        << ",\"marked\":" << s.nTotalMarkedPackets
         << ",\"sent\":" << s.nTotalSentPackets << ",\"in_queue\":" << disc->GetNPackets() << "}";
     return out.str();
 }
@@ -379,6 +380,9 @@ CoreJson(Ptr<QueueDisc> disc)
     out << "{\"mode\":\"" << MODES[cfg.mode] << "\",\"pace\":\"" << PACES[cfg.pace]
         << "\",\"bandwidth_bps\":" << cfg.bandwidth << ",\"limit\":" << cfg.limit
         << ",\"maxdelay_ns\":" << cfg.maxdelay_ns << ",\"delay_drops\":" << st.cnt.delay_drops
+        << ",\"aqm_target_ns\":" << cfg.aqm_target_ns << ",\"aqm_interval_ns\":" << cfg.aqm_interval_ns
+        << ",\"ecn\":" << (cfg.ecn ? "true" : "false") << ",\"aqm_drops\":" << st.cnt.aqm_drops
+        << ",\"ecn_marks\":" << st.cnt.ecn_marks
         << ",\"moves\":" << st.cnt.moves << ",\"enqueued\":" << st.cnt.enqueued_pkts << ",\"dequeued\":" << st.cnt.dequeued_pkts
         << ",\"dropped\":" << st.cnt.dropped_pkts << ",\"overlimits\":" << st.cnt.overlimits
         << ",\"ticks\":" << st.cnt.ticks << ",\"holds\":" << st.cnt.holds

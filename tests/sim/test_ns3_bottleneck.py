@@ -167,3 +167,53 @@ def test_each_confucius_scheduler_runs_the_core_in_its_mode(scheduler, mode, pac
     core = simulate(f"--scheduler={scheduler}", "--duration=0.5s", "--buffer=500")["core"]
     assert (core["mode"], core["pace"], core["limit"], core["bandwidth_bps"],
             core["maxdelay_ns"]) == (mode, pace, 500, 20e6, maxdelay)
+
+
+def test_the_aqm_attributes_reach_the_core():
+    defaults = simulate("--scheduler=confucius", "--duration=0.5s")["core"]
+    given = simulate("--scheduler=confucius", "--duration=0.5s",
+                     "--ns3::ConfuciusQueueDisc::AqmTarget=2ms",
+                     "--ns3::ConfuciusQueueDisc::AqmInterval=50ms",
+                     "--ns3::ConfuciusQueueDisc::UseEcn=false")["core"]
+    aqm = ("aqm_target_ns", "aqm_interval_ns", "ecn")
+    assert [defaults[k] for k in aqm] == [5e6, 100e6, True]
+    assert [given[k] for k in aqm] == [2e6, 50e6, False]
+
+
+def test_aqm_settings_the_core_refuses_are_refused():
+    assert "aqm_target must be 0 (no AQM) or between 100us and 60s" in failure(
+        "--ns3::ConfuciusQueueDisc::AqmTarget=50us")
+    assert "aqm_interval must be between 1ms and 60s" in failure(
+        "--ns3::ConfuciusQueueDisc::AqmInterval=0s")
+
+
+def bulk_tcp(tcp_ecn: str, *args: str) -> dict:
+    """One Cubic download through confucius's 1000-packet buffer at 20 Mbit/s, 40 ms: its
+    standing queue is the old flow's own, which the AQM signals."""
+    return simulate("--scheduler=confucius", "--rt-rate=0", "--web=tcp", "--web-flows=1",
+                    "--duration=3s", "--drain=1s", f"--ns3::TcpSocketBase::UseEcn={tcp_ecn}", *args)
+
+
+@pytest.mark.parametrize("tcp_ecn, disc, signal", [
+    ("On", [], "ecn_marks"),                    # ECN negotiated: marked, never dropped
+    ("On", ["UseEcn=false"], "aqm_drops"),      # the disc does not mark: dropped instead
+    ("Off", [], "aqm_drops"),                   # not ECN-capable: dropped
+    ("On", ["AqmTarget=0s"], None),             # no AQM: neither
+])
+def test_the_aqm_marks_an_ecn_capable_bulk_flow_or_drops_it(tcp_ecn, disc, signal):
+    run = bulk_tcp(tcp_ecn, *[f"--ns3::ConfuciusQueueDisc::{a}" for a in disc])
+    core, ns3 = run["core"], run["disc"]
+    signals = {"ecn_marks": core["ecn_marks"], "aqm_drops": core["aqm_drops"]}
+    print(f"TCP ECN {tcp_ecn}, {disc}: {signals}")
+    assert {k for k, n in signals.items() if n > 0} == ({signal} if signal else set())
+    # ns-3's own counts agree: marks landed in the IP header, drops left the disc.
+    assert ns3["marked"] == core["ecn_marks"]
+    assert ns3["dropped_after_dequeue"] == core["dropped"] == core["aqm_drops"] + core["delay_drops"]
+
+
+def test_the_sampled_qdisc_log_counts_the_aqm_signals(tmp_path):
+    log = tmp_path / "qdisc.jsonl"
+    core = bulk_tcp("On", f"--qdisc-log={log}")["core"]  # sampled after the flow stopped
+    last = json.loads(log.read_text().splitlines()[-1])["qdiscs"][0]
+    assert (last["ecn_marks"], last["aqm_drops"]) == (core["ecn_marks"], core["aqm_drops"])
+    assert last["ecn_marks"] > 0

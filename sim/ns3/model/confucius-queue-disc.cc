@@ -4,7 +4,10 @@
 #include <linux/container_of.h>
 
 #include "ns3/abort.h"
+#include "ns3/boolean.h"
 #include "ns3/enum.h"
+#include "ns3/ipv4-queue-disc-item.h"
+#include "ns3/ipv6-queue-disc-item.h"
 #include "ns3/log.h"
 #include "ns3/simulator.h"
 #include "ns3/socket.h"
@@ -166,6 +169,10 @@ ConfuciusQueueDisc::GetTypeId()
              Ns(d.maxhold_ns), &ConfuciusQueueDisc::m_maxhold},
             {"MaxDelay", "An old flow's packets that waited longer are dropped at dequeue (0 = no bound)",
              Ns(d.maxdelay_ns), &ConfuciusQueueDisc::m_maxdelay},
+            {"AqmTarget", "Old flows' AQM (CoDel): the standing sojourn it keeps their queues near "
+             "(0 = no AQM)", Ns(d.aqm_target_ns), &ConfuciusQueueDisc::m_aqmTarget},
+            {"AqmInterval", "Old flows' AQM: how long their sojourn may stand above AqmTarget "
+             "before it drops or marks", Ns(d.aqm_interval_ns), &ConfuciusQueueDisc::m_aqmInterval},
         };
         for (const auto& o : times)
             t.AddAttribute(o.name, o.help, TimeValue(o.byDefault), MakeTimeAccessor(o.member),
@@ -186,6 +193,11 @@ ConfuciusQueueDisc::GetTypeId()
         for (const auto& o : counts)
             t.AddAttribute(o.name, o.help, UintegerValue(o.byDefault), MakeUintegerAccessor(o.member),
                            MakeUintegerChecker<uint32_t>());
+        t.AddAttribute("UseEcn",
+                       "The AQM marks ECN-capable packets Congestion Experienced instead of "
+                       "dropping them",
+                       BooleanValue(d.ecn), MakeBooleanAccessor(&ConfuciusQueueDisc::m_useEcn),
+                       MakeBooleanChecker());
         return t;
     }();
     return tid;
@@ -234,6 +246,9 @@ ConfuciusQueueDisc::Config() const
     cfg.target_ns = m_target.GetNanoSeconds();
     cfg.maxhold_ns = m_maxhold.GetNanoSeconds();
     cfg.maxdelay_ns = m_maxdelay.GetNanoSeconds();
+    cfg.aqm_target_ns = m_aqmTarget.GetNanoSeconds();
+    cfg.aqm_interval_ns = m_aqmInterval.GetNanoSeconds();
+    cfg.ecn = m_useEcn;
     cfg.limit = m_limit;
     cfg.memlimit = m_memlimit;
     cfg.flows = m_flows;
@@ -323,6 +338,20 @@ ConfuciusQueueDisc::ExternalClass(Ptr<QueueDiscItem> item)
     return 0;
 }
 
+/*
+ * Whether the item's IP header says its transport is ECN-capable: ECT(0), ECT(1)
+ * or already CE, as the kernel's host reads it. Anything else is never marked.
+ */
+static bool
+IsEcnCapable(Ptr<const QueueDiscItem> item)
+{
+    if (auto v4 = DynamicCast<const Ipv4QueueDiscItem>(item))
+        return v4->GetHeader().GetEcn() != Ipv4Header::ECN_NotECT;
+    if (auto v6 = DynamicCast<const Ipv6QueueDiscItem>(item))
+        return v6->GetHeader().GetEcn() != Ipv6Header::ECN_NotECT;
+    return false;
+}
+
 void
 ConfuciusQueueDisc::DropChain(struct cfc_pkt* chain)
 {
@@ -342,6 +371,7 @@ ConfuciusQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     Node* node = new Node{};
     node->pkt.len = item->GetSize();
     node->pkt.truesize = item->GetSize();
+    node->pkt.ect = IsEcnCapable(item);
     const uint32_t cls = m_core.cfg.mode == CFC_MODE_EXTERNAL ? ExternalClass(item) : 0;
     node->pos = m_store->Add(item);
     struct cfc_pkt* dropped = nullptr;
@@ -366,7 +396,11 @@ ConfuciusQueueDisc::DoDequeue()
     }
     Node* node = container_of(pkt, Node, pkt);
     Ptr<QueueDiscItem> item = m_store->Take(node->pos);
+    const bool ce = pkt->ce;
     delete node;
+    // The core sets ce only on packets the host found ECN-capable: the mark always lands.
+    const bool marked = !ce || Mark(item, CONFUCIUS_MARK);
+    NS_ABORT_MSG_UNLESS(marked, "ConfuciusQueueDisc: a CE mark did not land");
     return item;
 }
 

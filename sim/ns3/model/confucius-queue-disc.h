@@ -78,6 +78,7 @@ class ConfuciusQueueDisc : public QueueDisc
     int FlowClass(Ptr<const QueueDiscItem> item);
 
     static constexpr const char* CONFUCIUS_DROP = "Confucius limit drop";
+    static constexpr const char* CONFUCIUS_MARK = "Confucius AQM mark";
 
   private:
     struct Node;
@@ -102,6 +103,9 @@ class ConfuciusQueueDisc : public QueueDisc
     Time m_target;
     Time m_maxhold;
     Time m_maxdelay;
+    Time m_aqmTarget;
+    Time m_aqmInterval;
+    bool m_useEcn;
     uint32_t m_limit;
     uint32_t m_memlimit;
     uint32_t m_flows;

@@ -39,6 +39,7 @@ ConfuciusStats(std::ostream& out, Ptr<ConfuciusQueueDisc> disc)
     out << ",\"overlimits\":" << st.cnt.overlimits << ",\"new_flows\":" << st.new_flows << ",\"old_flows\":" << st.old_flows
         << ",\"new_weight\":" << double(st.new_sum) / CFC_W_ONE << ",\"ticks\":" << st.cnt.ticks
         << ",\"holds\":" << st.cnt.holds << ",\"delay_drops\":" << st.cnt.delay_drops
+        << ",\"aqm_drops\":" << st.cnt.aqm_drops << ",\"ecn_marks\":" << st.cnt.ecn_marks
         << ",\"moves\":" << st.cnt.moves
         << ",\"max_sojourn\":" << (uint64_t(st.cnt.max_sojourn) << 10) / 1000
         << ",\"memory_used\":" << st.mem << ",\"enqueued_packets\":" << st.cnt.enqueued_pkts
