@@ -8,10 +8,10 @@
  * qdisc. The ranges and defaults are the kernel's, so tc rejects a bad value
  * before anything is sent, naming the option and its range.
  *
- * Netlink units: bandwidth u64 bytes/s, interval and reclassify u32 us,
- * hysteresis u32 percent, weights one u32 per class. JSON output gives these
- * raw numbers (bandwidth in bytes/s, as cake and htb do); text output gives
- * human units.
+ * Netlink units: bandwidth u64 bytes/s, the times u32 us, hysteresis u32
+ * percent, weights one u32 per class, ecn u32 0 or 1. JSON output gives these
+ * raw numbers (bandwidth in bytes/s, as cake and htb do; ecn a boolean, as
+ * fq_codel's); text output gives human units.
  */
 #include <stdbool.h>
 #include <inttypes.h>
@@ -58,6 +58,7 @@
 #define PERIOD_MIN_US	(1 * US_PER_MS)
 #define PERIOD_MAX_US	(60 * US_PER_S)
 #define HYSTERESIS_MAX	50u			/* percent */
+#define AQM_TARGET_MIN_US	100u			/* 0 = no AQM */
 #define WEIGHT_ONE	65536u			/* the statistics' weights are in 1/65536 */
 
 #define DEFAULT_LIMIT		10240u
@@ -71,6 +72,9 @@
 #define DEFAULT_TARGET_US	(40 * US_PER_MS)
 #define DEFAULT_MAXHOLD_US	(2 * US_PER_S)
 #define DEFAULT_MAXDELAY_US	(500 * US_PER_MS)
+#define DEFAULT_AQM_TARGET_US	(5 * US_PER_MS)
+#define DEFAULT_AQM_INTERVAL_US	(100 * US_PER_MS)
+#define DEFAULT_ECN		1u
 
 #if __has_include("confucius.h")
 /*
@@ -90,6 +94,7 @@ _Static_assert(BANDWIDTH_MIN * 8 == CFC_BANDWIDTH_MIN && BANDWIDTH_MAX * 8 == CF
 	       PERIOD_MAX_US * (__u64)NS_PER_US == CFC_PERIOD_MAX_NS &&
 	       PERIOD_MAX_US * (__u64)NS_PER_US == CFC_MAXHOLD_MAX_NS &&
 	       PERIOD_MAX_US * (__u64)NS_PER_US == CFC_MAXDELAY_MAX_NS &&
+	       AQM_TARGET_MIN_US * NS_PER_US == CFC_AQM_TARGET_MIN_NS &&
 	       HYSTERESIS_MAX == CFC_HYSTERESIS_MAX * 100 / CFC_W_ONE &&
 	       WEIGHT_ONE == CFC_W_ONE, "bounds differ from the core's");
 _Static_assert(DEFAULT_LIMIT == CFC_DEFAULT_LIMIT && DEFAULT_MEMLIMIT == CFC_DEFAULT_MEMLIMIT &&
@@ -101,7 +106,10 @@ _Static_assert(DEFAULT_LIMIT == CFC_DEFAULT_LIMIT && DEFAULT_MEMLIMIT == CFC_DEF
 	       DEFAULT_RECLASSIFY_US * NS_PER_US == CFC_DEFAULT_RECLASSIFY_NS &&
 	       DEFAULT_TARGET_US * NS_PER_US == CFC_DEFAULT_TARGET_NS &&
 	       DEFAULT_MAXHOLD_US * (__u64)NS_PER_US == CFC_DEFAULT_MAXHOLD_NS &&
-	       DEFAULT_MAXDELAY_US * NS_PER_US == CFC_DEFAULT_MAXDELAY_NS, "defaults differ from the core's");
+	       DEFAULT_MAXDELAY_US * NS_PER_US == CFC_DEFAULT_MAXDELAY_NS &&
+	       DEFAULT_AQM_TARGET_US * NS_PER_US == CFC_DEFAULT_AQM_TARGET_NS &&
+	       DEFAULT_AQM_INTERVAL_US * NS_PER_US == CFC_DEFAULT_AQM_INTERVAL_NS &&
+	       DEFAULT_ECN == CFC_DEFAULT_ECN, "defaults differ from the core's");
 _Static_assert(TC_CONFUCIUS_MAX_CLASSES == CFC_MAX_CLASSES, "class count differs from the core's");
 _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
 	       (int)TC_CONFUCIUS_MODE_CLASS == (int)CFC_MODE_CLASS &&
@@ -123,6 +131,9 @@ static const char *const pace_names[] = {
 	[TC_CONFUCIUS_PACE_ADAPTIVE] = "adaptive",
 };
 
+/* The words of the flag ecn, index = value; the option is named by the word of 1. */
+static const char *const ecn_words[] = { "noecn", "ecn" };
+
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
 enum value_kind {
@@ -130,10 +141,11 @@ enum value_kind {
 	KIND_COUNT,	/* plain whole number */
 	KIND_SIZE,	/* bytes, with tc's size units */
 	KIND_TIME,	/* us, with tc's time units */
-	KIND_BOUND,	/* a time as KIND_TIME, or 0 = no bound */
+	KIND_BOUND,	/* a time as KIND_TIME, or 0 = what `what` says */
 	KIND_PERCENT,	/* whole percent, "10" or "10%" */
 	KIND_NAME,	/* one of `names`, sent as its index */
 	KIND_WEIGHTS,	/* W1:W2:..., one u32 per class */
+	KIND_FLAG,	/* one of two words without a value (`names`), sent as 0 or 1 */
 };
 
 struct option_spec {
@@ -141,9 +153,9 @@ struct option_spec {
 	int attr;
 	enum value_kind kind;
 	__u64 min, max;		/* in netlink units */
-	const char *what;	/* for counts: what is counted */
+	const char *what;	/* for counts: what is counted; for bounds: what 0 is */
 	const char *example;
-	const char *const *names; /* for names: index = value */
+	const char *const *names; /* for names and flags: index = value */
 	/* print_uint format of counts, percents and sizes shown in plain bytes */
 	const char *shown;
 };
@@ -178,7 +190,13 @@ static const struct option_spec options[] = {
 	{ "maxhold", TCA_CONFUCIUS_MAXHOLD, KIND_TIME,
 	  0, PERIOD_MAX_US, NULL, "1s", NULL, NULL },
 	{ "maxdelay", TCA_CONFUCIUS_MAXDELAY, KIND_BOUND,
-	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "300ms", NULL, NULL },
+	  PERIOD_MIN_US, PERIOD_MAX_US, "no bound", "300ms", NULL, NULL },
+	{ "aqm_target", TCA_CONFUCIUS_AQM_TARGET, KIND_BOUND,
+	  AQM_TARGET_MIN_US, PERIOD_MAX_US, "no AQM", "5ms", NULL, NULL },
+	{ "aqm_interval", TCA_CONFUCIUS_AQM_INTERVAL, KIND_TIME,
+	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "100ms", NULL, NULL },
+	{ "ecn", TCA_CONFUCIUS_ECN, KIND_FLAG,
+	  0, 1, NULL, "noecn", ecn_words, NULL },
 };
 
 #define NOPTIONS COUNT_OF(options)
@@ -245,7 +263,7 @@ static void describe_valid(const struct option_spec *spec, char *buf, size_t len
 			 sprint_time(spec->min, lo), sprint_time(spec->max, hi));
 		break;
 	case KIND_BOUND:
-		snprintf(what, sizeof(what), "0 (no bound) or a time from %s to %s",
+		snprintf(what, sizeof(what), "0 (%s) or a time from %s to %s", spec->what,
 			 sprint_time(spec->min, lo), sprint_time(spec->max, hi));
 		break;
 	case KIND_PERCENT:
@@ -258,6 +276,10 @@ static void describe_valid(const struct option_spec *spec, char *buf, size_t len
 	case KIND_WEIGHTS:
 		snprintf(what, sizeof(what), "up to %u whole numbers (0 to %llu) joined by ':'",
 			 TC_CONFUCIUS_MAX_CLASSES, (unsigned long long)spec->max);
+		break;
+	case KIND_FLAG:
+		snprintf(what, sizeof(what), "%s or %s, without a value", spec->names[1],
+			 spec->names[0]);
 		break;
 	}
 	snprintf(buf, len, "%s (e.g. %s)", what, spec->example);
@@ -275,18 +297,21 @@ static int reject(const struct option_spec *spec, const char *arg)
 static void explain_defaults(void)
 {
 	char b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE], b4[SPRINT_BSIZE];
-	char b5[SPRINT_BSIZE], b6[SPRINT_BSIZE];
+	char b5[SPRINT_BSIZE], b6[SPRINT_BSIZE], b7[SPRINT_BSIZE], b8[SPRINT_BSIZE];
 
 	fprintf(stderr,
 		"Defaults: bandwidth unlimited limit %up memlimit %s flows %u quantum %u\n"
 		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
 		"          pace %s target %s maxhold %s maxdelay %s\n"
+		"          aqm_target %s aqm_interval %s %s\n"
 		"          no weights (classes served in proportion to their active flows)\n",
 		DEFAULT_LIMIT, sprint_size(DEFAULT_MEMLIMIT, b1), DEFAULT_FLOWS, DEFAULT_QUANTUM,
 		sprint_time(DEFAULT_INTERVAL_US, b2), mode_names[TC_CONFUCIUS_MODE_FLOW],
 		DEFAULT_CLASSES, DEFAULT_HYSTERESIS, sprint_time(DEFAULT_RECLASSIFY_US, b3),
 		pace_names[TC_CONFUCIUS_PACE_ADAPTIVE], sprint_time(DEFAULT_TARGET_US, b4),
-		sprint_time(DEFAULT_MAXHOLD_US, b5), sprint_time(DEFAULT_MAXDELAY_US, b6));
+		sprint_time(DEFAULT_MAXHOLD_US, b5), sprint_time(DEFAULT_MAXDELAY_US, b6),
+		sprint_time(DEFAULT_AQM_TARGET_US, b7), sprint_time(DEFAULT_AQM_INTERVAL_US, b8),
+		ecn_words[DEFAULT_ECN]);
 }
 
 /* The plugin names its release (VERSION); built into tc, tc's own version is the one. */
@@ -308,12 +333,13 @@ static void explain(void)
 		"                     [ classes NUMBER ] [ hysteresis PERCENT ]\n"
 		"                     [ reclassify TIME ] [ weights W1:W2:... ]\n"
 		"                     [ pace fixed | adaptive ] [ target TIME ] [ maxhold TIME ]\n"
-		"                     [ maxdelay TIME ]\n");
+		"                     [ maxdelay TIME ] [ aqm_target TIME ] [ aqm_interval TIME ]\n"
+		"                     [ ecn | noecn ]\n");
 	explain_defaults();
 	fprintf(stderr, "Values:\n");
 	for (i = 0; i < NOPTIONS; i++) {
 		describe_valid(&options[i], valid, sizeof(valid));
-		fprintf(stderr, "  %-10s %s\n", options[i].name, valid);
+		fprintf(stderr, "  %-12s %s\n", options[i].name, valid);
 	}
 	fprintf(stderr,
 		"flows is fixed when the qdisc is created. weights apply in mode external,\n"
@@ -322,6 +348,12 @@ static void explain(void)
 		"halves the new flows' weight instead of doubling it, for at most maxhold per\n"
 		"burst of new flows; pace fixed is the papers' schedule. An old flow's packets\n"
 		"that waited longer than maxdelay are dropped (0: no bound, as in the papers).\n"
+		"Between bursts of new flows, a bulk flow's own queue is kept near aqm_target\n"
+		"by CoDel's control law once it has stood above it for aqm_interval, as\n"
+		"fq_codel does; with ecn, ECN-capable packets are marked instead of dropped.\n"
+		"The AQM rests while any flow is new: the old flows are then giving up\n"
+		"bandwidth step by step, and pace adaptive watches their queues against\n"
+		"target instead. aqm_target 0: no AQM.\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
 		ORIGIN);
 }
@@ -454,6 +486,8 @@ static int read_value(const struct option_spec *spec, const char *arg, struct re
 	case KIND_WEIGHTS:
 		*v = 0;
 		return read_weights(arg, req);
+	case KIND_FLAG:
+		break;	/* no value follows a flag: its word is read as one */
 	}
 	return -1;
 }
@@ -479,13 +513,38 @@ static int parse_value(unsigned int i, const char *arg, struct request *req)
 	return 0;
 }
 
-static int find_option(const char *name)
+/* The option a word names: its name, or either word of a flag. */
+static int find_option(const char *word)
 {
 	unsigned int i;
+	__u64 v;
 
-	for (i = 0; i < NOPTIONS; i++)
-		if (strcmp(name, options[i].name) == 0)
+	for (i = 0; i < NOPTIONS; i++) {
+		if (options[i].kind == KIND_FLAG ? read_name(&options[i], word, &v) == 0 :
+		    strcmp(word, options[i].name) == 0)
 			return (int)i;
+	}
+	return -1;
+}
+
+/* A word that names no option; after a flag, it was most likely meant as its value. */
+static int refuse_unknown(const char *word, const char *after_flag)
+{
+	if (after_flag)
+		fprintf(stderr, "confucius: unknown option \"%s\" (%s takes no value)\n", word,
+			after_flag);
+	else
+		fprintf(stderr, "confucius: unknown option \"%s\"\n", word);
+	explain();
+	return -1;
+}
+
+static int refuse_twice(const struct option_spec *spec)
+{
+	if (spec->kind == KIND_FLAG)
+		fprintf(stderr, "confucius: %s or %s given twice\n", spec->names[1], spec->names[0]);
+	else
+		fprintf(stderr, "confucius: %s given twice\n", spec->name);
 	return -1;
 }
 
@@ -535,6 +594,7 @@ static int confucius_parse_opt(QDISC_UTIL_CONST struct qdisc_util *qu, int argc,
 			       struct nlmsghdr *n, const char *dev)
 {
 	struct request req = { 0 };
+	const char *flag = NULL;	/* the word before, when it was a flag */
 	int i;
 
 	for (; argc > 0; argc--, argv++) {
@@ -543,14 +603,15 @@ static int confucius_parse_opt(QDISC_UTIL_CONST struct qdisc_util *qu, int argc,
 			return -1;
 		}
 		i = find_option(*argv);
-		if (i < 0) {
-			fprintf(stderr, "confucius: unknown option \"%s\"\n", *argv);
-			explain();
-			return -1;
-		}
-		if (req.given[i]) {
-			fprintf(stderr, "confucius: %s given twice\n", options[i].name);
-			return -1;
+		if (i < 0)
+			return refuse_unknown(*argv, flag);
+		if (req.given[i])
+			return refuse_twice(&options[i]);
+		req.given[i] = true;
+		flag = options[i].kind == KIND_FLAG ? *argv : NULL;
+		if (flag) {
+			read_name(&options[i], *argv, &req.value[i]);
+			continue;
 		}
 		if (argc < 2) {
 			fprintf(stderr, "confucius: %s needs a value\n", options[i].name);
@@ -559,7 +620,6 @@ static int confucius_parse_opt(QDISC_UTIL_CONST struct qdisc_util *qu, int argc,
 		argc--, argv++;
 		if (parse_value(i, *argv, &req))
 			return -1;
-		req.given[i] = true;
 	}
 	if (check_request(&req))
 		return -1;
@@ -643,6 +703,13 @@ static void print_weights(struct rtattr *attr)
 	close_json_array(PRINT_JSON, NULL);
 }
 
+/* A flag by its word in text ("ecn", "noecn"), as a boolean in JSON. */
+static void print_flag(const struct option_spec *spec, __u32 v)
+{
+	print_string(PRINT_FP, NULL, "%s ", spec->names[v ? 1 : 0]);
+	print_bool(PRINT_JSON, spec->name, NULL, v);
+}
+
 /* One option as the kernel dumped it, in the way of its kind. */
 static void print_option(const struct option_spec *spec, struct rtattr *attr)
 {
@@ -666,6 +733,8 @@ static void print_option(const struct option_spec *spec, struct rtattr *attr)
 		print_size(PRINT_ANY, spec->name, fmt, v);
 	else if (spec->kind == KIND_NAME)
 		print_name(spec, v);
+	else if (spec->kind == KIND_FLAG)
+		print_flag(spec, v);
 	else	/* KIND_TIME, KIND_BOUND */
 		print_time_us(spec->name, v);
 }
@@ -727,6 +796,8 @@ static void print_qdisc_xstats(const struct tc_confucius_qd_stats *st)
 	print_u64(PRINT_ANY, "ticks", " ticks %llu", st->ticks);
 	print_u64(PRINT_ANY, "holds", " holds %llu", st->holds);
 	print_u64(PRINT_ANY, "delay_drops", " delay_drops %llu", st->delay_drops);
+	print_u64(PRINT_ANY, "aqm_drops", " aqm_drops %llu", st->aqm_drops);
+	print_u64(PRINT_ANY, "ecn_marks", " ecn_marks %llu", st->ecn_marks);
 	print_u64(PRINT_ANY, "moves", " moves %llu", st->moves);
 	print_nl();
 	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st->max_sojourn_us, b));

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """The tc front end on the host, nothing sent to a kernel: the man page tc-confucius(8)
 against the options the plugin accepts, the plugin built against iproute2's const
-callbacks (6.9 on), and the in-tree tc (tc/intree.sh) knowing confucius by itself.
-`help` stops in tc's parser, before any netlink request."""
+callbacks (6.9 on), the in-tree tc (tc/intree.sh) knowing confucius by itself, and the
+parser taking and refusing the AQM's options. `help` and every parse here stop in tc's
+parser, before any netlink request."""
 
 import re
 import shutil
@@ -34,7 +35,7 @@ def usage(tc, plugins: Path) -> str:
 def help_options(text: str) -> list[str]:
     """The options help's "Values:" section lists, one a line, in its order."""
     values = text.split("\nValues:\n", 1)[1]
-    return re.findall(r"^  ([a-z]+) ", values, flags=re.MULTILINE)
+    return re.findall(r"^  ([a-z_]+) ", values, flags=re.MULTILINE)
 
 
 def man_section(name: str) -> str:
@@ -52,7 +53,7 @@ def plugin_usage() -> str:
 
 def test_help_lists_every_option(plugin_usage):
     options = help_options(plugin_usage)
-    assert len(options) == 15 and options[0] == "bandwidth" and "maxdelay" in options
+    assert len(options) == 18 and options[0] == "bandwidth" and options[-3:] == ["aqm_target", "aqm_interval", "ecn"]
     for option in options:
         assert re.search(rf"\[ {option}\b", plugin_usage), f"{option} missing from the usage line"
 
@@ -60,23 +61,83 @@ def test_help_lists_every_option(plugin_usage):
 def test_man_page_documents_every_option_help_prints(plugin_usage):
     synopsis, parameters = man_section("SYNOPSIS"), man_section("PARAMETERS")
     for option in help_options(plugin_usage):
-        assert re.search(rf"^\.RB \"\[ \" {option}$", synopsis, flags=re.MULTILINE), f"{option} not in SYNOPSIS"
+        assert re.search(rf"^\.RB \"\[ \" {option}( |$)", synopsis, flags=re.MULTILINE), f"{option} not in SYNOPSIS"
         # Each option is a tagged paragraph (.TP) whose tag starts with its name.
         assert re.search(rf"^\.TP\n\.B[IR]? {option}\b", parameters, flags=re.MULTILINE), \
             f"{option} not described under PARAMETERS"
 
 
+def help_flags(text: str) -> dict[str, str]:
+    """The words of help's flags (options without a value), each to its option's name."""
+    flags = re.findall(r"^  ([a-z_]+) +([a-z]+) or ([a-z]+), without a value", text, flags=re.MULTILINE)
+    return {word: option for option, *words in flags for word in words}
+
+
+def help_defaults(text: str) -> list[tuple[str, str]]:
+    """(option, default) in help's "Defaults:" lines; a flag's default is the word given."""
+    words = text.split("Defaults:", 1)[1].split("\n          no weights", 1)[0].split()
+    flags, pairs = help_flags(text), []
+    while words:
+        word = words.pop(0)
+        pairs.append((flags[word], word) if word in flags else (word, words.pop(0)))
+    return pairs
+
+
 def test_man_page_gives_every_default_help_prints(plugin_usage):
     """The defaults in help's "Defaults:" lines, each said in the option's paragraph."""
-    defaults = plugin_usage.split("Defaults:", 1)[1].split("\n          no weights", 1)[0]
-    pairs = re.findall(r"([a-z]+) (\S+)", defaults)
-    assert len(pairs) == 14
+    pairs = help_defaults(plugin_usage)
+    # every option has its default there, in help's order; weights' is said in words after
+    assert [option for option, _ in pairs] == [o for o in help_options(plugin_usage) if o != "weights"]
+    assert help_flags(plugin_usage) == {"ecn": "ecn", "noecn": "ecn"} and ("ecn", "ecn") in pairs
     parameters = man_section("PARAMETERS")
     for option, value in pairs:
         paragraph = re.search(rf"^\.TP\n\.B[IR]? {option}\b(.*?)(?=^\.TP|^\.SS|\Z)", parameters,
                               flags=re.MULTILINE | re.DOTALL).group(1)
         value = {"unlimited": "the default", "10240p": "10240", "32Mb": "32MiB"}.get(value, value)
+        if option in help_flags(plugin_usage).values():
+            value = f"Default {value}."  # a flag's word is in its paragraph anyway
         assert value in paragraph.replace("\n", " "), f"{option}: default {value} not in its paragraph"
+
+
+def parse(*options: str) -> subprocess.CompletedProcess:
+    """`tc qdisc add` with these options, on a device that does not exist: tc parses the
+    options before it looks the device up, so a request the plugin accepts ends there,
+    and nothing reaches the kernel either way."""
+    return run([TC, "qdisc", "add", "dev", "confucius-none0", "root", "confucius", *options],
+               env={"TC_LIB_DIR": str(TC_BUILD), "PATH": "/usr/bin:/bin"})
+
+
+ACCEPTED = 'Cannot find device "confucius-none0"'
+
+
+@pytest.mark.parametrize("options", [
+    ["aqm_target", "5ms", "aqm_interval", "100ms", "ecn"],
+    ["noecn", "aqm_target", "0", "limit", "5"],
+    ["aqm_target", "100us", "aqm_interval", "1ms"],
+    ["aqm_target", "60s", "aqm_interval", "60s", "noecn"],
+])
+def test_aqm_options_are_accepted(options):
+    done = parse(*options)
+    assert done.stderr.strip() == ACCEPTED
+
+
+@pytest.mark.parametrize("options, message", [
+    (["aqm_target", "50us"], 'invalid aqm_target "50us": expected 0 (no AQM) or a time from 100us to 60s'),
+    (["aqm_target", "61s"], 'invalid aqm_target "61s": expected 0 (no AQM) or a time from 100us to 60s'),
+    (["aqm_target", "-1ms"], 'invalid aqm_target "-1ms": expected 0 (no AQM)'),
+    (["aqm_interval", "0"], 'invalid aqm_interval "0": expected a time from 1ms to 60s'),
+    (["aqm_interval", "999us"], 'invalid aqm_interval "999us": expected a time from 1ms to 60s'),
+    (["aqm_interval"], "aqm_interval needs a value"),
+    (["ecn", "1"], 'unknown option "1" (ecn takes no value)'),
+    (["noecn", "on", "limit", "5"], 'unknown option "on" (noecn takes no value)'),
+    (["ecn", "noecn"], "ecn or noecn given twice"),
+    (["noecn", "limit", "5", "noecn"], "ecn or noecn given twice"),
+    (["ecnx"], 'unknown option "ecnx"\n'),
+])
+def test_aqm_options_are_refused_by_the_parser(options, message):
+    done = parse(*options)
+    assert done.returncode == 1 and done.stderr.startswith(f"confucius: {message}"), done.stderr
+    assert ACCEPTED not in done.stderr
 
 
 def test_mandoc_lint_fails_on_a_warning(tmp_path):
