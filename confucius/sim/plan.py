@@ -34,7 +34,10 @@ FLOW_FAST_S, FLOW_LEAD_S = GUEST_TIMING.flow_fast_s, GUEST_TIMING.flow_lead_s
 CONFUCIUS_ATTRIBUTES = {
     "interval": "Interval", "mode": "Mode", "pace": "Pace", "target": "Target", "maxhold": "MaxHold",
     "maxdelay": "MaxDelay", "classes": "Classes", "weights": "Weights", "reclassify": "Reclassify",
-    "hysteresis": "Hysteresis", "limit": "Limit", "flows": "Flows", "quantum": "Quantum"}
+    "hysteresis": "Hysteresis", "limit": "Limit", "flows": "Flows", "quantum": "Quantum",
+    "aqm_target": "AqmTarget", "aqm_interval": "AqmInterval"}
+# Its keywords, which take no value (as fq_codel's), and the attribute value each stands for.
+CONFUCIUS_KEYWORDS = {"ecn": ("UseEcn", "true"), "noecn": ("UseEcn", "false")}
 # The RT flow's modes the simulator has: rtflow's UDP controllers, and its TCP mode over
 # ns-3's congestion controls (the scenario is read with bottleneck.NS3_CCAS).
 SIMULATED_MODES = ("gcc", "copa", "fixed", "tcp")
@@ -142,17 +145,30 @@ def scheduler_args(choice: SchedulerChoice, known: dict) -> list[str] | str:
         return f"{choice.base} cannot be simulated: {known['missing'][choice.base]}"
     if choice.base not in known["simulated"]:
         return f"{choice.base} has no counterpart in the simulator"
-    args = [f"--scheduler={choice.base}"]
     words = choice.options.split()
     if words and not choice.base.startswith("confucius"):
         return f"{choice.name}: options {choice.options!r} of {choice.base} are not simulated"
-    if len(words) % 2:
-        return f"{choice.name}: options {choice.options!r} are not 'name value' pairs"
-    for name, value in zip(words[::2], words[1::2]):
-        if name not in CONFUCIUS_ATTRIBUTES:
-            return f"{choice.name}: option {name!r} has no ConfuciusQueueDisc attribute"
-        args.append(f"--ns3::ConfuciusQueueDisc::{CONFUCIUS_ATTRIBUTES[name]}={value}")
-    return args
+    attributes = confucius_attributes(choice.name, words)
+    if isinstance(attributes, str):
+        return attributes
+    return [f"--scheduler={choice.base}"] + [f"--ns3::ConfuciusQueueDisc::{attribute}={value}"
+                                             for attribute, value in attributes]
+
+
+def confucius_attributes(name: str, words: list[str]) -> list[tuple[str, str]] | str:
+    """Confucius's tc options as (attribute, value) pairs, or why they cannot be."""
+    attributes, words = [], list(words)
+    while words:
+        option = words.pop(0)
+        if option in CONFUCIUS_KEYWORDS:
+            attributes.append(CONFUCIUS_KEYWORDS[option])
+        elif option not in CONFUCIUS_ATTRIBUTES:
+            return f"{name}: option {option!r} has no ConfuciusQueueDisc attribute"
+        elif not words:
+            return f"{name}: option {option!r} needs a value"
+        else:
+            attributes.append((CONFUCIUS_ATTRIBUTES[option], words.pop(0)))
+    return attributes
 
 
 def rt_args(scenario: Scenario, flows: tuple[RtFlow, ...]) -> list[str] | str:

@@ -14,11 +14,11 @@ from typer.testing import CliRunner
 from confucius import rtflow
 from confucius.experiment import keys
 from confucius.provenance import program_digest
-from confucius.experiment.scenario import load
+from confucius.experiment.scenario import SchedulerChoice, load
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
-from confucius.sim.bottleneck import BOTTLENECK, SimError
-from confucius.sim.plan import plan
+from confucius.sim.bottleneck import BOTTLENECK, SimError, describe, run_bottleneck
+from confucius.sim.plan import plan, scheduler_args
 from confucius.sim.store import window_end
 from confucius.sim.worker import simulate
 
@@ -176,3 +176,17 @@ def test_a_loads_window_ends_as_the_labs_tail_once_two_seconds_of_frames_were_on
     assert calm and end == round(13.1 * 1e9)      # the first frame with 2 s of on-time frames before it
     end, calm = window_end(frames, 10_000_000_000, settle_s=2.5)
     assert not calm and end == 12_500_000_000     # not calm by the settle: the window ends there
+
+
+def test_confucius_aqm_options_of_a_variant_reach_the_simulated_core():
+    # tc's syntax: aqm_target and aqm_interval take a time, ecn and noecn none (as fq_codel's).
+    choice = SchedulerChoice("confucius-aqm", "confucius", "aqm_target 2ms noecn aqm_interval 50ms")
+    args = scheduler_args(choice, describe())
+    core = run_bottleneck([*args, "--duration=0.5s"])["core"]
+    assert (core["aqm_target_ns"], core["aqm_interval_ns"], core["ecn"]) == (2e6, 50e6, False)
+    ecn_on = scheduler_args(SchedulerChoice("c", "confucius", "noecn ecn"), describe())
+    assert ecn_on[-1] == "--ns3::ConfuciusQueueDisc::UseEcn=true"
+    assert scheduler_args(SchedulerChoice("c", "confucius", "ecn aqm_target"), describe()) == \
+        "c: option 'aqm_target' needs a value"
+    assert scheduler_args(SchedulerChoice("c", "confucius", "ecn on"), describe()) == \
+        "c: option 'on' has no ConfuciusQueueDisc attribute"
