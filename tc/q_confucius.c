@@ -542,7 +542,8 @@ static int refuse_unknown(const char *word, const char *after_flag)
 static int refuse_twice(const struct option_spec *spec)
 {
 	if (spec->kind == KIND_FLAG)
-		fprintf(stderr, "confucius: %s or %s given twice\n", spec->names[1], spec->names[0]);
+		fprintf(stderr, "confucius: %s or %s given twice\n", spec->names[1],
+			spec->names[0]);
 	else
 		fprintf(stderr, "confucius: %s given twice\n", spec->name);
 	return -1;
