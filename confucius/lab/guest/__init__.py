@@ -45,4 +45,8 @@ Calm (the end of a tail): the frames captured over the last `calm` seconds all a
 within the stall threshold.
 
 No busy loops: the main thread sleeps between polls of the logs, the samplers between samples.
+
+Beside the run, stand-alone measurements of the bottleneck: `fidelity` (does a shaper keep
+its rate, window by window), `selfdelay` (a download's own queueing delay: the AQM) and
+`bulk` (long-lived TCP flows waiting in epoll, for the per-CCA experiments and the tests).
 """
