@@ -72,8 +72,8 @@
 #define DEFAULT_TARGET_US	(40 * US_PER_MS)
 #define DEFAULT_MAXHOLD_US	(2 * US_PER_S)
 #define DEFAULT_MAXDELAY_US	(500 * US_PER_MS)
-#define DEFAULT_AQM_TARGET_US	(5 * US_PER_MS)
-#define DEFAULT_AQM_INTERVAL_US	(100 * US_PER_MS)
+#define DEFAULT_AQM_TARGET_US	(20 * US_PER_MS)
+#define DEFAULT_AQM_INTERVAL_US	(500 * US_PER_MS)
 #define DEFAULT_ECN		1u
 
 #if __has_include("confucius.h")
@@ -192,9 +192,9 @@ static const struct option_spec options[] = {
 	{ "maxdelay", TCA_CONFUCIUS_MAXDELAY, KIND_BOUND,
 	  PERIOD_MIN_US, PERIOD_MAX_US, "no bound", "300ms", NULL, NULL },
 	{ "aqm_target", TCA_CONFUCIUS_AQM_TARGET, KIND_BOUND,
-	  AQM_TARGET_MIN_US, PERIOD_MAX_US, "no AQM", "5ms", NULL, NULL },
+	  AQM_TARGET_MIN_US, PERIOD_MAX_US, "no AQM", "10ms", NULL, NULL },
 	{ "aqm_interval", TCA_CONFUCIUS_AQM_INTERVAL, KIND_TIME,
-	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "100ms", NULL, NULL },
+	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "300ms", NULL, NULL },
 	{ "ecn", TCA_CONFUCIUS_ECN, KIND_FLAG,
 	  0, 1, NULL, "noecn", ecn_words, NULL },
 };
@@ -351,6 +351,8 @@ static void explain(void)
 		"Between bursts of new flows, a bulk flow's own queue is kept near aqm_target\n"
 		"by CoDel's control law once it has stood above it for aqm_interval, as\n"
 		"fq_codel does; with ecn, ECN-capable packets are marked instead of dropped.\n"
+		"Its defaults are longer than fq_codel's: a real-time flow whose share just\n"
+		"fell needs time to back off before its standing queue is dropped from.\n"
 		"The AQM rests while any flow is new: the old flows are then giving up\n"
 		"bandwidth step by step, and pace adaptive watches their queues against\n"
 		"target instead. aqm_target 0: no AQM.\n"

@@ -11,6 +11,16 @@
 #define MS	1000000ull
 #define RATE	10000000ull	/* 10 Mbit/s: a 1500-byte packet every 1.2 ms */
 
+/* fq_codel's target and interval, under which CoDel's pace shows within a second. */
+static struct cfc_config codel_config(void)
+{
+	struct cfc_config cfg = ts_default_config();
+
+	cfg.aqm_target_ns = 5 * MS;
+	cfg.aqm_interval_ns = 100 * MS;
+	return cfg;
+}
+
 /* One old flow kept 100 packets deep (120 ms of queue) at RATE, for `duration`. */
 static struct tsched *standing_queue(const struct cfc_config *cfg, bool ect, u64 duration)
 {
@@ -29,7 +39,7 @@ static struct tsched *standing_queue(const struct cfc_config *cfg, bool ect, u64
  */
 static void standing_queue_is_signalled_at_codel_s_pace(void **state)
 {
-	struct cfc_config cfg = ts_default_config();
+	struct cfc_config cfg = codel_config();
 	struct tsched *ts;
 
 	(void)state;
@@ -51,7 +61,7 @@ static void standing_queue_is_signalled_at_codel_s_pace(void **state)
 /* ECN-capable packets are marked, not dropped, at the same pace; with noecn they are dropped. */
 static void ecn_capable_packets_are_marked_not_dropped(void **state)
 {
-	struct cfc_config cfg = ts_default_config();
+	struct cfc_config cfg = codel_config();
 	struct tsched *ts;
 
 	(void)state;
@@ -73,7 +83,7 @@ static void ecn_capable_packets_are_marked_not_dropped(void **state)
 static void short_queues_and_no_target_are_left_alone(void **state)
 {
 	struct ts_backlog shallow = { .first = 0, .count = 1, .depth = 3, .len = 1500 };
-	struct cfc_config cfg = ts_default_config();
+	struct cfc_config cfg = codel_config();
 	struct tsched *ts;
 
 	(void)state;
@@ -108,7 +118,7 @@ static void trickle_new_flow(struct tsched *ts, void *ctx)
  */
 static void no_signal_while_a_flow_is_new(void **state)
 {
-	struct cfc_config cfg = ts_default_config();
+	struct cfc_config cfg = codel_config();
 	struct tsched *ts;
 	u64 next;
 

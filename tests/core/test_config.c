@@ -28,8 +28,8 @@ static void defaults_are_valid_and_documented(void **state)
 	assert_int_equal(cfg.target_ns, 40000000ull);
 	assert_int_equal(cfg.maxhold_ns, 2000000000ull);
 	assert_int_equal(cfg.maxdelay_ns, 500000000ull);
-	assert_int_equal(cfg.aqm_target_ns, 5000000ull);
-	assert_int_equal(cfg.aqm_interval_ns, 100000000ull);
+	assert_int_equal(cfg.aqm_target_ns, 20000000ull);
+	assert_int_equal(cfg.aqm_interval_ns, 500000000ull);
 	assert_true(cfg.ecn);
 }
 

@@ -2,11 +2,12 @@
 """The old flows' AQM in the lab's UML kernel (virtual time, seeded): a Cubic download's own
 queueing delay through `confucius bandwidth 20mbit` (confucius.lab.guest.selfdelay).
 
-Measured at 9b5f463 (20 ms base RTT, 12 s, samples of the sender's smoothed RTT every
-0.5 s after 4 s): with the AQM (the default) median 2.4 ms, 95th percentile 6.7 ms, 19
-drops; cake 3.6 / 7.7 ms, fq_codel 3.1 / 6.9 ms; with `aqm_target 0` (the AQM off, the
-qdisc before it) 353 / 501 ms, only maxdelay's 43 drops. With ECN negotiated the same
-19 signals are marks and nothing is dropped."""
+Measured (20 ms base RTT, 12 s, samples of the sender's smoothed RTT every 0.5 s after
+4 s): with the AQM's defaults (aqm_target 20 ms, aqm_interval 500 ms) median 18.1 ms, 95th
+percentile 24.8 ms, 8 drops; at fq_codel's 5 ms / 100 ms, 2.4 / 6.7 ms (19 drops), cake
+3.6 / 7.7 ms, fq_codel 3.1 / 6.9 ms; with `aqm_target 0` (the AQM off, the qdisc before
+it) 353 / 501 ms, only maxdelay's 43 drops. With ECN negotiated the signals are marks and
+nothing is dropped. Why the defaults are not fq_codel's: core/confucius.h."""
 
 import json
 
@@ -32,7 +33,7 @@ def own_delay(tmp_path, qdisc, *extra):
 def test_a_download_does_not_wait_behind_its_own_backlog(tmp_path):
     with_aqm = own_delay(tmp_path / "aqm", BASE)
     without = own_delay(tmp_path / "off", f"{BASE} aqm_target 0")
-    assert with_aqm["delay_ms"]["50"] < 10 and with_aqm["aqm_drops"] > 0
+    assert with_aqm["delay_ms"]["50"] < 30 and with_aqm["aqm_drops"] > 0
     assert without["delay_ms"]["50"] > 100 and without["aqm_drops"] == 0
     assert with_aqm["goodput_mbps"] > 0.9 * without["goodput_mbps"]
 
@@ -40,4 +41,4 @@ def test_a_download_does_not_wait_behind_its_own_backlog(tmp_path):
 def test_ecn_capable_flows_are_marked_instead_of_dropped(tmp_path):
     found = own_delay(tmp_path, BASE, "--ecn")
     assert found["ecn_marks"] > 0 and found["aqm_drops"] == 0 and found["dropped_packets"] == 0
-    assert found["delay_ms"]["50"] < 10
+    assert found["delay_ms"]["50"] < 30
