@@ -101,6 +101,7 @@ def bad_inputs():
              qos(*start, env={"LINKLAYER": "ethernet", "OVERHEAD": "1000"}),
              qos(*start, env={"OVERHEAD": "20"}),
              qos(*start, env={"TC_LIB_DIR": "/nonexistent"}),
+             qos(*start, env={"EECN": "yes"}),
              # Refused by tc, after the checks: egress first, then ingress (the
              # interface's root qdisc and the IFB were in place by then).
              qos(*start, env={"EQDISC_OPTS": "limit 0"}),
@@ -147,7 +148,7 @@ def as_sqm_recipe():
     remove the ingress qdisc, the root qdisc and the IFB as sqm's stop does."""
     start = f"""
         SQM_LIB_DIR=/usr/lib/sqm IFACE={IFACE} UPLINK=10000 DOWNLINK=20000 DEV={IFB}
-        TC=tc IP=ip INSMOD='modprobe -q' LINKLAYER=atm OVERHEAD=44 STAB_MPU=0
+        TC=tc IP=ip INSMOD='modprobe -q' LINKLAYER=atm OVERHEAD=44 STAB_MPU=0 EECN=NOECN IECN=ECN
         . {SCRIPT}
         echo "sourced: $QDISC"
         sqm_prepare_script && ip link add name "$DEV" type ifb && egress && ingress

@@ -50,6 +50,7 @@ def test_bad_input_is_refused_and_changes_nothing(found):
     for cause in ("cannot load kernel module sch_confucius", "no interface 'nosuch0'",
                   "got 'ten'", "got '-5'", "got '4'", "nothing to shape", "LINKLAYER=ptm",
                   "got 'lots'", "got '1000'", "need LINKLAYER", "tc does not know 'confucius'",
+                  "EECN must be ECN or NOECN, got 'yes'",
                   "egress setup failed on wan0; removed what was added",
                   "ingress setup failed on wan0; removed what was added"):
         assert cause in errors
@@ -100,13 +101,15 @@ def test_stop_removes_all_that_start_added(found):
 
 def test_sourced_as_an_sqm_recipe_it_sets_up_what_sqm_asks(found):
     """Sourcing runs nothing (sqm's variables stand, the IFB is sqm's); egress() and
-    ingress() put confucius with sqm's rates and its ATM size table on both sides."""
+    ingress() put confucius with sqm's rates, its ATM size table and its ECN settings (sqm's
+    defaults: NOECN out, ECN in) on both sides."""
     sqm = found["sqm"]
     assert sqm["start"]["returncode"] == 0, sqm["start"]["stderr"]
     assert sqm["start"]["stdout"] == "sourced: confucius\n" and sqm["start"]["stderr"] == ""
-    for listing, bandwidth in ((sqm["wan0"], 10_000_000 // 8), (sqm["ifb"], 20_000_000 // 8)):
+    for listing, bandwidth, ecn in ((sqm["wan0"], 10_000_000 // 8, False), (sqm["ifb"], 20_000_000 // 8, True)):
         shaper = qdisc(listing, "confucius")
         assert shaper["options"]["bandwidth"] == bandwidth
+        assert shaper["options"]["ecn"] is ecn
         assert (shaper["stab"]["linklayer"], shaper["stab"]["overhead"]) == ("atm", 44)
     assert sqm["state_after_stop"] == found["baseline"]
 
