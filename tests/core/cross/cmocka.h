@@ -41,5 +41,9 @@ void cross_fail(const char *file, int line, const char *fmt, ...)
 	((p) != NULL ? (void)0 : cross_fail(__FILE__, __LINE__, "%s is NULL", #p))
 #define assert_int_equal(a, b) cross_int_equal((intmax_t)(a), (intmax_t)(b), #a, #b, __FILE__, __LINE__)
 void cross_int_equal(intmax_t a, intmax_t b, const char *sa, const char *sb, const char *file, int line);
+#define assert_in_range(v, lo, hi) \
+	((uintmax_t)(v) >= (uintmax_t)(lo) && (uintmax_t)(v) <= (uintmax_t)(hi) ? (void)0 : \
+	 cross_fail(__FILE__, __LINE__, "%s = %ju is not within %ju..%ju", #v, (uintmax_t)(v), \
+		    (uintmax_t)(lo), (uintmax_t)(hi)))
 
 #endif
