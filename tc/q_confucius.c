@@ -355,7 +355,8 @@ static void explain(void)
 		"fell needs time to back off before its standing queue is dropped from.\n"
 		"The AQM rests while any flow is new: the old flows are then giving up\n"
 		"bandwidth step by step, and pace adaptive watches their queues against\n"
-		"target instead. aqm_target 0: no AQM.\n"
+		"target instead. Mode flow only: in mode class the queue a flow builds sorts\n"
+		"it into its class. aqm_target 0: no AQM.\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
 		ORIGIN);
 }

@@ -133,9 +133,26 @@ static void no_signal_while_a_flow_is_new(void **state)
 	check_and_free(ts);
 }
 
+/* Mode class sorts flows by the queue they build, mode external by the host's classes: no AQM. */
+static void only_mode_flow_has_the_aqm(void **state)
+{
+	struct cfc_config cfg = codel_config();
+	struct tsched *ts;
+	u8 mode;
+
+	(void)state;
+	for (mode = CFC_MODE_CLASS; mode <= CFC_MODE_EXTERNAL; mode++) {
+		cfg.mode = mode;
+		ts = standing_queue(&cfg, false, 1000 * MS);
+		assert_int_equal(ts->s.cnt.aqm_drops + ts->s.cnt.ecn_marks, 0);
+		check_and_free(ts);
+	}
+}
+
 CFC_TEST_GROUP(run_aqm_tests, "aqm",
 	cmocka_unit_test(standing_queue_is_signalled_at_codel_s_pace),
 	cmocka_unit_test(ecn_capable_packets_are_marked_not_dropped),
 	cmocka_unit_test(short_queues_and_no_target_are_left_alone),
 	cmocka_unit_test(no_signal_while_a_flow_is_new),
+	cmocka_unit_test(only_mode_flow_has_the_aqm),
 )
