@@ -245,28 +245,13 @@ static int confucius_classify(struct sk_buff *skb, struct Qdisc *sch, int *qerr)
 
 /*
  * Whether the packet is IP with an ECN-capable transport: ECT(0), ECT(1) (L4S)
- * or already CE. The AQM marks such packets instead of dropping them. Only a
- * header in the linear part is read, as INET_ECN_set_ce() will write it.
+ * or already CE. The AQM marks such packets instead of dropping them.
  */
-static bool skb_is_ect(const struct sk_buff *skb)
+static bool skb_is_ect(struct sk_buff *skb)
 {
-	u8 dsfield;
+	int dsfield = skb_get_dsfield(skb);
 
-	switch (skb_protocol(skb, true)) {
-	case htons(ETH_P_IP):
-		if (skb_network_header(skb) + sizeof(struct iphdr) > skb_tail_pointer(skb))
-			return false;
-		dsfield = ipv4_get_dsfield(ip_hdr(skb));
-		break;
-	case htons(ETH_P_IPV6):
-		if (skb_network_header(skb) + sizeof(struct ipv6hdr) > skb_tail_pointer(skb))
-			return false;
-		dsfield = ipv6_get_dsfield(ipv6_hdr(skb));
-		break;
-	default:
-		return false;
-	}
-	return (dsfield & INET_ECN_MASK) != INET_ECN_NOT_ECT;
+	return dsfield >= 0 && (dsfield & INET_ECN_MASK) != INET_ECN_NOT_ECT;
 }
 
 /*
@@ -493,11 +478,9 @@ static struct netlink_range_validation period_us_range = {
 	.min = CFC_PERIOD_MIN_NS / NSEC_PER_USEC, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
 };
 
-static struct netlink_range_validation maxhold_us_range = {
-	.min = 0, .max = CFC_MAXHOLD_MAX_NS / NSEC_PER_USEC,
-};
-
-/* maxdelay and aqm_target: 0 (off), or from their own minimum (checked in read_config) */
+/* maxhold, maxdelay and aqm_target: 0 (off), or up to 60 s (the last two from a minimum
+ * of their own, checked in read_config)
+ */
 static struct netlink_range_validation off_or_period_us_range = {
 	.min = 0, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
 };
@@ -521,7 +504,7 @@ static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_CLASS_WEIGHTS]	= NLA_POLICY_NESTED(class_weights_policy),
 	[TCA_CONFUCIUS_PACE]		= NLA_POLICY_MAX(NLA_U32, TC_CONFUCIUS_PACE_ADAPTIVE),
 	[TCA_CONFUCIUS_TARGET]		= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
-	[TCA_CONFUCIUS_MAXHOLD]		= NLA_POLICY_FULL_RANGE(NLA_U32, &maxhold_us_range),
+	[TCA_CONFUCIUS_MAXHOLD]		= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
 	[TCA_CONFUCIUS_MAXDELAY]	= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
 	[TCA_CONFUCIUS_AQM_TARGET]	= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
 	[TCA_CONFUCIUS_AQM_INTERVAL]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
