@@ -28,6 +28,7 @@ from confucius import metrics
 from confucius.units import parse_rate, parse_time
 
 from .. import rtnl, topology
+from .base import in_ns
 
 PORT = 6000
 WARMUP_S = 4.0          # slow start and the first standing queue
@@ -36,20 +37,16 @@ BULK = [sys.executable, "-m", "confucius.lab.guest.bulk"]
 RTT_FIELD = re.compile(r"\brtt:([0-9.]+)/")
 
 
-def in_ns(namespace: str, *argv: str) -> list[str]:
-    return ["ip", "netns", "exec", namespace, *argv]
-
-
 def negotiate_ecn() -> None:
     """Both ends ask for ECN (Linux's default, 2, only accepts it)."""
     for namespace in (topology.SERVER, topology.CLIENT):
-        subprocess.run(in_ns(namespace, "sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1"), check=True)
+        subprocess.run(in_ns(namespace, ["sysctl", "-q", "-w", "net.ipv4.tcp_ecn=1"]), check=True)
 
 
 def flow_rtts_ms() -> list[float]:
     """The smoothed RTT of every established flow the server sends to the client."""
-    shown = subprocess.run(in_ns(topology.SERVER, "ss", "-tin", "state", "established", "dst",
-                                 topology.CLIENT_ADDRESS), capture_output=True, text=True, check=True)
+    shown = subprocess.run(in_ns(topology.SERVER, ["ss", "-tin", "state", "established", "dst",
+                                  topology.CLIENT_ADDRESS]), capture_output=True, text=True, check=True)
     return [float(rtt) for rtt in RTT_FIELD.findall(shown.stdout)]
 
 
@@ -64,11 +61,11 @@ def confucius_counters() -> dict:
 def run_flows(flows: int, duration_s: float, base_rtt_ms: float) -> tuple[list[float], float]:
     """Queueing delays (ms) sampled over the run, and the flows' total goodput (bit/s)."""
     out = "/tmp/selfdelay-receiver.json"
-    receiver = subprocess.Popen(in_ns(topology.CLIENT, *BULK, "receive", "--port", str(PORT), "--flows",
-                                      str(flows), "--duration", str(duration_s + 2), "--out", out))
-    sender = subprocess.Popen(in_ns(topology.SERVER, *BULK, "send", "--address", topology.CLIENT_ADDRESS,
-                                    "--port", str(PORT), "--cca", ",".join(["cubic"] * flows),
-                                    "--duration", str(duration_s)))
+    receiver = subprocess.Popen(in_ns(topology.CLIENT, [*BULK, "receive", "--port", PORT, "--flows",
+                                       flows, "--duration", duration_s + 2, "--out", out]))
+    sender = subprocess.Popen(in_ns(topology.SERVER, [*BULK, "send", "--address", topology.CLIENT_ADDRESS,
+                                     "--port", PORT, "--cca", ",".join(["cubic"] * flows),
+                                     "--duration", duration_s]))
     time.sleep(WARMUP_S)
     delays = []
     while sender.poll() is None:
