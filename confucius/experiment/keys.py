@@ -22,6 +22,7 @@ import hashlib
 import json
 import random
 from dataclasses import dataclass
+from pathlib import Path
 
 from . import engines, schedulers as sched, shaping
 from .records import Bulk, Flent, Probes, Warmup
@@ -57,6 +58,9 @@ class LinkConditions:
     buffer: int
     shaper: str
     upload_rate_bps: float | None = None   # digested only when set
+    # A set each load draws from: the scenario's seed, which the draws follow, and each trace's
+    # name and sha256. Digested only when set, so that the keys of one trace or a rate stay.
+    traces: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -82,7 +86,7 @@ class CellConditions:
     def key_input(self) -> dict:
         """The JSON value that cell_key digests."""
         link = {name: value for name, value in dataclasses.asdict(self.link).items()
-                if name != "upload_rate_bps" or value is not None}
+                if name not in ("upload_rate_bps", "traces") or value is not None}
         warmup = dataclasses.asdict(self.warmup)
         if not warmup["phase_s"]:
             del warmup["phase_s"]
@@ -112,8 +116,13 @@ def rt_ports(scenario: Scenario, cell: Cell) -> list[int]:
 
 
 def initial_rate_bps(scenario: Scenario) -> float:
-    """The link's rate at the start: the constant rate, or the trace's first point used."""
+    """The link's rate at the start: the constant rate, or the trace's first point used. A
+    set of traces has no one start (each load draws its own): its cell is set up at its
+    first trace's first rate, which the simulator, the one engine that plays a set, replaces
+    by the drawn trace before any packet is sent."""
     link = scenario.link
+    if link.traces is not None:
+        return max(shaping.trace_points(link.traces.files[0])[0][1] * link.trace_scale, shaping.MIN_RATE_BPS)
     if link.trace is None:
         return link.rate_bps
     points = [bps for t, bps in shaping.read_trace(link.trace) if t >= link.trace_offset_s]
@@ -161,11 +170,12 @@ def scenario_seed(scenario: Scenario, cell: Cell) -> int | None:
 
 def conditions(scenario: Scenario, cell: Cell) -> CellConditions:
     link, web = scenario.link, scenario.web
-    trace = hashlib.sha256(link.trace.read_bytes()).hexdigest() if link.trace else None
+    trace = _file_digest(link.trace) if link.trace else None
     return CellConditions(
         link=LinkConditions(rate_bps=link.rate_bps, trace=trace, scale=link.trace_scale,
                             offset_s=link.trace_offset_s, rtt_s=link.rtt_s, buffer=link.buffer_packets,
-                            shaper=link.shaper, upload_rate_bps=link.upload_rate_bps),
+                            shaper=link.shaper, upload_rate_bps=link.upload_rate_bps,
+                            traces=_trace_set_conditions(scenario)),
         # The setup without HTB's bucket, which follows from the engine: the form the keys
         # have named it by since before the bucket was recorded.
         tc=tuple(tc_commands(scenario, cell, htb_burst_s=None)),
@@ -177,6 +187,17 @@ def conditions(scenario: Scenario, cell: Cell) -> CellConditions:
         seed=scenario_seed(scenario, cell),
         kernel=None if scenario.kernel == "6.1" else scenario.kernel,   # every run before the choice ran 6.1
         flent=scenario.flent)
+
+
+def _file_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _trace_set_conditions(scenario: Scenario) -> tuple | None:
+    traces = scenario.link.traces
+    if traces is None:
+        return None
+    return scenario.seed, tuple((traces.name(path), _file_digest(path)) for path in traces.files)
 
 
 def cell_key(scenario: Scenario, cell: Cell) -> str:
@@ -206,3 +227,26 @@ def load_phase_s(scenario: Scenario, cell: Cell, ref: PageRef) -> float:
         return 0.0
     draw = random.Random(f"load-phase/{scenario.seed}/{cell.repetition}/{ref.key}")
     return round(draw.uniform(0, scenario.warmup.phase_s), 3)
+
+
+@dataclass(frozen=True)
+class DrawnTrace:
+    """The trace a load plays from a set, and where in it the load starts."""
+    path: Path
+    name: str                         # its name in the set (shaping.TraceSet.name)
+    offset_s: float                   # a point of the trace: the load starts at its rate
+
+
+def load_trace(scenario: Scenario, cell: Cell, ref: PageRef) -> DrawnTrace | None:
+    """The trace of the scenario's `[link] traces` a load plays, and its offset: drawn by
+    the scenario's seed, the repetition and the page, as load_phase_s is, so that every
+    scheduler and controller meets the page on the same stretch of the same link and a
+    rerun draws the same. The offset is one of the trace's points, each as likely, so the
+    load starts on a rate the trace has; None for a rate or a single trace."""
+    traces = scenario.link.traces
+    if traces is None:
+        return None
+    draw = random.Random(f"link-trace/{scenario.seed}/{cell.repetition}/{ref.key}")
+    path = draw.choice(traces.files)
+    offset, _ = draw.choice(shaping.trace_points(path))
+    return DrawnTrace(path, traces.name(path), round(offset, 6))

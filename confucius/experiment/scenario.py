@@ -12,7 +12,8 @@ The format is described in confucius/experiment/README.md ("Scenarios"); in shor
     repetitions = 1
     duration = "60s"              # measured time after warm-up, for scenarios without pages
 
-    [link]                        # rate = "20mbit", or trace = "path" (time_s Mbps per line)
+    [link]                        # rate = "20mbit", or trace = "path" (time_s Mbps per line), or
+                                  # traces = "dir/*.log" (or a list): each load draws one and an offset
     rate = "20mbit"
     rtt = "40ms"
     buffer = 1000                 # packets (or a size, "1.5mb", counted in 1514-byte packets)
@@ -70,7 +71,7 @@ from . import engines
 from . import schedulers as sched
 from .engines import DEFAULT_GENERATION, GENERATIONS, SEED_LIMIT, VM_ENGINES
 from .records import FLENT_TESTS, Bulk, Flent, Probes, Warmup  # the parts an engine's spec carries as they are
-from .shaping import SHAPINGS, TopologyError, read_trace
+from .shaping import SHAPINGS, TopologyError, TraceSet, read_trace
 
 MTU_BYTES = sched.MTU_BYTES
 # What the simulator samples of the scheduler ([sim] samples).
@@ -102,6 +103,7 @@ class Link:
     shaper: str                     # "own" or "htb", see schedulers.tc_setup
     shaping: str                    # where the bottleneck shapes: shaping.SHAPINGS
     upload_rate_bps: float | None = None   # the scheduler also shapes client -> server; None: unshaped
+    traces: TraceSet | None = None  # a set each load draws its trace and offset from (keys.load_trace)
 
 
 @dataclass(frozen=True)
@@ -337,25 +339,31 @@ def _cca(t: Table, key: str, value: str, ccas) -> str:
 
 def _read_link(t: Table | None, base: Path) -> Link:
     if t is None:
-        raise ScenarioError(f"{base}: [link] is missing (it needs rate or trace, and rtt)")
+        raise ScenarioError(f"{base}: [link] is missing (it needs rate, trace or traces, and rtt)")
     path = t.path
     rate = t.rate("rate")
     trace_text = t.string("trace")
-    if (rate is None) == (trace_text is None):
-        raise t.error("rate", "give either rate (e.g. '20mbit') or trace (a 'time_s Mbps' file), not both"
-                      if rate is not None else "give either rate (e.g. '20mbit') or trace (a 'time_s Mbps' file)")
+    traces = _read_traces(t) if t.has("traces") else None
+    given = [key for key, value in (("rate", rate), ("trace", trace_text), ("traces", traces)) if value is not None]
+    if len(given) != 1:
+        raise t.error(given[0] if given else "rate",
+                      "give one of rate (e.g. '20mbit'), trace (a 'time_s Mbps' file) or traces (a set of them)"
+                      + (f", not {' and '.join(given)}" if given else ""))
     trace = None
     if trace_text is not None:
         trace = (path.parent / trace_text).resolve()
         _check_trace(t, trace)
-    elif t.has("trace_scale") or t.has("trace_offset"):
+    elif traces is not None and t.has("trace_offset"):
+        raise t.error("trace_offset", "each load draws its offset into its trace from the scenario's seed: remove it")
+    elif traces is None and (t.has("trace_scale") or t.has("trace_offset")):
         raise t.error("trace_scale", "only meaningful with a trace")
     buffer = t.get("buffer", 1000)
     link = Link(rate_bps=rate, trace=trace,
                 trace_scale=t.number("trace_scale", 1.0, 1e-6), trace_offset_s=t.time("trace_offset", 0, positive=False),
                 rtt_s=t.time("rtt", "40ms"), buffer_packets=buffer_packets(t, buffer),
                 shaper=t.choice("shaper", "own", ("own", "htb")),
-                shaping=t.choice("shaping", "egress", SHAPINGS), upload_rate_bps=t.rate("upload_rate"))
+                shaping=t.choice("shaping", "egress", SHAPINGS), upload_rate_bps=t.rate("upload_rate"),
+                traces=traces)
     t.done()
     return link
 
@@ -368,6 +376,19 @@ def _check_trace(t: Table, trace: Path) -> None:
         read_trace(trace)
     except TopologyError as err:
         raise t.error("trace", str(err)) from None
+
+
+def _read_traces(t: Table) -> TraceSet:
+    """[link] traces: a directory, a glob or a list of them, relative to the scenario file;
+    every file they name must be a trace."""
+    value = t.get("traces")
+    patterns = [value] if isinstance(value, str) else value
+    if not isinstance(patterns, list) or not patterns or not all(isinstance(p, str) and p for p in patterns):
+        raise t.error("traces", f"must be a directory, a glob or a list of them, got {value!r}")
+    try:
+        return TraceSet.find(t.path.parent, patterns)
+    except TopologyError as err:
+        raise t.error("traces", str(err)) from None
 
 
 def buffer_packets(t: Table, value) -> int:
@@ -620,8 +641,9 @@ def _flent_parts(top: Table, link_table: Table | None, path: Path) -> Flent:
         if top.has(key):
             raise top.error(key, "a scenario with [flent] runs Flent's own flows: remove it")
     if link_table is not None:
-        if link_table.has("trace"):
-            raise link_table.error("trace", "Flent's tests run at a constant rate: give rate instead")
+        for key in ("trace", "traces"):
+            if link_table.has(key):
+                raise link_table.error(key, "Flent's tests run at a constant rate: give rate instead")
         link_table.data.setdefault("upload_rate", link_table.data.get("rate"))
     return flent
 
@@ -670,7 +692,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     top, name = read_top(text, path, engine, kernel)
     link_table = top.table("link")
     if trace is not None and link_table is not None:
-        link_table.data = {k: v for k, v in link_table.data.items() if k != "rate"}
+        link_table.data = {k: v for k, v in link_table.data.items() if k not in ("rate", "traces")}
         link_table.data["trace"] = str(Path(trace).resolve())
     flent = _flent_parts(top, link_table, path) if top.has("flent") else None
     ccas = lab_kernel_ccas() if ccas is None else ccas
@@ -709,9 +731,10 @@ def _check_labels(scenario: Scenario) -> None:
 
 def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None,
                  kernel: str | None = None) -> Scenario:
-    """The scenario's identity for resuming: its text, the trace's content and the page files'."""
+    """The scenario's identity for resuming: its text, the traces' content and the page files'."""
     digest = hashlib.sha256(scenario.text.encode())
-    for extra in [scenario.link.trace, *(r.file for r in (scenario.web.pages if scenario.web else ()))]:
+    traces = scenario.link.traces.files if scenario.link.traces else ()
+    for extra in [scenario.link.trace, *traces, *(r.file for r in (scenario.web.pages if scenario.web else ()))]:
         if extra is not None:
             digest.update(extra.read_bytes())
     if trace is not None:

@@ -12,6 +12,8 @@ them (keys.py), which is why they live in the experiment layer and not in the gu
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 
 from confucius.units import UnitError, parse_rate
@@ -127,3 +129,48 @@ def read_trace(path: Path) -> list[tuple[float, float]]:
         raise TopologyError(f"{path}: no 'time_s Mbps' lines")
     start = points[0][0]
     return [(t - start, bps) for t, bps in points]
+
+
+@lru_cache(maxsize=256)
+def trace_points(path: Path) -> tuple[tuple[float, float], ...]:
+    """read_trace's points of a file read once (a sweep draws from a set's files for every
+    load; traces are data that stay as they are while a process runs), their times to the
+    microsecond, so that an offset drawn and recorded is one of them exactly."""
+    return tuple((round(t, 6), bps) for t, bps in read_trace(path))
+
+
+@dataclass(frozen=True)
+class TraceSet:
+    """A set of bandwidth traces (a scenario's `[link] traces`), each load drawing one of
+    them and an offset into it (keys.load_trace). Its traces are named by their paths
+    relative to `root`, the directory they share, so that the names are the data set's own
+    (`trace3.log`, or `4g/trace3.log` in a set of several directories) wherever it lies."""
+    root: Path
+    files: tuple[Path, ...]          # sorted, each once
+
+    @classmethod
+    def find(cls, base: Path, patterns: list[str]) -> TraceSet:
+        """The traces `patterns` name (a directory: every file in it; else a glob), relative
+        to `base`; TopologyError when one names none, or a file is not a trace."""
+        files = set()
+        for pattern in patterns:
+            found = _trace_files(base, pattern)
+            if not found:
+                raise TopologyError(f"{pattern!r} names no file (relative to {base})")
+            files.update(found)
+        for path in files:
+            trace_points(path)
+        ordered = tuple(sorted(files))
+        return cls(Path(os.path.commonpath([p.parent for p in ordered])), ordered)
+
+    def name(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
+
+def _trace_files(base: Path, pattern: str) -> list[Path]:
+    where = (base / pattern).resolve()
+    if where.is_dir():
+        return [p for p in where.iterdir() if p.is_file() and not p.name.startswith(".")]
+    anchor = Path(pattern).anchor
+    root = Path(anchor) if anchor else base
+    return [p.resolve() for p in root.glob(pattern.removeprefix(anchor)) if p.is_file()]

@@ -71,6 +71,9 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
     """The runs still to do (experiment/plan.py). Without `resume` (or `db`) every unit is
     measured again; with them, only by the programs that measured the cells' units already
     in `db`."""
+    if scenario.link.traces is not None:
+        raise RunnerError(f"{scenario.path}: link.traces: the lab plays one trace per run, not a trace drawn "
+                          f"per load; run a set in the simulator (confucius sim), or give trace")
     chosen = planning.cells(scenario, schedulers, controllers)
     if db is None or not resume:
         return planning.plan(scenario, chosen, lambda cell: keys.cell_key(scenario, cell), attempts=attempts)

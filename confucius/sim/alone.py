@@ -15,12 +15,13 @@ from typing import Sequence
 
 from confucius import metrics, rtflow
 from confucius.experiment import db_runs
+from confucius.experiment.keys import DrawnTrace
 from confucius.experiment.scenario import Scenario
 from confucius.provenance import programs_not_as_recorded, recorded_programs
 from confucius.report.data import PageResult, open_db, page_results
 
 from . import bottleneck as bn
-from .plan import LinkTrace, link_trace
+from .plan import LinkTrace, drawn_trace, link_trace
 from .worker import trace_args
 
 # The bottleneck's options that act only with a page (its tail, and the calm that ends it).
@@ -42,24 +43,31 @@ class AloneCell:
 
 @dataclass(frozen=True)
 class EpisodeWithoutPage:
-    """An episode without its page: the cell's options and the load's start."""
+    """An episode without its page: the cell's options, the load's start and the link's trace."""
     args: tuple[str, ...]
     start_s: float
+    trace: LinkTrace | None
 
 
-def episode_of(spec: dict, page_id: str) -> EpisodeWithoutPage:
-    """The episode a run's page met, as the run's spec records it, less the page."""
-    start = spec["page_starts_s"][spec["pages"].index(page_id)]
-    return EpisodeWithoutPage(tuple(a for a in spec["bottleneck"] if not a.startswith(PAGE_ONLY)), start)
+def episode_of(spec: dict, page_id: str, scenario: Scenario) -> EpisodeWithoutPage:
+    """The episode a run's page met, as the run's spec records it, less the page: on the
+    scenario's trace, or the one the load drew from its set (the spec's page_traces)."""
+    number = spec["pages"].index(page_id)
+    trace = link_trace(scenario)
+    if "page_traces" in spec:
+        drawn = spec["page_traces"][number]
+        trace = drawn_trace(scenario, DrawnTrace(scenario.link.traces.root / drawn["trace"], drawn["trace"],
+                                                 drawn["offset_s"]))
+    return EpisodeWithoutPage(tuple(a for a in spec["bottleneck"] if not a.startswith(PAGE_ONLY)),
+                              spec["page_starts_s"][number], trace)
 
 
-def simulate_alone(episode: EpisodeWithoutPage, end_s: float, trace: LinkTrace | None,
-                   binary: Path = bn.BOTTLENECK) -> list[rtflow.Frame]:
+def simulate_alone(episode: EpisodeWithoutPage, end_s: float, binary: Path = bn.BOTTLENECK) -> list[rtflow.Frame]:
     """The video's frames of the episode without its page, until `end_s`."""
     with tempfile.TemporaryDirectory(prefix="confucius-sim-alone-") as folder:
         scratch = Path(folder)
         bn.run_bottleneck([*episode.args, f"--duration={end_s}s", f"--frame-log={scratch / 'frames.csv'}",
-                           *trace_args(trace, episode.start_s, scratch)], binary)
+                           *trace_args(episode.trace, episode.start_s, scratch)], binary)
         return rtflow.read_frames(scratch / "frames.csv")
 
 
@@ -97,13 +105,12 @@ def compare(scenario: Scenario, db_path: Path, binary: Path = bn.BOTTLENECK,
         raise bn.SimError(f"{db_path} holds no loads of scenario {scenario.name!r}"
                           f"{' for these schedulers and controllers' if schedulers or controllers else ''}")
     specs = _runs(db, results, binary)
-    episodes = {r.page_row: episode_of(specs[r.run_id], r.page_id) for r in results}
+    episodes = {r.page_row: episode_of(specs[r.run_id], r.page_id, scenario) for r in results}
     windows = {r.page_row: r.window_end_ns - r.load_start_ns for r in results}
     ends: dict[EpisodeWithoutPage, float] = {}
     for row, episode in episodes.items():
         ends[episode] = max(ends.get(episode, 0.0), episode.start_s + windows[row] / 1e9 + 1.0)
-    trace = link_trace(scenario)
-    frames = {episode: simulate_alone(episode, end, trace, binary) for episode, end in ends.items()}
+    frames = {episode: simulate_alone(episode, end, binary) for episode, end in ends.items()}
     cells: dict[tuple[str, str], list[tuple[float, float]]] = {}
     for r in results:
         episode = episodes[r.page_row]

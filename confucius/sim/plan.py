@@ -7,7 +7,8 @@ bottleneck options, and the cells it cannot run with why.
 Each page is an episode of its own, as the lab's episodes: the video alone for
 `[sim] warmup` and the load's phase (`[warmup] phase`: the lab's own draw for that page),
 the page, then the video until its frames are calm again (at most `[web] settle` after the
-load; store.window_end). A cell's key is keys.simulated_cell_key: the lab's conditions with
+load; store.window_end). On a link of `[link] traces` each load plays the trace and from
+the offset it drew (keys.load_trace). A cell's key is keys.simulated_cell_key: the lab's conditions with
 the engine, ns-3's version and the seed, so that simulated and lab measurements never
 resume one another, even in one database. The guest's timing that the episodes copy
 (its calm, drain and flow-sampling times) comes from the lab's contract (GUEST_TIMING).
@@ -77,6 +78,17 @@ class Sampling:
 
 
 @dataclass(frozen=True)
+class LinkTrace:
+    """A trace from a load's start: its points from the offset, scaled, in bit/s, repeated
+    every `period_s`. A scenario's one trace is played as the lab plays it (lab/guest/trace.py's
+    TracePlayer: the part from the offset, over and over); a trace drawn from a set from its
+    offset to its end and on from its start (drawn_trace)."""
+    points: tuple[tuple[float, float], ...]
+    period_s: float
+    end_s: float                 # the episode's longest end after the load's start
+
+
+@dataclass(frozen=True)
 class SimPage:
     number: int                  # in the scenario's page list
     key: str                     # the scenario's name for it
@@ -86,15 +98,8 @@ class SimPage:
     start_s: float               # when the load starts: [sim] warmup and the load's phase
     args: tuple[str, ...]        # the bottleneck's options for this page's start and end (page_args)
     sampling: Sampling           # how the bottleneck samples the scheduler
-
-
-@dataclass(frozen=True)
-class LinkTrace:
-    """A trace as the lab plays it (lab/guest/trace.py's TracePlayer): its points from the offset,
-    scaled, in bit/s, repeated every `period_s` from the load's start."""
-    points: tuple[tuple[float, float], ...]
-    period_s: float
-    end_s: float                 # the episode's longest end after the load's start
+    trace: LinkTrace | None      # the link's trace from the load's start; None: a constant rate
+    drawn: keys.DrawnTrace | None = None   # the trace and offset it drew from a set, recorded
 
 
 @dataclass(frozen=True)
@@ -102,7 +107,6 @@ class SimTask:
     """One cell's chunk of pages: a task for a worker."""
     cell: SimCell
     pages: tuple[SimPage, ...]
-    trace: LinkTrace | None      # None: a constant rate
     chunk: int
 
 
@@ -196,7 +200,7 @@ def episode_args(scenario: Scenario) -> list[str]:
             f"--web-cca={web.cca}", f"--ns3::PageLoader::MaxPerDomain={web.max_per_domain}",
             "--web-flows=0", f"--page-tail={web.settle_s + DRAIN_S}s",
             f"--calm={CALM_S}s", f"--late={STALL_THRESHOLD_S}s", f"--drain={DRAIN_S}s"]
-    if link.trace is None:
+    if link.rate_bps is not None:
         args.append(f"--rate={link.rate_bps:.0f}bps")
     return args
 
@@ -220,24 +224,49 @@ def page_options(task: SimTask, page: SimPage) -> list[str]:
     return [*task.cell.args, *page.args]
 
 
-def sim_page(scenario: Scenario, cell: Cell, unit: planning.Unit, page, text: str) -> SimPage:
+def sim_page(scenario: Scenario, cell: Cell, unit: planning.Unit, page, text: str,
+             trace: LinkTrace | None) -> SimPage:
     """A unit of the cell, its page started after the warm-up and the lab's own phase for
-    this load (keys.load_phase_s)."""
+    this load (keys.load_phase_s), on the scenario's `trace` or the one the load draws
+    from its set (keys.load_trace)."""
     start = round(scenario.sim.warmup_s + keys.load_phase_s(scenario, cell, unit.ref), 3)
+    drawn = keys.load_trace(scenario, cell, unit.ref)
+    if drawn is not None:
+        trace = drawn_trace(scenario, drawn)
     return SimPage(unit.number, unit.ref.key, unit.key, page.id, text, start,
-                   page_args(scenario, start), page_sampling(scenario, start))
+                   page_args(scenario, start), page_sampling(scenario, start), trace, drawn)
+
+
+def _period_s(points) -> float:
+    """How long a trace lasts before it repeats: to its last point, and that point for as
+    long as its shortest step."""
+    steps = [b[0] - a[0] for a, b in zip(points, points[1:]) if b[0] > a[0]]
+    return points[-1][0] - points[0][0] + (min(steps) if steps else 1.0)
+
+
+def _episode_end_s(scenario: Scenario) -> float:
+    web = scenario.web
+    return web.timeout_s + web.settle_s + DRAIN_S
 
 
 def link_trace(scenario: Scenario) -> LinkTrace | None:
-    link, web = scenario.link, scenario.web
+    """The scenario's one trace from its `trace_offset`; None for a rate or a set."""
+    link = scenario.link
     if link.trace is None:
         return None
     points = [(t, bps * link.trace_scale) for t, bps in shaping.read_trace(link.trace) if t >= link.trace_offset_s]
     start = points[0][0]
-    steps = [b[0] - a[0] for a, b in zip(points, points[1:])]
-    period = points[-1][0] - start + (min(s for s in steps if s > 0) if any(s > 0 for s in steps) else 1.0)
-    return LinkTrace(tuple((t - start, bps) for t, bps in points), period,
-                     web.timeout_s + web.settle_s + DRAIN_S)
+    return LinkTrace(tuple((t - start, bps) for t, bps in points), _period_s(points), _episode_end_s(scenario))
+
+
+def drawn_trace(scenario: Scenario, drawn: keys.DrawnTrace) -> LinkTrace:
+    """The trace a load drew, from its offset: the rest of the trace, then its beginning
+    (the whole trace repeats, so a load that starts near its end meets all of it)."""
+    points = shaping.trace_points(drawn.path)
+    period, scale = _period_s(points), scenario.link.trace_scale
+    rotated = [(t - drawn.offset_s, bps * scale) for t, bps in points if t >= drawn.offset_s]
+    rotated += [(t + period - drawn.offset_s, bps * scale) for t, bps in points if t < drawn.offset_s]
+    return LinkTrace(tuple(rotated), period, _episode_end_s(scenario))
 
 
 def trace_text(trace: LinkTrace, start_s: float) -> str:
@@ -281,5 +310,5 @@ def sim_task(scenario: Scenario, task: planning.Task, args: tuple[str, ...], pag
     page's text, start and sampling."""
     seed = scenario.sim.seed + task.cell.repetition
     cell = SimCell(task.cell, task.cell_key, seed, (*args, f"--seed={seed}"))
-    return SimTask(cell, tuple(sim_page(scenario, task.cell, unit, pages[unit.number], texts[unit.number])
-                               for unit in task.pages), trace, task.chunk)
+    return SimTask(cell, tuple(sim_page(scenario, task.cell, unit, pages[unit.number], texts[unit.number], trace)
+                               for unit in task.pages), task.chunk)

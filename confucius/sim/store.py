@@ -113,6 +113,23 @@ def run_data(result: TaskResult, scenario: Scenario) -> RunData:
                    qdisc_flows=[s for p in runs for s in p.qdisc_flows], probes=[], bulk=[])
 
 
+def link_record(scenario: Scenario) -> str | None:
+    """What runs.trace records of the link: its trace, or the directory of its set (each
+    load's own trace is in the run's spec, page_traces)."""
+    link = scenario.link
+    if link.traces is not None:
+        return str(link.traces.root)
+    return str(link.trace) if link.trace else None
+
+
+def page_traces(task: SimTask) -> dict:
+    """Each page's trace and offset drawn from the link's set, in the order of the spec's
+    `pages` (a report groups loads by them); nothing for a rate or a single trace."""
+    if all(p.drawn is None for p in task.pages):
+        return {}
+    return {"page_traces": [{"trace": p.drawn.name, "offset_s": p.drawn.offset_s} for p in task.pages]}
+
+
 def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
     """The runs row's fields that do not depend on how the task ended."""
     cell, link = task.cell.cell, scenario.link
@@ -122,13 +139,14 @@ def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
         "controller": cell.controller, "rt_flows": json.dumps({"flows": [asdict(f) for f in cell.rt],
                                                                **asdict(scenario.rt)}),
         "repetition": cell.repetition, "mode": "episodes", "link_rate_bps": link.rate_bps,
-        "trace": str(link.trace) if link.trace else None, "rtt_s": link.rtt_s,
+        "trace": link_record(scenario), "rtt_s": link.rtt_s,
         "buffer_packets": link.buffer_packets, "results_dir": "", "engine": ENGINE, "time_mode": engines.entry(ENGINE).time_mode,
         "seed": task.cell.seed, "git_commit": produced["git_commit"], "git_dirty": int(produced["git_dirty"]),
         "versions": json.dumps({**produced, "seed": task.cell.seed}, sort_keys=True),
         "spec": json.dumps({"bottleneck": list(task.cell.args), "seed": task.cell.seed, "sim": asdict(scenario.sim),
                             "pages": [p.key for p in task.pages],
-                            "page_starts_s": [p.start_s for p in task.pages], "chunk": task.chunk}, sort_keys=True),
+                            "page_starts_s": [p.start_s for p in task.pages], "chunk": task.chunk,
+                            **page_traces(task)}, sort_keys=True),
     }
 
 

@@ -56,7 +56,7 @@ def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn
     """One page's episode under the task's cell, its files in `scratch`."""
     args = [*page_options(task, page), f"--page={scratch / 'page.txt'}",
             f"--frame-log={scratch / 'frames.csv'}", f"--rate-log={scratch / 'rates.csv'}",
-            *page.sampling.args(scratch), *trace_args(task.trace, page.start_s, scratch)]
+            *page.sampling.args(scratch), *trace_args(page.trace, page.start_s, scratch)]
     (scratch / "page.txt").write_text(page.text)
     run = bn.run_bottleneck(args, binary)
     try:

@@ -151,7 +151,7 @@ MISTAKES = [
     (('name = "good"', 'name = "bad name"'), ["name", "letters, digits"]),
     (('rtt = "40ms"', 'rtt_ms = 40'), ["link", "unknown key rtt_ms", "allowed", "rtt"]),
     (('rate = "20mbit"', 'rate = "20 furlongs"'), ["link.rate", "cannot read rate"]),
-    (('rate = "20mbit"', 'rate = "20mbit"\ntrace = "t.log"'), ["link.rate", "either rate", "not both"]),
+    (('rate = "20mbit"', 'rate = "20mbit"\ntrace = "t.log"'), ["link.rate", "one of rate", "not rate and trace"]),
     (('rate = "20mbit"', 'trace = "no/such.log"'), ["link.trace", "no such file"]),
     (('buffer = "300kb"', 'buffer = 0'), ["link.buffer", "at least 1 packet"]),
     (('buffer = "300kb"', 'shaper = "tbf"'), ["link.shaper", "own, htb"]),
