@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Union
 
 # The Flent tests a scenario can run (lab/guest/flent.py); lab/flent_files.py summarises each.
-FLENT_TESTS = ("rrul", "rrul_be", "tcp_nup", "voip")
+FLENT_TESTS = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown", "voip", "voip-rrul")
 
 
 class ContractError(ValueError):

@@ -254,7 +254,7 @@ def test_a_flent_scenario_has_one_cell_per_scheduler_and_shapes_the_upload(tmp_p
 
 FLENT_MISTAKES = [
     (('"rrul", "tcp_nup"', '"rrul", "tcp_download"'), ["flent.tests", "unknown Flent test 'tcp_download'",
-                                                      "rrul, rrul_be, tcp_nup, voip"]),
+                                                      "rrul, rrul_be, tcp_nup, tcp_ndown, voip, voip-rrul"]),
     (('"rrul", "tcp_nup"', ''), ["flent.tests", "list Flent's tests"]),
     (('"rrul", "tcp_nup"', '"rrul", "rrul"'), ["flent.tests", "listed twice"]),
     (('length = "10s"', 'length = "2s"'), ["flent.length", "5s to 600s", "'2s'"]),

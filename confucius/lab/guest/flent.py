@@ -9,7 +9,14 @@ else netperf's UDP_RR or D-ITG) towards one host, the server's address, so every
 crosses the router: downloads through the bottleneck, uploads through the upload's shaper
 (the scenario shapes both). Each test writes its data file (`<test>-<date>.<title>.flent.gz`,
 Flent's own format) into flent/<test>/ of the results folder; Flent's summary goes to
-logs/flent-<test>.out."""
+logs/flent-<test>.out.
+
+Each bulk flow's own RTT is read where its sender is, from the kernel's tcp_info as `ss -ti`
+prints it, every step: Flent's socket stats (`--socket-stats`) sample the client's sockets,
+which are the senders of the uploads (netperf TCP_STREAM) only, and go into the data file;
+the downloads' senders are netserver's sockets in the server's namespace, which Flent does
+not sample, so `ServerSockets` samples them beside the test into flent/<test>/ss-server.txt
+(flent_files.py reads both)."""
 
 from __future__ import annotations
 
@@ -24,6 +31,8 @@ from .traffic import IRTT_PORT
 
 NETPERF_PORT = 12865          # netserver's control port, where Flent's netperf connects
 SERVER_START_S = 0.5
+SERVER_SOCKETS = "ss-server.txt"
+SS_TIME_MARK = "Time: "
 
 
 class FlentServers:
@@ -48,25 +57,41 @@ class FlentServers:
 
 
 def command(flent: Flent, test: str, data_dir: Path, title: str) -> list[str]:
-    """Flent's command line for one test, run in the client's namespace."""
+    """Flent's command line for one test, run in the client's namespace; tcp_nup's uploads
+    and tcp_ndown's downloads are as many streams."""
     return in_ns(topology.CLIENT, [
         FLENT, test, "-4", "-H", topology.SERVER_ADDRESS, "-l", flent.length_s, "-s", f"{flent.step_s:g}",
-        "-D", data_dir, "-t", title, "--test-parameter", f"upload_streams={flent.upload_streams}"])
+        "-D", data_dir, "-t", title, "--socket-stats",
+        "--test-parameter", f"upload_streams={flent.upload_streams}",
+        "--test-parameter", f"download_streams={flent.upload_streams}"])
 
 
-def run_test(flent: Flent, test: str, scratch: Path, title: str) -> FlentEvent:
-    """Run one Flent test to its end; its data file and output land in `scratch`."""
+def server_sockets_command(step_s: float) -> list[str]:
+    """Every step, the time (Unix s) and `ss -tin` of the server's TCP connections but
+    netperf's control connections: the downloads' senders (and the uploads' receivers)."""
+    loop = (f"while :; do echo \"{SS_TIME_MARK}$(date +%s.%N)\"; "
+            f"ss -t -i -n -H state established '( sport != :{NETPERF_PORT} and dport != :{NETPERF_PORT} )'; "
+            f"sleep {step_s:g}; done")
+    return in_ns(topology.SERVER, ["bash", "-c", loop])
+
+
+def run_test(flent: Flent, test: str, scratch: Path, title: str, procs: Processes) -> FlentEvent:
+    """Run one Flent test to its end, the server's sockets sampled meanwhile; its data file
+    and output land in `scratch`."""
     data_dir = scratch / "flent" / test
     data_dir.mkdir(parents=True, exist_ok=True)
     output = scratch / "logs" / f"flent-{test}.out"
     started = now_ns()
     log(f"flent {test}: {flent.length_s} s")
-    with output.open("w") as out:
+    with output.open("w") as out, (data_dir / SERVER_SOCKETS).open("w") as sockets:
+        procs.start(f"ss-server-{test}", server_sockets_command(flent.step_s), stdout=sockets)
         try:
             code = subprocess.run(command(flent, test, data_dir, title), stdin=subprocess.DEVNULL, stdout=out,
                                   stderr=subprocess.STDOUT, timeout=GUEST_TIMING.flent_test_budget_s(flent)).returncode
         except subprocess.TimeoutExpired:
             code = -1
+        finally:
+            procs.stop(f"ss-server-{test}")
     files = sorted(data_dir.glob("*.flent.gz"))
     log(f"flent {test}: exit {code}, {len(files)} data file(s)")
     return FlentEvent(test=test, started_ns=started, ended_ns=now_ns(), exit=code,

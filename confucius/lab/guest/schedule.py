@@ -143,7 +143,7 @@ def flent_tests(ctx: Context, events: GuestEvents, trace: TracePlayer | None,
     for number, test in enumerate(ctx.spec.flent.tests):
         if number:
             time.sleep(IDLE_S)
-        events.flent.append(flent.run_test(ctx.spec.flent, test, ctx.scratch, ctx.spec.topology.kind))
+        events.flent.append(flent.run_test(ctx.spec.flent, test, ctx.scratch, ctx.spec.topology.kind, ctx.procs))
     return []
 
 
