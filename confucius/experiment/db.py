@@ -40,12 +40,12 @@ from . import db_flent, db_percca, db_runs
 # The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
 
-SCHEMA_VERSION = 9
+SCHEMA_VERSION = 10
 # Older versions this code still reads, once it has added what they lack: the tables
-# (3 added qdisc_flows, 6 the percca_* tables, 7 flent_tests) and the columns each
-# experiment's ADDED_COLUMNS lists (4 the runs' engine, 5 the pages' warm-ups, 8 the runs'
-# seed, 9 the per-CCA runs' versions).
-UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6, 7, 8}
+# (3 added qdisc_flows, 6 the percca_* tables, 7 flent_tests, 10 flent_flows) and the columns
+# each experiment's ADDED_COLUMNS lists (4 the runs' engine, 5 the pages' warm-ups, 8 the
+# runs' seed, 9 the per-CCA runs' versions, 10 the Flent tests' bulk RTT).
+UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6, 7, 8, 9}
 EXPERIMENTS = (db_runs, db_flent, db_percca)
 SHARED_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -54,7 +54,7 @@ CREATE TABLE IF NOT EXISTS scenarios (
     UNIQUE (name, digest));
 """
 SCHEMA = SHARED_TABLES + "".join(part.TABLES.removeprefix("\n") for part in EXPERIMENTS)
-ADDED_COLUMNS = {table: columns for part in (db_runs, db_percca) for table, columns in part.ADDED_COLUMNS.items()}
+ADDED_COLUMNS = {table: columns for part in EXPERIMENTS for table, columns in part.ADDED_COLUMNS.items()}
 # How merge() knows that a source's run is here already: a run copied twice is the same row.
 _RUN_IDENTITY = {**db_runs.RUN_IDENTITY, **db_percca.RUN_IDENTITY}
 # Rows that runs share rather than own: a source's row becomes the destination's equal one.

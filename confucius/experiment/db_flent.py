@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Flent's part of the results database: one row per Flent test of a run (its data file,
-plot and summary, lab/flent_files.py), how it is written and how the report reads it."""
+plot and summary, lab/flent_files.py) and one per bulk flow of a test (its own RTT), how
+they are written and how the report reads them."""
 
 from __future__ import annotations
 
@@ -21,9 +22,20 @@ CREATE TABLE IF NOT EXISTS flent_tests (
     latency TEXT,                      -- the series: Ping (ms) ICMP (round trip) or VoIP::delay (one way)
     latency_samples INTEGER, latency_median_ms REAL, latency_p99_ms REAL,
     udp_samples INTEGER, udp_median_ms REAL, udp_p99_ms REAL,   -- Ping (ms) UDP * (irtt)
-    download_mbps REAL, upload_mbps REAL);  -- TCP download sum, TCP upload sum: netperf's figures per flow, summed
+    download_mbps REAL, upload_mbps REAL,  -- TCP download sum, TCP upload sum: netperf's figures per flow, summed
+    down_rtt_median_ms REAL, down_rtt_p95_ms REAL,   -- the bulk flows' own RTT (tcp_info) per direction,
+    up_rtt_median_ms REAL, up_rtt_p95_ms REAL);      -- over all its flows' samples in the window
 CREATE INDEX IF NOT EXISTS flent_tests_run ON flent_tests (run_id);
+CREATE TABLE IF NOT EXISTS flent_flows (
+    id INTEGER PRIMARY KEY, flent_test_id INTEGER NOT NULL REFERENCES flent_tests(id),
+    direction TEXT NOT NULL,           -- download or upload
+    flow TEXT NOT NULL,                -- Flent's series (uploads) or the sender's socket (downloads)
+    samples INTEGER NOT NULL, rtt_median_ms REAL NOT NULL, rtt_p95_ms REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS flent_flows_test ON flent_flows (flent_test_id);
 """
+# What schema 10 added to the tables of older databases (db.py's upgrade adds them).
+ADDED_COLUMNS = {"flent_tests": tuple((name, "REAL") for name in (
+    "down_rtt_median_ms", "down_rtt_p95_ms", "up_rtt_median_ms", "up_rtt_p95_ms"))}
 
 
 def store_flent_test(db: Database, run_id: int, test) -> None:
@@ -34,8 +46,11 @@ def store_flent_test(db: Database, run_id: int, test) -> None:
            "plot_file": str(test.plot.resolve()) if test.plot else None, "error": test.error, "plot_error": test.plot_error}
     if summary is not None:
         row.update(window_from_s=summary.window_s[0], window_to_s=summary.window_s[1],
-                   **{k: v for k, v in summary.to_dict().items() if k not in ("test", "window_s")})
-    db.insert("flent_tests", row)
+                   **{k: v for k, v in summary.to_dict().items() if k not in ("test", "window_s", "flows")})
+    test_id = db.insert("flent_tests", row)
+    if summary is not None:
+        db.insert_many("flent_flows", ("flent_test_id", "direction", "flow", "samples", "rtt_median_ms", "rtt_p95_ms"),
+                       [(test_id, f.direction, f.flow, f.samples, f.median_ms, f.p95_ms) for f in summary.flows])
 
 
 def summarised_tests(db: Database, scenario: str | None = None) -> list:

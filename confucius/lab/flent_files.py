@@ -2,7 +2,7 @@
 """Flent's data files (`*.flent.gz`, gzipped JSON) read back on the host: the summary that
 the database stores and the report prints, and Flent's own plots.
 
-    summary = summarise(read(path))       # FlentSummary: latency under load, throughput per direction
+    summary = summarise_file(path)        # FlentSummary: latency under load, bulk RTT, throughput per direction
 
 The figures, in Flent's terms:
 - **latency under load**: the round trips of ICMP ping (`Ping (ms) ICMP`; rrul, rrul_be,
@@ -18,7 +18,15 @@ The figures, in Flent's terms:
   over the flows of that direction; None where the test has no such flows. Not the mean of
   netperf's interim samples: for uploads those count what the sender wrote into its socket
   buffer, and came out up to 1 Mbit/s above what arrived (19.71 against 18.65 Mbit/s,
-  rrul under confucius, 30 s).
+  rrul under confucius, 30 s);
+- **bulk RTT**: each bulk TCP flow's own round trip as its sender's kernel estimates it
+  (tcp_info's smoothed RTT, `rtt:` in `ss -ti`), sampled every step inside the load window:
+  the uploads' from Flent's socket stats in the data file (`<flow>::tcp_rtt`, the client's
+  netperf sockets), the downloads' from the server's sockets sampled beside the test
+  (`ss-server.txt` beside the data file, guest/flent.py; the senders are the sockets that
+  had more bytes acknowledged than received). Per flow its median and 95th percentile; per
+  direction the same over all its flows' samples. None where the test has no such flows
+  or the samples are missing (runs before the sampling).
 """
 
 from __future__ import annotations
@@ -26,6 +34,7 @@ from __future__ import annotations
 import gzip
 import json
 import math
+import re
 import subprocess
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
@@ -45,10 +54,25 @@ ICMP = "Ping (ms) ICMP"
 VOIP, VOIP_DELAY, VOIP_KEY = "VoIP", "VoIP::delay", "owd_up"
 UDP_PREFIX = "Ping (ms) UDP"
 DOWNLOAD, UPLOAD = "TCP download sum", "TCP upload sum"
+SERVER_SOCKETS = "ss-server.txt"        # guest/flent.py's SERVER_SOCKETS
+SS_TIME = re.compile(r"Time: (\d+(?:\.\d+)?)$")
+SS_SOCKET = re.compile(r"\d+\s+\d+\s+(\S+:\d+)\s+(\S+:\d+)\s*$")   # Recv-Q Send-Q local peer
+SS_RTT, SS_ACKED, SS_RECEIVED = (re.compile(rf"\b{name}:(\d+(?:\.\d+)?)")
+                                  for name in ("rtt", "bytes_acked", "bytes_received"))
 
 
 class FlentDataError(ValueError):
     """A file that is not a Flent data file, or lacks what the summary needs."""
+
+
+@dataclass(frozen=True)
+class FlowRtt:
+    """One bulk flow's own RTT over the load window (ms)."""
+    direction: str                   # download or upload
+    flow: str                        # Flent's series (uploads) or the sender's socket (downloads)
+    samples: int
+    median_ms: float
+    p95_ms: float
 
 
 @dataclass(frozen=True)
@@ -64,6 +88,11 @@ class FlentSummary:
     download_mbps: float | None
     upload_mbps: float | None
     window_s: tuple[float, float]    # from Flent's start
+    down_rtt_median_ms: float | None = None   # bulk RTT per direction, over its flows' samples
+    down_rtt_p95_ms: float | None = None
+    up_rtt_median_ms: float | None = None
+    up_rtt_p95_ms: float | None = None
+    flows: tuple[FlowRtt, ...] = ()
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -115,8 +144,68 @@ def _flows_total(data: dict, series: str) -> float | None:
     return float(value) if isinstance(value, (int, float)) and math.isfinite(value) else None
 
 
-def summarise(data: dict) -> FlentSummary:
-    """Latency under load and throughput per direction of one Flent test (module docstring)."""
+def upload_rtts(data: dict, window: tuple[float, float]) -> dict[str, list[float]]:
+    """Flent's socket stats: each upload's tcp_rtt samples inside the window, by its series."""
+    t0 = _t0(data["metadata"])
+    low, high = window
+    found: dict[str, list[float]] = {}
+    for series, points in sorted(data["raw_values"].items()):
+        rtts = [p["tcp_rtt"] for p in points if isinstance(p.get("tcp_rtt"), (int, float)) and "t" in p
+                and low <= p["t"] - t0 <= high]
+        if rtts:
+            found[series] = rtts
+    return found
+
+
+def download_rtts(text: str, t0: float, window: tuple[float, float]) -> dict[str, list[float]]:
+    """The server's sockets as guest/flent.py sampled them (a `Time: <Unix s>` line, then
+    `ss -tin -H`'s two lines per socket): each download sender's RTT samples inside the
+    window, by its socket (`local peer`)."""
+    low, high = window
+    found: dict[str, list[float]] = {}
+    at = socket = None
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip():
+            continue
+        if time := SS_TIME.match(line):
+            at, socket = float(time.group(1)) - t0, None
+        elif not line[0].isspace() and (address := SS_SOCKET.match(line)) and at is not None:
+            socket = f"{address.group(1)} {address.group(2)}"
+        elif line[0].isspace() and socket is not None:
+            rtt, acked, received = (_ss_field(pattern, line) for pattern in (SS_RTT, SS_ACKED, SS_RECEIVED))
+            if rtt is not None and (acked or 0) > (received or 0) and low <= at <= high:
+                found.setdefault(socket, []).append(rtt)
+            socket = None
+        else:
+            raise FlentDataError(f"{SERVER_SOCKETS}:{number}: expected a time, a socket or its details, "
+                                 f"got {line[:80]!r}")
+    return found
+
+
+def _ss_field(pattern: re.Pattern, line: str) -> float | None:
+    match = pattern.search(line)
+    return float(match.group(1)) if match else None
+
+
+def _flow_rtts(direction: str, by_flow: dict[str, list[float]]) -> list[FlowRtt]:
+    return [FlowRtt(direction, flow, len(rtts), metrics.nearest_rank(rtts, 50), metrics.nearest_rank(rtts, 95))
+            for flow, rtts in by_flow.items()]
+
+
+def _pooled(by_flow: dict[str, list[float]], percent: float) -> float | None:
+    every = [rtt for rtts in by_flow.values() for rtt in rtts]
+    return metrics.nearest_rank(every, percent) if every else None
+
+
+def summarise_file(path: Path) -> FlentSummary:
+    """`summarise` of a data file, with the server's sockets beside it if they were sampled."""
+    sockets = path.with_name(SERVER_SOCKETS)
+    return summarise(read(path), sockets.read_text() if sockets.is_file() else None)
+
+
+def summarise(data: dict, server_sockets: str | None = None) -> FlentSummary:
+    """Latency under load, bulk RTT and throughput per direction of one Flent test (module
+    docstring); `server_sockets` is the text of its ss-server.txt, if there is one."""
     metadata = data["metadata"]
     test = metadata.get("NAME", "?")
     window = load_window(metadata)
@@ -127,12 +216,17 @@ def summarise(data: dict) -> FlentSummary:
         raise FlentDataError(f"{test}: no {latency} samples between {window[0]:g} and {window[1]:g} s")
     udp = [v for name in sorted(data["raw_values"]) if name.startswith(UDP_PREFIX)
            for v in _raw_in(data, name, window)]
+    up = upload_rtts(data, window)
+    down = download_rtts(server_sockets, _t0(metadata), window) if server_sockets is not None else {}
     return FlentSummary(
         test=test, latency=latency, latency_samples=len(delays),
         latency_median_ms=metrics.nearest_rank(delays, 50), latency_p99_ms=metrics.nearest_rank(delays, 99),
         udp_samples=len(udp), udp_median_ms=metrics.nearest_rank(udp, 50) if udp else None,
         udp_p99_ms=metrics.nearest_rank(udp, 99) if udp else None,
-        download_mbps=_flows_total(data, DOWNLOAD), upload_mbps=_flows_total(data, UPLOAD), window_s=window)
+        download_mbps=_flows_total(data, DOWNLOAD), upload_mbps=_flows_total(data, UPLOAD), window_s=window,
+        down_rtt_median_ms=_pooled(down, 50), down_rtt_p95_ms=_pooled(down, 95),
+        up_rtt_median_ms=_pooled(up, 50), up_rtt_p95_ms=_pooled(up, 95),
+        flows=(*_flow_rtts("download", down), *_flow_rtts("upload", up)))
 
 
 def plot(data_file: Path) -> tuple[Path | None, str | None]:

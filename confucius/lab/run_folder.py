@@ -119,7 +119,7 @@ def _flent_test(directory: Path, number: int, event: FlentEvent) -> FlentTest:
         return FlentTest(number, event, None, None, f"Flent wrote no data file (exit {event.exit}): {tail}")
     path = directory / event.data_file
     try:
-        summary = flent_files.summarise(flent_files.read(path))
+        summary = flent_files.summarise_file(path)
     except flent_files.FlentDataError as err:
         return FlentTest(number, event, path, None, str(err))
     error = f"Flent exited {event.exit}" if event.exit != 0 else None

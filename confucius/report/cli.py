@@ -415,15 +415,23 @@ def percca_command(
 def flent_command(
     db: Path = _DB, scenario: Optional[str] = _SCENARIO,
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+    plots: Optional[Path] = typer.Option(None, "--plots", help="Also draw Flent's own plots of the tests "
+                                         "into this folder, the schedulers side by side."),
 ):
     """Flent's tests (a scenario with a flent table): per scheduler and test, latency under load
-    (median and 99th percentile) and throughput per direction."""
+    (median and 99th percentile), the bulk flows' own RTT and throughput per direction."""
     from . import flent_table
 
     with _open(db) as database:
         found = flent_table.rows(database, scenario)
     _show(found, f"no valid Flent tests{f' of scenario {scenario}' if scenario else ''} in {db} "
           "(run `confucius lab run scenarios/flent.toml`)", as_json, flent_table.rows_json, _print_flent)
+    if plots is not None:
+        try:
+            drawn = flent_table.plots(found, plots)
+        except flent_table.PlotError as err:
+            _fail(str(err))
+        console.print(f"wrote {len(drawn)} Flent plots into {plots}")
 
 
 def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:
@@ -439,19 +447,26 @@ def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:
 def _print_flent(found) -> None:
     table = Table(title="Flent: latency under load and throughput per direction")
     for column in ("scenario", "test", "scheduler", "runs", "latency", "median ms", "p99 ms",
-                   "UDP median ms", "UDP p99 ms", "down Mbit/s", "up Mbit/s"):
+                   "UDP median ms", "UDP p99 ms", "bulk RTT down ms", "bulk RTT up ms", "down Mbit/s", "up Mbit/s"):
         table.add_column(column, justify="left" if column in ("scenario", "test", "scheduler", "latency") else "right")
     for r in found:
         table.add_row(r.scenario, r.test, r.scheduler, str(r.runs), r.latency,
                       summary.fmt(r.latency_median_ms, "{:.1f}"), summary.fmt(r.latency_p99_ms, "{:.1f}"),
                       summary.fmt(r.udp_median_ms, "{:.1f}"), summary.fmt(r.udp_p99_ms, "{:.1f}"),
+                      _median_p95(r.down_rtt_median_ms, r.down_rtt_p95_ms), _median_p95(r.up_rtt_median_ms, r.up_rtt_p95_ms),
                       summary.fmt(r.download_mbps, "{:.2f}"), summary.fmt(r.upload_mbps, "{:.2f}"))
     console.print(table)
     console.print(f"engine: {', '.join(sorted({r.engine for r in found}))}. latency: Ping (ms) ICMP is the "
                   "round trip, VoIP::delay the one-way delay of voip's 20 ms stream; both and UDP (irtt's "
                   "round trips) over every sample in the load window (Flent's delay to delay + length); "
-                  "Mbit/s: Flent's TCP download sum / TCP upload sum, each flow's throughput as netperf "
-                  "reported it at its end, summed per direction.")
+                  "bulk RTT: median / p95 of the bulk TCP flows' own smoothed RTT (their senders' tcp_info, "
+                  "every step in the window; uploads from Flent's socket stats, downloads from the server's "
+                  "sockets); Mbit/s: Flent's TCP download sum / TCP upload sum, each flow's throughput as "
+                  "netperf reported it at its end, summed per direction.")
+
+
+def _median_p95(median: float, p95: float) -> str:
+    return summary.fmt(median, "{:.1f}") + ("" if math.isnan(median) else f" / {p95:.1f}")
 
 
 @app.command("percca-fit-inputs")

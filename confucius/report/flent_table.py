@@ -1,10 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Flent's tests from the database (experiment/db_flent.py, one row per test): per scenario,
-scheduler and test, latency under load (median and 99th percentile) and throughput per
-direction, the figures operators read off Flent's own summaries and plots.
+scheduler and test, latency under load (median and 99th percentile), the bulk flows' own
+RTT (median and 95th percentile per direction) and throughput per direction, the figures
+operators read off Flent's own summaries and plots; and Flent's own plots of the data
+files, the schedulers of a test side by side (`plots`).
 
 The data file is the source of truth, as the frames are for `report summary`: each test's
-figures are computed again from its `*.flent.gz` with `lab/flent_files.summarise` when the file is
+figures are computed again from its `*.flent.gz` with `lab/flent_files.summarise_file` when the file is
 there, so rows stored by older code follow today's definitions; the stored columns stand in
 for a file that is gone."""
 
@@ -12,8 +14,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
 from dataclasses import asdict, dataclass
-
 from pathlib import Path
 
 from confucius import metrics
@@ -22,7 +24,15 @@ from confucius.experiment.records import FLENT_TESTS
 from confucius.experiment import db_flent
 from confucius.experiment.db import Database
 
-FIGURES = ("latency_median_ms", "latency_p99_ms", "udp_median_ms", "udp_p99_ms", "download_mbps", "upload_mbps")
+FIGURES = ("latency_median_ms", "latency_p99_ms", "udp_median_ms", "udp_p99_ms", "download_mbps", "upload_mbps",
+           "down_rtt_median_ms", "down_rtt_p95_ms", "up_rtt_median_ms", "up_rtt_p95_ms")
+# Flent's own plots per test, each over the schedulers' data files: the sparse flows'
+# latency (ping_cdf, voip_delay_cdf), the uploads' own RTT from Flent's socket stats
+# (tcp_rtt_cdf; Flent samples no download's sender) and the throughput (box_totals).
+PLOTS = {"rrul": ("ping_cdf", "tcp_rtt_cdf", "box_totals"), "rrul_be": ("ping_cdf", "tcp_rtt_cdf", "box_totals"),
+         "tcp_nup": ("ping_cdf", "tcp_rtt_cdf", "box_totals"), "tcp_ndown": ("ping_cdf", "box_totals"),
+         "voip": ("voip_delay_cdf",), "voip-rrul": ("voip_delay_cdf", "ping_cdf", "tcp_rtt_cdf", "box_totals")}
+PLOT_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -39,6 +49,10 @@ class FlentRow:
     udp_p99_ms: float
     download_mbps: float
     upload_mbps: float
+    down_rtt_median_ms: float        # the bulk flows' own RTT per direction (flent_files)
+    down_rtt_p95_ms: float
+    up_rtt_median_ms: float
+    up_rtt_p95_ms: float
     data_files: tuple[str, ...]
 
 
@@ -63,7 +77,7 @@ def _figures(row) -> dict:
     path = Path(row["data_file"]) if row["data_file"] else None
     if path is None or not path.is_file():
         return {name: row[name] for name in FIGURES}
-    summary = flent_files.summarise(flent_files.read(path)).to_dict()
+    summary = flent_files.summarise_file(path).to_dict()
     return {name: summary[name] for name in FIGURES}
 
 
@@ -80,3 +94,35 @@ def rows_json(found: list[FlentRow]) -> str:
     def clean(value):
         return None if isinstance(value, float) and math.isnan(value) else value
     return json.dumps([{k: clean(v) for k, v in asdict(r).items()} for r in found], indent=1)
+
+
+class PlotError(RuntimeError):
+    """Flent could not draw a plot (its complaint in the message)."""
+
+
+def plots(found: list[FlentRow], out: Path) -> list[Path]:
+    """Flent's own plots (PLOTS) of each scenario's tests into `out`, every scheduler's data
+    files in one figure (Flent labels each by its title, the scheduler), as
+    `<scenario>-<test>-<plot>.png`: Flent's command line on the kept data files."""
+    out.mkdir(parents=True, exist_ok=True)
+    by_test: dict[tuple[str, str], list[str]] = {}
+    for row in found:
+        by_test.setdefault((row.scenario, row.test), []).extend(f for f in row.data_files if f and Path(f).is_file())
+    drawn = []
+    for (scenario, test), files in by_test.items():
+        for plot in PLOTS.get(test, ()) if files else ():
+            drawn.append(_plot(files, plot, out / f"{scenario}-{test}-{plot}.png"))
+    return drawn
+
+
+def _plot(files: list[str], plot: str, target: Path) -> Path:
+    inputs = [arg for f in files for arg in ("-i", f)]
+    try:
+        done = subprocess.run([str(flent_files.FLENT), *inputs, "-p", plot, "-o", str(target)],
+                              capture_output=True, text=True, timeout=PLOT_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise PlotError(f"flent -p {plot}: {err}") from None
+    if done.returncode != 0 or not target.is_file():
+        raise PlotError(f"flent -p {plot} ({len(files)} files): exit {done.returncode}: "
+                        f"{(done.stderr or done.stdout).strip()[-500:]}")
+    return target
