@@ -102,7 +102,7 @@ def test_defaults_fill_what_is_left_out(tmp_path):
 
 def test_the_repository_scenarios_are_valid():
     for path in sorted((REPO / "scenarios").glob("*.toml")):
-        if "trace" in path.name and not TRACES.is_dir():
+        if "shared/traces" in path.read_text() and not TRACES.is_dir():
             continue
         assert sc.load(path).name == path.stem, path
 
@@ -125,6 +125,63 @@ def test_a_trace_given_on_the_command_line_replaces_the_rate(tmp_path):
     s = sc.load(write(tmp_path, GOOD), trace=trace)
     assert s.link.rate_bps is None and s.link.trace == trace.resolve()
     assert s.digest != sc.load(write(tmp_path, GOOD)).digest
+
+
+def write_traces(folder: Path, traces: dict[str, str]) -> None:
+    for name, text in traces.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+TRACE_SET = {"set/a/t1.log": "0 10\n0.2 20\n", "set/a/t2.log": "5 1\n5.5 2\n6 3\n",
+             "set/b/t1.log": "0 7\n", "set/b/notes.txt": "0 4\n"}
+
+
+@pytest.mark.parametrize("value, names", [
+    ('"set/a"', ["t1.log", "t2.log"]),
+    ('"set/*/t1.log"', ["a/t1.log", "b/t1.log"]),
+    ('["set/a", "set/b/*.log", "set/a/t1.log"]', ["a/t1.log", "a/t2.log", "b/t1.log"]),
+])
+def test_a_set_of_traces_is_read_from_directories_and_globs_and_named_within_it(tmp_path, value, names):
+    write_traces(tmp_path, TRACE_SET)
+    s = sc.load(write(tmp_path, GOOD.replace('rate = "20mbit"', f"traces = {value}\ntrace_scale = 2")))
+    traces = s.link.traces
+    assert (s.link.rate_bps, s.link.trace, s.link.trace_scale) == (None, None, 2.0)
+    assert [traces.name(f) for f in traces.files] == names
+    assert all(f.is_absolute() and f.is_file() for f in traces.files)
+
+
+def test_a_set_of_traces_is_part_of_the_scenarios_identity(tmp_path):
+    write_traces(tmp_path, TRACE_SET)
+    path = write(tmp_path, GOOD.replace('rate = "20mbit"', 'traces = "set/a"'))
+    before = sc.load(path).digest
+    (tmp_path / "set/a/t2.log").write_text("5 1\n5.5 2\n6 4\n")
+    assert sc.load(path).digest != before
+
+
+def test_a_trace_given_on_the_command_line_replaces_a_set(tmp_path):
+    write_traces(tmp_path, TRACE_SET)
+    s = sc.load(write(tmp_path, GOOD.replace('rate = "20mbit"', 'traces = "set/a"')), trace=tmp_path / "set/b/t1.log")
+    assert s.link.traces is None and s.link.trace == (tmp_path / "set/b/t1.log").resolve()
+
+
+TRACE_MISTAKES = [
+    (('rate = "20mbit"', 'rate = "20mbit"\ntraces = "set/a"'), ["link.rate", "not rate and traces"]),
+    (('rate = "20mbit"', 'trace = "t.log"\ntraces = "set/a"'), ["link.trace", "not trace and traces"]),
+    (('rate = "20mbit"', 'traces = "set/c"'), ["link.traces", "'set/c' names no file"]),
+    (('rate = "20mbit"', 'traces = ["set/a", "set/*.log"]'), ["link.traces", "'set/*.log' names no file"]),
+    (('rate = "20mbit"', 'traces = []'), ["link.traces", "a directory, a glob or a list"]),
+    (('rate = "20mbit"', 'traces = ["set/a", 3]'), ["link.traces", "a directory, a glob or a list"]),
+    (('rate = "20mbit"', 'traces = "set/bad"'), ["link.traces", "bad/x.log:2: expected 'time_s Mbps'"]),
+    (('rate = "20mbit"', 'traces = "set/empty"'), ["link.traces", "no 'time_s Mbps' lines"]),
+    (('rate = "20mbit"', 'traces = "set/a"\ntrace_offset = "3s"'), ["link.trace_offset", "draws its offset"]),
+]
+
+
+@pytest.mark.parametrize("change, words", TRACE_MISTAKES, ids=[m[0][1][:30] for m in TRACE_MISTAKES])
+def test_mistakes_in_a_set_of_traces_are_refused(tmp_path, change, words):
+    write_traces(tmp_path, {**TRACE_SET, "set/bad/x.log": "0 1\nfast 2\n", "set/empty/x.log": "# none\n"})
+    assert_refused(tmp_path, GOOD, change, words)
 
 
 def test_an_engine_given_on_the_command_line_replaces_the_scenarios(tmp_path):
@@ -266,6 +323,7 @@ FLENT_MISTAKES = [
     (('[link]', '[rt]\ncontrollers = ["gcc"]\n[link]'), ["rt", "Flent's own flows"]),
     (('[link]', '[probes]\ninterval = "20ms"\n[link]'), ["probes", "Flent's own flows"]),
     (('rate = "20mbit"', 'trace = "t.log"'), ["link.trace", "constant rate"]),
+    (('rate = "20mbit"', 'traces = "t.log"'), ["link.traces", "constant rate"]),
     (('rtt = "40ms"', 'rtt = "40ms"\nupload_rate = "fast"'), ["link.upload_rate", "cannot read rate"]),
     (('"pfifo", "cake"', '"pfifo", "prio"'), ["prio", "need an RT flow"]),
 ]
