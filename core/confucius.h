@@ -155,9 +155,9 @@ enum cfc_flow_state {
 struct cfc_aqm {
 	u32 above_until;	/* tick; 0 = the sojourn is below the target */
 	u32 signal_next;	/* tick */
-	u32 count;		/* signals in this episode */
 	u32 last_count;		/* signals of the previous episode */
-	bool signalling;
+	u32 count : 31;		/* signals in this episode */
+	u32 signalling : 1;
 };
 
 struct cfc_flow {
@@ -173,6 +173,7 @@ struct cfc_flow {
 	u32 qlen;		/* packets */
 	s32 deficit;		/* bytes, DRR inside its queue */
 	u32 heap_pos;		/* position in its class's heap, when backlogged */
+	u32 left_turn;		/* its queue's turns when it last ran empty (DRR) */
 	u32 moved_epoch;	/* reclassification round that last moved it */
 	struct cfc_aqm aqm;	/* old flows' AQM */
 	u8 state;		/* enum cfc_flow_state */
@@ -201,12 +202,14 @@ struct cfc_heap_entry {
 struct cfc_queue {
 	struct list_head round;	/* in the scheduler's round of backlogged queues */
 	struct list_head ring;	/* DRR ring of backlogged flows (unless fifo) */
+	struct list_head sparse;/* flows back after a round's silence, served first */
 	struct list_head members;/* every flow assigned to this queue */
 	struct cfc_heap_entry *heap; /* fifo: backlogged flows, earliest head first */
 	s64 deficit;		/* bytes << CFC_W_SHIFT */
 	u32 heap_len;
 	u32 nflows;		/* flows assigned */
 	u32 nactive;		/* flows with a backlog */
+	u32 turns;		/* quanta handed out in the DRR ring, wrapping */
 	u32 qlen;		/* packets */
 	u32 backlog;		/* bytes */
 	bool fifo;		/* earliest-enqueued-first across flows, else DRR */

@@ -254,8 +254,24 @@ static void heap_head_advanced(struct cfc_sched *s, struct cfc_queue *q, struct 
 
 /* ------------------------------------------------------ queue membership */
 
-/* A flow that gained a backlog (or arrived backlogged) joins its queue's service. */
-static void flow_attach_backlog(struct cfc_sched *s, struct cfc_flow *f)
+/*
+ * Whether a flow that ran empty comes back sparse: it has sent nothing while its
+ * queue's ring handed out a quantum to every flow now backlogged there (a round).
+ * Such a flow sends little (a ping, a DNS query, a VoIP stream, a video between
+ * its frames) and is served before the backlogged ones for one quantum, as
+ * fq_codel's new flows are. A flow that refills as soon as it empties has missed
+ * no round and takes its turn at the tail, so the first place cannot be farmed.
+ */
+static bool comes_back_sparse(const struct cfc_queue *q, const struct cfc_flow *f)
+{
+	return q->nactive && q->turns - f->left_turn >= q->nactive;
+}
+
+/*
+ * A flow that gained a backlog (or arrived backlogged) joins its queue's service;
+ * `woke` when it did so by a packet's arrival, not by moving between queues.
+ */
+static void flow_attach_backlog(struct cfc_sched *s, struct cfc_flow *f, bool woke)
 {
 	struct cfc_queue *q = &s->queues[f->queue];
 
@@ -263,7 +279,10 @@ static void flow_attach_backlog(struct cfc_sched *s, struct cfc_flow *f)
 		heap_push(s, q, f);
 	} else {
 		f->deficit = (s32)s->cfg.quantum;
-		list_add_tail(&f->sched, &q->ring);
+		if (woke && comes_back_sparse(q, f))
+			list_add_tail(&f->sched, &q->sparse);
+		else
+			list_add_tail(&f->sched, &q->ring);
 	}
 	if (q->nactive++ == 0) {
 		q->deficit = 0;
@@ -279,6 +298,7 @@ static void flow_detach_backlog(struct cfc_sched *s, struct cfc_flow *f)
 		heap_remove(s, q, f->heap_pos);
 	else
 		list_del_init(&f->sched);
+	f->left_turn = q->turns;
 	if (--q->nactive == 0)
 		list_del_init(&q->round);
 }
@@ -314,7 +334,7 @@ static void flow_move(struct cfc_sched *s, struct cfc_flow *f, u32 to)
 	f->queue = (u8)to;
 	queue_join(s, f);
 	if (backlogged)
-		flow_attach_backlog(s, f);
+		flow_attach_backlog(s, f, false);
 }
 
 /* ------------------------------------------------------------ occupancy */
@@ -922,7 +942,7 @@ static void flow_push(struct cfc_sched *s, struct cfc_flow *f, struct cfc_pkt *p
 	fat_update(s, f);
 	if (f->qlen == 1) {
 		list_del_init(&f->sched);	/* off the idle list */
-		flow_attach_backlog(s, f);
+		flow_attach_backlog(s, f, true);
 	}
 }
 
@@ -1041,17 +1061,23 @@ static struct cfc_queue *pick_queue(struct cfc_sched *s)
 	}
 }
 
+/*
+ * DRR inside a queue, sparse flows first: one that spent its quantum joins the
+ * ring's tail with the next quantum, as a backlogged flow whose turn ended.
+ */
 static struct cfc_flow *pick_flow(struct cfc_sched *s, struct cfc_queue *q)
 {
 	if (q->fifo)
 		return &s->flows[q->heap[0].flow];
 	for (;;) {
-		struct cfc_flow *f = list_first_entry(&q->ring, struct cfc_flow, sched);
+		struct list_head *first = list_empty(&q->sparse) ? &q->ring : &q->sparse;
+		struct cfc_flow *f = list_first_entry(first, struct cfc_flow, sched);
 
 		if (f->deficit > 0)
 			return f;
 		f->deficit += (s32)s->cfg.quantum;
-		list_rotate_left(&q->ring);
+		list_move_tail(&f->sched, &q->ring);
+		q->turns++;
 	}
 }
 
@@ -1315,6 +1341,7 @@ static void clear_state(struct cfc_sched *s, u64 now)
 		f->qlen = 0;
 		f->backlog = 0;
 		f->fat_bucket = 0;
+		f->left_turn = 0;
 		f->state = CFC_FLOW_FREE;
 	}
 	for (i = 0; i < CFC_FAT_BUCKETS; i++)
@@ -1325,9 +1352,11 @@ static void clear_state(struct cfc_sched *s, u64 now)
 
 		INIT_LIST_HEAD(&q->round);
 		INIT_LIST_HEAD(&q->ring);
+		INIT_LIST_HEAD(&q->sparse);
 		INIT_LIST_HEAD(&q->members);
 		q->nflows = 0;
 		q->nactive = 0;
+		q->turns = 0;
 		q->qlen = 0;
 		q->backlog = 0;
 	}
@@ -1414,7 +1443,7 @@ static void rehome_all(struct cfc_sched *s, u64 now)
 		f->queue = (u8)home_queue(s, f);
 		queue_join(s, f);
 		if (f->qlen)
-			flow_attach_backlog(s, f);
+			flow_attach_backlog(s, f, false);
 	}
 }
 

@@ -242,7 +242,8 @@ static const char *check_flow(const struct cfc_sched *s, u32 i, u64 *mem)
 		return f->heap_pos < q->heap_len && q->heap[f->heap_pos].flow == i &&
 			q->heap[f->heap_pos].stamp == f->head->stamp ?
 			NULL : "backlogged flow not at its heap position, or with a stale key";
-	return ring_contains(&q->ring, &f->sched) ? NULL : "backlogged flow not in its queue's ring";
+	return ring_contains(&q->ring, &f->sched) || ring_contains(&q->sparse, &f->sched) ?
+		NULL : "backlogged flow in neither its queue's ring nor its sparse list";
 }
 
 static const char *check_queue(const struct cfc_sched *s, u32 i)

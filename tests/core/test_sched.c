@@ -149,6 +149,88 @@ static void order_is_preserved_within_flows(void **state)
 	check_and_free(ts);
 }
 
+/* Eight backlogged bulk flows beside flow 8, which sends `len` bytes now and then. */
+struct bulk_and_sparse {
+	struct ts_backlog bulk;
+	u64 every, next;	/* ns between flow 8's packets; when the next is due */
+	u32 len;
+	bool refill_at_once;	/* flow 8 sends again the moment its queue empties */
+};
+
+static void bulk_and_sparse_refill(struct tsched *ts, void *ctx)
+{
+	struct bulk_and_sparse *b = ctx;
+	bool empty = !ts->s.flows[ts_bucket(ts, 8)].qlen;
+
+	ts_keep_backlogged(ts, &b->bulk);
+	if (b->refill_at_once ? empty : ts->now >= b->next) {
+		ts_enqueue(ts, 8, b->len);
+		b->next = ts->now + b->every;
+	}
+}
+
+static struct tsched *bulk_with_sparse_old_flow(struct bulk_and_sparse *load)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 9);
+
+	ts_run_link(ts, RATE, 2 * SEC, bulk_and_sparse_refill, load);
+	assert_int_equal(ts->s.nold, 9);
+	return ts;
+}
+
+/*
+ * A ping among backlogged old flows leaves with the next dequeue, ahead of the
+ * bulk flows' round, as under fq_codel's new-flow list.
+ */
+static void sparse_flow_goes_before_backlogged_ones(void **state)
+{
+	struct bulk_and_sparse load = {
+		.bulk = { .first = 0, .count = 8, .depth = 4, .len = 1500 },
+		.every = 200 * MS, .len = 84,
+	};
+	struct tsched *ts = bulk_with_sparse_old_flow(&load);
+	u32 ping;
+
+	(void)state;
+	for (ping = 0; ping < 10; ping++) {
+		u32 len;
+
+		while (ts->now + ts_tx_ns(1500, RATE) < load.next) {
+			ts_keep_backlogged(ts, &load.bulk);
+			assert_in_range(ts_dequeue(ts, &len), 0, 7);
+			ts->now += ts_tx_ns(len, RATE);
+		}
+		ts->now = load.next;
+		bulk_and_sparse_refill(ts, &load);
+		assert_int_equal(ts_dequeue(ts, &len), 8);
+		ts->now += ts_tx_ns(len, RATE);
+	}
+	check_and_free(ts);
+}
+
+/*
+ * A flow that sends again the moment its queue empties has missed no round:
+ * it is not sparse, and takes no more than a bulk flow's share.
+ */
+static void refilling_at_once_takes_a_fair_share(void **state)
+{
+	struct bulk_and_sparse load = {
+		.bulk = { .first = 0, .count = 8, .depth = 4, .len = 1500 },
+		.every = 200 * MS, .len = 1500,
+	};
+	struct tsched *ts = bulk_with_sparse_old_flow(&load);
+	u32 i;
+
+	(void)state;
+	load.refill_at_once = true;
+	for (i = 0; i < 9; i++)
+		ts->bytes_out[i] = 0;
+	ts_run_link(ts, RATE, 5 * SEC, bulk_and_sparse_refill, &load);
+	assert_within_2pct((double)ts->bytes_out[8] / (double)total_bytes(ts, 0, 9), 1.0 / 9);
+	check_and_free(ts);
+}
+
 #define MINUTE	(60 * SEC)
 
 /* One earliest-first class, with no bound on a packet's wait. */
@@ -209,5 +291,7 @@ CFC_TEST_GROUP(run_sched_tests, "DWRR scheduling",
 	cmocka_unit_test(shares_match_weights),
 	cmocka_unit_test(equal_weights_share_equally),
 	cmocka_unit_test(order_is_preserved_within_flows),
+	cmocka_unit_test(sparse_flow_goes_before_backlogged_ones),
+	cmocka_unit_test(refilling_at_once_takes_a_fair_share),
 	cmocka_unit_test(oldest_leaves_first_after_40_silent_minutes),
 	cmocka_unit_test(ages_saturate_past_the_stamps_range))
