@@ -9,6 +9,7 @@
     worker.py       a task's pages in the bottleneck program, their logs read back
     store.py        a simulated task as the lab's run (RunData and its runs row)
     alone.py        a database's loads again without their pages
+    traces.py       a database's loads grouped by the trace each drew from its set
     sweep.py        the cells as tasks, in this process or on Dask distributed
     cli.py          the commands
 """

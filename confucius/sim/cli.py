@@ -179,3 +179,40 @@ def alone_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
     console.print(table)
     console.print("stall s: mean per load (frame delay > 190 ms) over the load's window; alone s: the same "
                   "window of the same episode without its page; w/ stall: loads with any stall")
+
+
+@app.command("traces")
+def traces_command(scenario: Path = _SCENARIO, db: Path = _DB,
+                   as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")):
+    """SCENARIO's simulated loads on its set of traces, per trace each load drew: loads,
+    stall and PLT per controller and scheduler."""
+    import json
+    from dataclasses import asdict
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from confucius.experiment.db import DatabaseError
+    from confucius.experiment.scenario import ScenarioError, load
+    from confucius.report.data import ReportError
+    from confucius.sim.bottleneck import NS3_CCAS, SimError
+    from confucius.sim.traces import by_trace
+
+    try:
+        loaded = load(scenario, ccas=NS3_CCAS)
+        cells = by_trace(loaded, db)
+    except (ScenarioError, SimError, DatabaseError, ReportError) as err:
+        _fail(str(err))
+    console = Console()
+    if as_json:
+        console.print_json(json.dumps([asdict(c) for c in cells]))
+        return
+    table = Table(title=f"{loaded.name}: the loads per trace they drew")
+    for name in ("trace", "RT", "scheduler", "loads", "stall s", "w/ stall", "PLT s"):
+        table.add_column(name, justify="right")
+    for c in cells:
+        table.add_row(c.trace, c.controller, c.scheduler, str(c.loads), f"{c.stall_s:.3f}", str(c.stalled),
+                      f"{c.plt_s:.2f}")
+    console.print(table)
+    console.print("stall s: mean per load (frame delay > 190 ms) over the load's window; w/ stall: loads with "
+                  "any stall; PLT s: mean over the loads that finished")
