@@ -7,7 +7,8 @@
  * userspace copy of the kernel headers it uses.
  *
  * The host owns memory and packets. It allocates the flow table once
- * (cfc_table_bytes()), embeds a struct cfc_pkt in every packet it hands over,
+ * (cfc_table_bytes()), and the classes' heaps once a mode needs them
+ * (cfc_heaps_bytes()), embeds a struct cfc_pkt in every packet it hands over,
  * passes time in nanoseconds, and frees the packets the core gives back as
  * dropped. The core never allocates and never calls back into the host.
  *
@@ -172,8 +173,10 @@ struct cfc_flow {
 	u32 backlog;		/* bytes */
 	u32 qlen;		/* packets */
 	s32 deficit;		/* bytes, DRR inside its queue */
-	u32 heap_pos;		/* position in its class's heap, when backlogged */
-	u32 left_turn;		/* its queue's turns when it last ran empty (DRR) */
+	union {			/* 128 bytes in all: 1024 flows fill 128 KiB, not 256 */
+		u32 heap_pos;	/* backlogged in an earliest-first class: heap position */
+		u32 left_turn;	/* otherwise: its queue's turns when it last left them */
+	};
 	u32 moved_epoch;	/* reclassification round that last moved it */
 	struct cfc_aqm aqm;	/* old flows' AQM */
 	u8 state;		/* enum cfc_flow_state */

@@ -148,8 +148,32 @@ CFC_FN const char *cfc_config_check(const struct cfc_config *cfg)
 /* Bytes of zeroed memory the host provides for a table of `flows` buckets. */
 CFC_FN u64 cfc_table_bytes(u32 flows)
 {
-	return (u64)flows * (sizeof(struct cfc_flow) +
-			     CFC_MAX_CLASSES * sizeof(struct cfc_heap_entry));
+	return (u64)flows * sizeof(struct cfc_flow);
+}
+
+/*
+ * Whether a configuration needs the classes' heaps (modes class and external
+ * serve a class earliest-first). Mode flow, the default, does without them, so
+ * a host allocates them only when it first configures such a mode.
+ */
+CFC_FN bool cfc_needs_heaps(const struct cfc_config *cfg)
+{
+	return cfg->mode != CFC_MODE_FLOW;
+}
+
+/* Bytes of memory the host provides for the classes' heaps of `flows` buckets. */
+CFC_FN u64 cfc_heaps_bytes(u32 flows)
+{
+	return (u64)flows * CFC_MAX_CLASSES * sizeof(struct cfc_heap_entry);
+}
+
+/* Hand the core the classes' heaps, once, before the first mode that needs them. */
+CFC_FN void cfc_set_heaps(struct cfc_sched *s, void *heaps)
+{
+	u32 i;
+
+	for (i = 1; i < CFC_NQUEUES; i++)
+		s->queues[i].heap = (struct cfc_heap_entry *)heaps + (u64)(i - 1) * s->cfg.flows;
 }
 
 static u32 nclasses(const struct cfc_sched *s)
@@ -1380,17 +1404,22 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	s->next_sweep_ns = now + CFC_SWEEP_NS;
 }
 
-/* cfg must pass cfc_config_check(); table is cfc_table_bytes(cfg->flows) of zeroes. */
-CFC_FN void cfc_init(struct cfc_sched *s, void *table, const struct cfc_config *cfg, u64 now)
+/*
+ * cfg must pass cfc_config_check(); table is cfc_table_bytes(cfg->flows) of
+ * zeroes; heaps is cfc_heaps_bytes(cfg->flows), or NULL unless
+ * cfc_needs_heaps(cfg).
+ */
+CFC_FN void cfc_init(struct cfc_sched *s, void *table, void *heaps,
+		     const struct cfc_config *cfg, u64 now)
 {
 	u32 i;
 
 	s->cfg = *cfg;
 	s->flows = table;
-	for (i = 1; i < CFC_NQUEUES; i++)
-		s->queues[i].heap = (struct cfc_heap_entry *)(s->flows + cfg->flows) +
-				    (u64)(i - 1) * cfg->flows;
-	s->queues[CFC_QNEW].heap = NULL;
+	for (i = 0; i < CFC_NQUEUES; i++)
+		s->queues[i].heap = NULL;
+	if (heaps)
+		cfc_set_heaps(s, heaps);
 	s->reclassify_epoch = 0;
 	s->cnt = (struct cfc_counters){ 0 };
 	set_rate(s);
@@ -1453,6 +1482,7 @@ static void rehome_all(struct cfc_sched *s, u64 now)
  * change of bandwidth a held-back packet may be due at once: hosts with a
  * timer re-arm it (cfc_throttled_until()).
  */
+/* The host has given the heaps (cfc_set_heaps()) first if cfc_needs_heaps(cfg). */
 CFC_FN void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 		       struct cfc_pkt **dropped)
 {

@@ -67,6 +67,7 @@
 struct confucius_sched_data {
 	struct cfc_sched core;
 	void *table;			/* the core's flow table, sized at creation */
+	void *heaps;			/* the classes' heaps, from the first mode needing them */
 	struct tcf_proto __rcu *filter_list;
 	struct tcf_block *block;
 	struct qdisc_watchdog watchdog;
@@ -627,14 +628,33 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 }
 
 /* First configuration: the flow table is sized once, here. */
-static int confucius_start(struct Qdisc *sch, const struct cfc_config *cfg)
+static int confucius_start(struct Qdisc *sch, const struct cfc_config *cfg, void *heaps)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
 
 	q->table = kvzalloc(cfc_table_bytes(cfg->flows), GFP_KERNEL);
 	if (!q->table)
 		return -ENOMEM;
-	cfc_init(&q->core, q->table, cfg, ktime_get_ns());
+	q->heaps = heaps;
+	cfc_init(&q->core, q->table, heaps, cfg, ktime_get_ns());
+	return 0;
+}
+
+/*
+ * The classes' heaps, allocated outside the lock the first time a configuration
+ * needs them (NULL in *heaps when it does not, or they exist).
+ */
+static int alloc_heaps(const struct confucius_sched_data *q, const struct cfc_config *cfg,
+		       void **heaps, struct netlink_ext_ack *extack)
+{
+	*heaps = NULL;
+	if (!cfc_needs_heaps(cfg) || q->heaps)
+		return 0;
+	*heaps = kvmalloc(cfc_heaps_bytes(cfg->flows), GFP_KERNEL);
+	if (!*heaps) {
+		NL_SET_ERR_MSG(extack, "no memory for the classes' heaps");
+		return -ENOMEM;
+	}
 	return 0;
 }
 
@@ -648,6 +668,7 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	struct sk_buff *to_free = NULL;
 	struct cfc_config cfg;
 	unsigned int n, bytes;
+	void *heaps;
 	u64 now;
 	int err;
 
@@ -673,11 +694,22 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 		NL_SET_ERR_MSG(extack, "configuration out of range");
 		return -EINVAL;
 	}
-	if (!q->table)
-		return confucius_start(sch, &cfg);
+	err = alloc_heaps(q, &cfg, &heaps, extack);
+	if (err)
+		return err;
+	if (!q->table) {
+		err = confucius_start(sch, &cfg, heaps);
+		if (err)
+			kvfree(heaps);
+		return err;
+	}
 
 	sch_tree_lock(sch);
 	now = ktime_get_ns();
+	if (heaps) {
+		q->heaps = heaps;
+		cfc_set_heaps(&q->core, heaps);
+	}
 	cfc_change(&q->core, &cfg, now, &dropped);
 	/*
 	 * Outside the parents' dequeue they may be told at once on any kernel,
@@ -717,6 +749,8 @@ static void confucius_destroy(struct Qdisc *sch)
 	qdisc_watchdog_cancel(&q->watchdog);
 	kvfree(q->table);
 	q->table = NULL;
+	kvfree(q->heaps);
+	q->heaps = NULL;
 }
 
 /* ------------------------------------------------------------------ dumps */
@@ -787,6 +821,14 @@ static u32 classes_in_use(const struct confucius_sched_data *q)
 	return q->core.cfg.mode == CFC_MODE_FLOW ? 1 : q->core.cfg.classes;
 }
 
+/* What one instance holds besides its packets: what grows with thousands of them. */
+static u64 instance_bytes(const struct confucius_sched_data *q)
+{
+	u32 flows = q->core.cfg.flows;
+
+	return sizeof(*q) + cfc_table_bytes(flows) + (q->heaps ? cfc_heaps_bytes(flows) : 0);
+}
+
 static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct cfc_stats *cs,
 			     struct tc_confucius_qd_stats *st)
 {
@@ -803,6 +845,7 @@ static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct 
 	st->moves = cs->cnt.moves;
 	st->max_sojourn_us = (u32)div_u64((u64)cs->cnt.max_sojourn << 10, NSEC_PER_USEC);
 	st->memory_used = cs->mem;
+	st->instance_bytes = instance_bytes(q);
 	st->classes = classes_in_use(q);
 	for (i = 0; i < TC_CONFUCIUS_MAX_CLASSES; i++) {
 		st->class_flows[i] = cs->class_flows[i];

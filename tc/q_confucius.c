@@ -807,6 +807,8 @@ static void print_qdisc_xstats(const struct tc_confucius_qd_stats *st)
 	print_string(PRINT_FP, NULL, "  max_sojourn %s", sprint_time(st->max_sojourn_us, b));
 	print_uint(PRINT_JSON, "max_sojourn", NULL, st->max_sojourn_us);
 	print_size(PRINT_ANY, "memory_used", " memory_used %s", st->memory_used);
+	/* at most 65536 flows of a few hundred bytes: far below 4 GiB */
+	print_size(PRINT_ANY, "instance_bytes", " instance %s", (__u32)st->instance_bytes);
 	print_snapshot(st);
 	print_class_xstats(st);
 }

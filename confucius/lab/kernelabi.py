@@ -67,7 +67,7 @@ QDISC_STATS = Layout("tc_confucius_qd_stats", (
     ("class_bytes", f"{MAX_CLASSES}I"),
     ("enqueued_packets", "Q"), ("enqueued_bytes", "Q"), ("sent_packets", "Q"), ("sent_bytes", "Q"),
     ("dropped_packets", "Q"), ("dropped_bytes", "Q"), ("backlog_packets", "I"), ("backlog_bytes", "I"),
-    ("delay_drops", "Q"), ("aqm_drops", "Q"), ("ecn_marks", "Q"),
+    ("delay_drops", "Q"), ("aqm_drops", "Q"), ("ecn_marks", "Q"), ("instance_bytes", "Q"),
 ))
 CLASS_STATS = Layout("tc_confucius_cl_stats", (("flows", "I"), ("packets", "I"), ("bytes", "I"), ("pad", "I")))
 FLOW_STATS = Layout("tc_confucius_fl_stats", (

@@ -31,6 +31,8 @@ struct tsched *ts_new(const struct cfc_config *cfg, u32 nflows)
 	struct tsched *ts = xcalloc(1, sizeof(*ts));
 
 	ts->table = xcalloc(1, (size_t)cfc_table_bytes(cfg->flows));
+	if (cfc_needs_heaps(cfg))
+		ts->heaps = xcalloc(1, (size_t)cfc_heaps_bytes(cfg->flows));
 	ts->nflows = nflows;
 	ts->seq_in = xcalloc(nflows, sizeof(u32));
 	ts->seq_out = xcalloc(nflows, sizeof(u32));
@@ -39,7 +41,7 @@ struct tsched *ts_new(const struct cfc_config *cfg, u32 nflows)
 	ts->marks = xcalloc(nflows, sizeof(u64));
 	ts->ect = xcalloc(nflows, sizeof(bool));
 	ts->now = 1000000000ull;	/* start at 1 s, away from zero */
-	cfc_init(&ts->s, ts->table, cfg, ts->now);
+	cfc_init(&ts->s, ts->table, ts->heaps, cfg, ts->now);
 	return ts;
 }
 
@@ -77,6 +79,7 @@ void ts_free(struct tsched *ts)
 {
 	free_dropped(ts, cfc_reset(&ts->s, ts->now));
 	free(ts->table);
+	free(ts->heaps);
 	free(ts->seq_in);
 	free(ts->seq_out);
 	free(ts->bytes_out);
@@ -143,6 +146,11 @@ void ts_change(struct tsched *ts, const struct cfc_config *cfg)
 {
 	struct cfc_pkt *dropped = NULL;
 
+	/* As the kernel: the heaps come with the first mode that needs them. */
+	if (cfc_needs_heaps(cfg) && !ts->heaps) {
+		ts->heaps = xcalloc(1, (size_t)cfc_heaps_bytes(ts->s.cfg.flows));
+		cfc_set_heaps(&ts->s, ts->heaps);
+	}
 	cfc_change(&ts->s, cfg, ts->now, &dropped);
 	free_dropped(ts, dropped);
 }

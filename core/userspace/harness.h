@@ -19,6 +19,7 @@ struct tpkt {
 struct tsched {
 	struct cfc_sched s;
 	void *table;
+	void *heaps;		/* the classes' heaps, once a mode needs them */
 	u64 now;		/* ns */
 	u32 nflows;		/* test flow ids are 0..nflows-1 */
 	u32 *seq_in;		/* next sequence number to give, per flow */

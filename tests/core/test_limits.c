@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* limit and memlimit with head drop from the fattest flow; the shaper's output rate. */
+/* The table's size; limit and memlimit with head drop from the fattest flow; the shaper's output rate. */
 #include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,6 +11,43 @@
 
 #define MS	1000000ull
 #define SEC	1000000000ull
+
+/*
+ * A flow slot takes at most 128 bytes, so the default table of 1024 flows is
+ * one 128 KiB allocation (the kernel rounds any more up to 256 KiB), and mode
+ * flow, the default, needs no classes' heaps.
+ */
+static void default_table_fits_128_kib(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+
+	(void)state;
+	assert_true(cfc_table_bytes(cfg.flows) <= 128 * 1024);
+	assert_false(cfc_needs_heaps(&cfg));
+	cfg.mode = CFC_MODE_CLASS;
+	assert_true(cfc_needs_heaps(&cfg));
+}
+
+/* Backlogged flows of mode flow move into the heaps that come with mode class. */
+static void heaps_come_with_the_first_class_mode(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts = ts_new(&cfg, 6);
+	u32 i, sent = 0;
+
+	(void)state;
+	assert_null(ts->heaps);
+	for (i = 0; i < 6 * 4; i++)
+		ts_enqueue(ts, i % 6, 1000);
+	cfg.mode = CFC_MODE_CLASS;
+	ts_change(ts, &cfg);
+	assert_non_null(ts->heaps);
+	assert_null(ts_check(ts));
+	while (ts_dequeue(ts, NULL) >= 0)
+		sent++;
+	assert_int_equal(sent, 6 * 4);
+	check_and_free(ts);
+}
 
 /* A flood on one flow never costs a sparse flow a packet; the flooder is told it is congested. */
 static void fattest_flow_pays_for_overflow(void **state)
@@ -167,6 +204,8 @@ static void rate_change_releases_held_packet(void **state)
 }
 
 CFC_TEST_GROUP(run_limit_tests, "limits and shaper",
+	cmocka_unit_test(default_table_fits_128_kib),
+	cmocka_unit_test(heaps_come_with_the_first_class_mode),
 	cmocka_unit_test(fattest_flow_pays_for_overflow),
 	cmocka_unit_test(memlimit_counts_truesize),
 	cmocka_unit_test(smaller_limit_trims_backlog),

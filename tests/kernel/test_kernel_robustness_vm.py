@@ -69,7 +69,7 @@ def test_create_destroy_leaves_no_memory_behind(run):
     cycle = run[1]["create_destroy"]
     print(json.dumps(cycle))
     assert cycle["errors"] == []
-    # 40 tables of ~5.5 MB each: a leak would cost 220 MB
+    # 40 tables of 4 MiB, half of them with 2 MiB of heaps: a leak would cost 200 MB
     assert cycle["mem_before_kb"] - cycle["mem_after_kb"] < 64 * 1024
 
 

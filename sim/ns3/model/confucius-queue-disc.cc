@@ -289,7 +289,11 @@ ConfuciusQueueDisc::InitializeParams()
 {
     const struct cfc_config cfg = Config();
     m_table.assign(cfc_table_bytes(cfg.flows), 0);
-    cfc_init(&m_core, m_table.data(), &cfg, NowNs());
+    if (cfc_needs_heaps(&cfg))
+    {
+        m_heaps.assign(cfc_heaps_bytes(cfg.flows), 0);
+    }
+    cfc_init(&m_core, m_table.data(), m_heaps.empty() ? nullptr : m_heaps.data(), &cfg, NowNs());
     m_started = true;
 }
 

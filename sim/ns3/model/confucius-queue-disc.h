@@ -120,6 +120,7 @@ class ConfuciusQueueDisc : public QueueDisc
     bool m_started;
     struct cfc_sched m_core;
     std::vector<uint8_t> m_table;
+    std::vector<uint8_t> m_heaps; //!< the classes' heaps, in modes class and external
     Ptr<ConfuciusStore> m_store;
     EventId m_wake;
 };

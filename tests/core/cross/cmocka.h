@@ -35,6 +35,8 @@ void cross_fail(const char *file, int line, const char *fmt, ...)
 #define fail_msg(...) cross_fail(__FILE__, __LINE__, __VA_ARGS__)
 #define assert_true(c) \
 	((c) ? (void)0 : cross_fail(__FILE__, __LINE__, "%s is false", #c))
+#define assert_false(c) \
+	((c) ? cross_fail(__FILE__, __LINE__, "%s is true", #c) : (void)0)
 #define assert_null(p) \
 	((p) == NULL ? (void)0 : cross_fail(__FILE__, __LINE__, "%s is not NULL", #p))
 #define assert_non_null(p) \

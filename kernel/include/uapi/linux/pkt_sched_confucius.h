@@ -95,6 +95,7 @@ struct tc_confucius_qd_stats {
 	__u64 delay_drops;	/* old flows' packets dropped for waiting over maxdelay */
 	__u64 aqm_drops;	/* old flows' packets the AQM dropped */
 	__u64 ecn_marks;	/* old flows' packets the AQM marked CE */
+	__u64 instance_bytes;	/* its own memory: private data, flow table, heaps */
 };
 
 struct tc_confucius_cl_stats {
