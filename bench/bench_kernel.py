@@ -27,7 +27,10 @@ Memory: pages the page allocator handed out (free pages, per-CPU lists included,
 /proc/zoneinfo) when INSTANCES dummy devices get the qdisc, per instance; per flow slot, the
 slope of that between two sizes of the flow table; per flow seen, what the instances hold
 after pktgen sent one packet of each of MEMORY_FLOWS flows through each, beyond what the
-same traffic leaves behind with no qdisc.
+same traffic leaves behind with no qdisc. Under HTB, as per-subscriber shaping uses it:
+1, 100 and 10 000 leaves of each qdisc at its defaults, one per HTB class, per leaf beyond
+what as many pfifo leaves take; confucius's own account of itself (`instance_bytes` in
+its statistics) beside it.
 """
 
 from __future__ import annotations
@@ -65,6 +68,13 @@ INSTANCES = 64
 SLOTS_SMALL, SLOTS_LARGE = 1024, 8192
 MEMORY_FLOWS = 1000
 MEMORY_DEV = "mem"
+# Leaves under one HTB, per reading; cake's 1 MiB each stops it at 100 (10 000 would need
+# 10 GiB of the guest's memory). The leaves that everything is read against: pfifo.
+HTB_INSTANCES = (1, 100, 10000)
+HTB_MAX_LEAVES = {"cake": 100}
+HTB_FLOOR_LEAF = "pfifo"
+HTB_DEV = "htb0"
+GUEST_MEMORY = "4G"
 
 
 def htb_leaf(leaf: str) -> list[str]:
@@ -248,16 +258,64 @@ def measure_memory(instances: int, repeats: int) -> dict[str, dict[str, list[flo
     return found
 
 
+def htb_leaves(leaf: str, count: int) -> list[str]:
+    """tc batch lines: an HTB root on HTB_DEV with `count` classes, each with a `leaf`."""
+    lines = [f"qdisc add dev {HTB_DEV} root handle 1: htb"]
+    for i in range(1, count + 1):
+        lines += [f"class add dev {HTB_DEV} parent 1: classid 1:{i:x} htb rate 10mbit quantum 1514",
+                  f"qdisc add dev {HTB_DEV} parent 1:{i:x} handle {i + 1:x}: {leaf}"]
+    return lines
+
+
+def htb_memory(leaf: str, count: int) -> tuple[int, int]:
+    """Bytes taken by an HTB with `count` classes and a `leaf` in each, and confucius's own
+    instance_bytes of its first leaf (0 for the others)."""
+    settle()
+    before = free_bytes()
+    tc_batch(htb_leaves(leaf, count))
+    taken = before - free_bytes()
+    reported = 0
+    if leaf.startswith("confucius"):
+        [first] = [q for q in json.loads(sh("tc", "-s", "-j", "qdisc", "show", "dev", HTB_DEV))
+                   if q["handle"] == "2:"]
+        reported = first["instance_bytes"]
+    put_root(HTB_DEV, [])
+    return taken, reported
+
+
+def measure_htb(counts: list[int], repeats: int) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """Per qdisc and leaf count, per round: bytes per leaf beyond a pfifo leaf's (the same
+    count read just before), and the qdisc's own account where it gives one."""
+    sh("ip", "link", "add", HTB_DEV, "type", "dummy")
+    leaves = {name: default for name, (default, _) in MEMORY_CONFIGURATIONS.items()}
+    for leaf in (HTB_FLOOR_LEAF, *leaves.values()):  # warm-up: modules loaded, caches made
+        htb_memory(leaf, 2)
+    found: dict[str, dict[str, dict[str, list[float]]]] = {
+        name: {str(n): {"per_leaf": [], "reported": []} for n in counts
+               if n <= HTB_MAX_LEAVES.get(name, n)} for name in leaves}
+    for _ in range(repeats):
+        for count in counts:
+            floor, _ = htb_memory(HTB_FLOOR_LEAF, count)
+            for name, leaf in leaves.items():
+                if str(count) in found[name]:
+                    taken, reported = htb_memory(leaf, count)
+                    found[name][str(count)]["per_leaf"].append((taken - floor) / count)
+                    found[name][str(count)]["reported"].append(reported)
+    sh("ip", "link", "del", HTB_DEV)
+    return found
+
+
 def guest(options: argparse.Namespace) -> None:
     for module in ("pktgen", "dummy", "sch_confucius"):
         sh("modprobe", module)
     costs = measure_costs(options.packets, options.repeats, options.flows)
     memory = measure_memory(options.instances, options.memory_repeats)
+    htb = measure_htb(options.htb_instances, options.memory_repeats)
     result = {"kernel": os.uname().release, "packets": options.packets, "repeats": options.repeats,
               "flows": options.flows, "packet_bytes": PACKET_BYTES, "shaped_rate": SHAPED_RATE,
               "configurations": configurations(), "ns_per_packet": costs,
               "instances": options.instances, "memory_flows": MEMORY_FLOWS,
-              "slots": [SLOTS_SMALL, SLOTS_LARGE], "memory": memory}
+              "slots": [SLOTS_SMALL, SLOTS_LARGE], "memory": memory, "htb": htb}
     Path(options.json).write_text(json.dumps(result, indent=1) + "\n")
 
 
@@ -268,6 +326,7 @@ def guest_main(argv: list[str]) -> None:
     parser.add_argument("--flows", type=int, nargs="+", required=True)
     parser.add_argument("--instances", type=int, required=True)
     parser.add_argument("--memory-repeats", type=int, required=True)
+    parser.add_argument("--htb-instances", type=int, nargs="+", required=True)
     parser.add_argument("--json", required=True)
     guest(parser.parse_args(argv))
 
@@ -302,12 +361,13 @@ def run_kernel(flavour: str, options: argparse.Namespace, results: Path) -> dict
         "exec", sys.executable, str(Path(__file__).resolve()), "guest",
         "--packets", str(options.packets), "--repeats", str(options.repeats),
         "--flows", *map(str, options.flows), "--instances", str(options.instances),
-        "--memory-repeats", str(options.memory_repeats), "--json", "/run/lab/results/bench.json"])
+        "--memory-repeats", str(options.memory_repeats),
+        "--htb-instances", *map(str, options.htb_instances), "--json", "/run/lab/results/bench.json"])
     load_before = Path("/proc/loadavg").read_text()
     cpu_before = host_cpu_times()
     with on_one_cpu() as cpu:
         uml.run(command, results_dir=results, timeout=options.timeout, time_mode="real",
-                flavour=flavour).check()
+                memory=GUEST_MEMORY, flavour=flavour).check()
     found = json.loads((results / "bench.json").read_text())
     found["host"] = {**host_conditions(cpu_before, host_cpu_times(), load_before), "cpu": cpu}
     found["flavour"] = flavour
@@ -419,6 +479,20 @@ def memory_table(found: dict) -> list[str]:
     return lines
 
 
+def htb_table(found: dict) -> list[str]:
+    counts = sorted({int(n) for by_count in found["htb"].values() for n in by_count})
+    width = 22
+    lines = [f"{'under HTB (KiB per leaf)':<26}" + "".join(f"{f'{n} leaves':>{width}}" for n in counts)
+             + f"{'reported':>{width}}"]
+    for name, by_count in found["htb"].items():
+        cells = [cell([b / 1024 for b in by_count[str(n)]["per_leaf"]]) if str(n) in by_count
+                 else "not run" for n in counts]
+        reported = {v for n in by_count.values() for v in n["reported"]}
+        said = f"{max(reported) / 1024:.1f}" if max(reported, default=0) else "-"
+        lines.append(f"{name:<26}" + "".join(f"{c:>{width}}" for c in cells) + f"{said:>{width}}")
+    return lines
+
+
 def report(found: dict) -> str:
     host = found["host"]
     lines = [f"Linux {found['kernel']} (UML flavour {found['flavour']}, real time): pktgen queue_xmit, "
@@ -438,7 +512,12 @@ def report(found: dict) -> str:
              f"{found['instances']} instances per reading, median [min, max] of "
              f"{len(found['memory'][BASELINE]['traffic'])}; per flow slot: slope between "
              f"{found['slots'][0]} and {found['slots'][1]} (flows, fq: buckets); per flow seen: "
-             f"held after {found['memory_flows']} flows' packets, beyond noqueue's"]
+             f"held after {found['memory_flows']} flows' packets, beyond noqueue's",
+             "",
+             *htb_table(found),
+             "under HTB: one leaf per class at its defaults, beyond a pfifo leaf; cake stops at "
+             f"{HTB_MAX_LEAVES['cake']} leaves (about 1 MiB each); reported: confucius's own "
+             "instance_bytes"]
     return "\n".join(lines) + "\n"
 
 
@@ -460,6 +539,8 @@ def host(argv: list[str]) -> None:
     parser.add_argument("--flows", type=int, nargs="+", default=list(FLOWS))
     parser.add_argument("--instances", type=int, default=INSTANCES, help="qdiscs per memory reading")
     parser.add_argument("--memory-repeats", type=int, default=3)
+    parser.add_argument("--htb-instances", type=int, nargs="+", default=list(HTB_INSTANCES),
+                        help="leaves under one HTB per memory reading")
     parser.add_argument("--timeout", type=float, default=3600.0, help="seconds per kernel")
     parser.add_argument("--out", type=Path, default=Path("results") / "bench-kernel" / time.strftime("%Y%m%d-%H%M%S"))
     parser.add_argument("--max-load", type=float, default=None,
@@ -482,6 +563,8 @@ def check_options(parser: argparse.ArgumentParser, options: argparse.Namespace) 
         parser.error("--max-load must be positive")
     if not 1 <= options.instances <= 1024:
         parser.error("--instances must be from 1 to 1024")
+    if not options.htb_instances or any(not 1 <= n <= 10000 for n in options.htb_instances):
+        parser.error("--htb-instances: leaf counts from 1 to 10000")
     if not options.flows or any(not 1 <= f <= 65536 - 10000 for f in options.flows):
         parser.error("--flows: flow counts from 1 to 55536 (source ports from 10000)")
     from confucius.lab import uml

@@ -15,7 +15,7 @@ import pytest
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "bench_kernel.py"
 FLOWS = ("1", "10")
 SIZES = ["--packets", "2000", "--repeats", "1", "--flows", *FLOWS, "--instances", "32",
-         "--memory-repeats", "1"]
+         "--memory-repeats", "1", "--htb-instances", "1", "3"]
 
 
 def bench(*args: str) -> subprocess.CompletedProcess:
@@ -55,6 +55,21 @@ def test_memory_is_read_for_every_qdisc(ran):
 
 
 @pytest.mark.vm
+def test_leaves_under_htb_are_read_and_confucius_accounts_for_itself(ran):
+    _, found = ran
+    for name in ("fq_codel", "cake", "fq", "confucius"):
+        assert set(found["htb"][name]) == {"1", "3"}, name
+    # the three with tables of 64 KiB or more (fq's few KiB are within a few leaves' noise)
+    for name in ("fq_codel", "cake", "confucius"):
+        for count in ("1", "3"):
+            [per_leaf] = found["htb"][name][count]["per_leaf"]
+            assert per_leaf > 32 * 1024, (name, count)
+    [reported] = found["htb"]["confucius"]["3"]["reported"]
+    # its private data, and a table of 1024 flows of at most 128 bytes, no heaps in mode flow
+    assert 128 * 1024 < reported < 136 * 1024
+
+
+@pytest.mark.vm
 def test_the_table_has_a_row_per_configuration_and_a_cell_per_flow_count(ran):
     table, found = ran
     print(table)
@@ -68,10 +83,12 @@ def test_the_table_has_a_row_per_configuration_and_a_cell_per_flow_count(ran):
         assert re.search(rf"^{leaf} as HTB leaf, less HTB\s+{cell}\s+{cell}", table, re.M), leaf
     for name in ("fq_codel", "cake", "fq", "confucius"):
         assert re.search(rf"^{name}\s+{cell}\s+({cell}|fixed)\s+{cell}$", table, re.M), name
+        assert re.search(rf"^{name}\s+{cell}\s+{cell}\s+(\d+\.\d|-)$", table, re.M), name
 
 
 @pytest.mark.parametrize("args, message", [
     (["--instances", "0"], "--instances must be from 1 to 1024"),
+    (["--htb-instances", "0"], "--htb-instances: leaf counts from 1 to 10000"),
     (["--flows", "0"], "--flows: flow counts from 1"),
     (["--repeats", "0"], "must be at least 1"),
     (["--kernels", "nosuch"], "--kernels: unknown nosuch"),
