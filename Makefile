@@ -52,7 +52,7 @@ clean:
 	rm -rf $(BUILD)
 
 # The motivating example in the lab (scenarios/demo.toml): a GCC video flow at a 20 Mbit/s
-# bottleneck with 40 ms RTT meets an amazon-like page load, under pfifo, fq_codel, cake and
+# bottleneck with 40 ms RTT meets an amazon-like page load, under pfifo, fq, fq_codel, cake and
 # confucius (pace adaptive, the default, and the papers' fixed schedule), each in its own
 # boot of the lab's kernel: User-Mode Linux in virtual time by default (host load cannot
 # move its figures), Debian's kernel under qemu with DEMO_ENGINE=qemu. Prints the
@@ -68,5 +68,6 @@ demo: $(VENV_STAMP) $(TOOLS_STAMP) $(DEMO_KMOD) $(TC_PLUGIN) lab
 	rm -rf $(DEMO)/demo.sqlite* $(DEMO)/runs
 	$(VENV)/bin/confucius lab run scenarios/demo.toml --engine $(DEMO_ENGINE) --kernel $(DEMO_KERNEL) \
 		--db $(DEMO)/demo.sqlite --results $(DEMO)/runs
-	$(VENV)/bin/confucius report summary --db $(DEMO)/demo.sqlite -s pfifo,fq_codel,cake,confucius,confucius-fixed
+	$(VENV)/bin/confucius report summary --db $(DEMO)/demo.sqlite -s pfifo,fq,fq_codel,cake,confucius,confucius-fixed \
+		--also-against fq_codel
 	$(VENV)/bin/confucius report timeline --db $(DEMO)/demo.sqlite --out $(DEMO)/timeline.png

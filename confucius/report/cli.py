@@ -75,10 +75,25 @@ def _filtered(results: list[data.PageResult], max_held: Optional[float], min_sta
     return results
 
 
+def _split_names(values: Optional[List[str]]) -> list[str]:
+    """Names given as a repeatable option, each value possibly comma-separated."""
+    return [n for value in values or [] for n in value.split(",")]
+
+
+def _baselines(results: list[data.PageResult], names: list[str]) -> tuple[str, ...]:
+    """The further baselines, each of which must have loads among those shown."""
+    shown = {r.scheduler for r in results}
+    for name in names:
+        if name not in shown:
+            _fail(f"--also-against {name}: no loads of {name} among those shown "
+                  f"({', '.join(sorted(shown))})")
+    return tuple(names)
+
+
 def _chosen(results: list[data.PageResult], schedulers: Optional[List[str]]) -> tuple[list[data.PageResult], list[str]]:
     """The loads of the schedulers `-s` names (repeatable or comma-separated), and their
     order for the rows; every load and no order without it."""
-    order = [n for value in schedulers or [] for n in value.split(",")]
+    order = _split_names(schedulers)
     return ([r for r in results if r.scheduler in order] if order else results), order
 
 
@@ -104,10 +119,12 @@ def _ms(value: float) -> str:
     return summary.fmt(value, "{:.0f}")
 
 
-def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str) -> None:
+def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str,
+                  also: tuple[str, ...] = ()) -> None:
     table = Table(title=title)
     columns = ("scheduler", "RT", "loads", "stall s", "w/ stall", "max ms", "p99 ms", "lost",
-               "RT Mb/s", "PLT s", f"ΔPLT s", f"ΔPLT", "PLT>2s", "JFI", "held ms", "rewarm")
+               "RT Mb/s", "PLT s", "ΔPLT s", "ΔPLT", *(f"ΔPLT {name}" for name in also), "PLT>2s",
+               "JFI", "held ms", "rewarm")
     for column in columns:
         table.add_column(column, justify="left" if column in ("scheduler", "RT") else "right")
     for r in rows:
@@ -115,14 +132,17 @@ def print_summary(rows: list[summary.SummaryRow], title: str, baseline: str) -> 
                       summary.fmt(r.stall_share, "{:.0%}"), _ms(r.max_delay_ms), _ms(r.p99_delay_ms),
                       summary.fmt(r.lost_share, "{:.1%}"), summary.fmt(r.rt_mbps, "{:.1f}"),
                       summary.fmt(r.plt_s, "{:.2f}"), summary.fmt(r.degradation_s, "{:+.2f}"),
-                      summary.fmt(r.degradation, "{:+.1%}"), summary.fmt(r.long_plt_share, "{:.0%}"),
+                      summary.fmt(r.degradation, "{:+.1%}"),
+                      *(summary.fmt(r.also[name], "{:+.1%}") for name in also),
+                      summary.fmt(r.long_plt_share, "{:.0%}"),
                       summary.fmt(r.jfi, "{:.2f}"), _ms(r.sender_backlog_ms), str(r.rewarmed))
     console.print(table)
+    against = "".join(f"; ΔPLT {name}: the same against {name}'s total" for name in also)
     console.print(f"stall: mean stall duration per load (frame delay > 190 ms); w/ stall: loads with any; "
                   f"max: mean of each load's largest frame delay; p99: over all frames of the loads; lost: "
                   f"frames that never arrived whole; RT: RT goodput; ΔPLT: PLT − PLT under {baseline} for "
-                  f"the same pages (s, and relative to {baseline}'s total); held: the RT sender's largest "
-                  f"backlog per load (ms at its target; for GCC, large means the sender lacked CPU); "
+                  f"the same pages (s, and relative to {baseline}'s total){against}; held: the RT sender's "
+                  f"largest backlog per load (ms at its target; for GCC, large means the sender lacked CPU); "
                   f"rewarm: loads whose RT flow settled low and was warmed up again.")
 
 
@@ -145,6 +165,8 @@ def print_targets(checks: list[summary.TargetCheck]) -> None:
 def summary_command(
     db: Path = _DB, scenario: Optional[str] = _SCENARIO,
     baseline: str = typer.Option(summary.BASELINE, help="Scheduler PLT degradation is measured against."),
+    also_against: Optional[List[str]] = typer.Option(
+        None, "--also-against", help="Further schedulers to give the PLT degradation against (a column each)."),
     schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
     targets: bool = typer.Option(False, help="Also check the issue's targets for confucius."),
     json_out: Optional[Path] = typer.Option(None, "--json", help="Also write the rows as JSON."),
@@ -155,14 +177,15 @@ def summary_command(
     (one table per scenario)."""
     results, order = _chosen(_pages(db, scenario), schedulers)
     results = _filtered(results, max_held, min_start, common, pages_of)
+    also = _baselines(results, _split_names(also_against))
     by_scenario: dict[str, list[data.PageResult]] = {}
     for r in results:
         by_scenario.setdefault(r.scenario, []).append(r)
     written = []
     with _open(db) as database:
         for name, mine in sorted(by_scenario.items()):
-            rows = summary.ordered(summary.summarize(mine, baseline), order)
-            print_summary(rows, f"{name}: page loads (means per load; p99 over all frames)", baseline)
+            rows = summary.ordered(summary.summarize(mine, baseline, also), order)
+            print_summary(rows, f"{name}: page loads (means per load; p99 over all frames)", baseline, also)
             counted = data.counts(database, name)
             console.print(f"runs {counted['runs']}, page measurements {counted['pages']} (invalid ones are not "
                           f"counted: failed loads, or the VM did not get the CPU)")

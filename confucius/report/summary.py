@@ -63,17 +63,26 @@ class SummaryRow:
     converged_share: float    # loads whose RT flow had converged before
     rewarmed: int             # loads whose RT flow was warmed up more than once
     sender_backlog_ms: float  # mean over loads of the RT sender's largest backlog
+    also: dict[str, float]    # degradation against each further baseline, by its name
 
 
-def summarize(results: list[PageResult], baseline: str = BASELINE) -> list[SummaryRow]:
+def _plts(results: list[PageResult], scheduler: str) -> dict[tuple, float | None]:
+    return {r.pair_key: r.plt_s for r in results if r.scheduler == scheduler}
+
+
+def summarize(results: list[PageResult], baseline: str = BASELINE,
+              also: tuple[str, ...] = ()) -> list[SummaryRow]:
+    """One row per scheduler and controller; PLT degradation against `baseline`, and
+    against each scheduler of `also` (its relative figure only)."""
     groups: dict[tuple[str, str], list[PageResult]] = {}
     for r in results:
         groups.setdefault((r.scheduler, r.controller), []).append(r)
-    baseline_plt = {r.pair_key: r.plt_s for r in results if r.scheduler == baseline}
+    baseline_plt = _plts(results, baseline)
+    also_plt = {name: _plts(results, name) for name in also}
     rows = []
     for (scheduler, controller), loads in groups.items():
-        degradation_s, degradation, paired = metrics.degradation({r.pair_key: r.plt_s for r in loads},
-                                                                 baseline_plt)
+        mine = {r.pair_key: r.plt_s for r in loads}
+        degradation_s, degradation, paired = metrics.degradation(mine, baseline_plt)
         rows.append(SummaryRow(
             scheduler=scheduler, controller=controller, loads=len(loads),
             stall_s=metrics.mean(r.stall_s for r in loads),
@@ -88,7 +97,8 @@ def summarize(results: list[PageResult], baseline: str = BASELINE) -> list[Summa
             jfi=metrics.mean(r.jfi for r in loads),
             converged_share=metrics.share(bool(r.converged) for r in loads),
             rewarmed=sum((r.warmups or 1) > 1 for r in loads),
-            sender_backlog_ms=metrics.mean(r.sender_backlog_ms for r in loads)))
+            sender_backlog_ms=metrics.mean(r.sender_backlog_ms for r in loads),
+            also={name: metrics.degradation(mine, plts)[1] for name, plts in also_plt.items()}))
     return rows
 
 

@@ -118,8 +118,9 @@ def run_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Optional
     loaded, report = _simulate(scenario, db, schedulers, controllers, binary, resume=False, attempts=1)
     if report.pages:
         order = ",".join(c.name for c in loaded.schedulers)   # the scenario's order, as `make demo` prints it
-        summary_command(db=db, scenario=loaded.name, baseline=BASELINE, schedulers=[order], targets=False,
-                        json_out=None, max_held=None, min_start=None, common=False, pages_of=None)
+        summary_command(db=db, scenario=loaded.name, baseline=BASELINE, also_against=None,
+                        schedulers=[order], targets=False, json_out=None, max_held=None, min_start=None,
+                        common=False, pages_of=None)
     if report.tasks and report.failed == report.tasks:
         raise typer.Exit(1)
 

@@ -20,7 +20,7 @@ def text(result) -> str:
 def test_plan_lists_the_runs_of_a_scenario():
     result = runner.invoke(lab_app, ["plan", str(REPO / "scenarios" / "demo.toml")])
     assert result.exit_code == 0, result.output
-    assert "demo: 5 runs, 5 measurements" in text(result)
+    assert "demo: 6 runs, 6 measurements" in text(result)
 
 
 def test_a_malformed_scenario_is_refused_before_anything_runs(tmp_path):
@@ -59,7 +59,7 @@ def test_an_unknown_engine_is_refused_before_anything_runs(tmp_path):
 def test_the_plan_under_the_uml_engine_lists_the_same_runs():
     result = runner.invoke(lab_app, ["plan", str(REPO / "scenarios" / "demo.toml"), "--engine", "uml"])
     assert result.exit_code == 0, result.output
-    assert "demo: 5 runs, 5 measurements" in text(result)
+    assert "demo: 6 runs, 6 measurements" in text(result)
 
 
 def test_reports_without_a_database_say_what_to_run(tmp_path):

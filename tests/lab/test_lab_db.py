@@ -395,6 +395,10 @@ def test_report_summary_common_compares_the_pages_every_scheduler_met(tmp_path, 
     assert "left out 1 of 3 loads whose RT flow started below 0.5 of the link rate" in said["--min-start 0.5"]
     bad = CliRunner().invoke(report_app, ["summary", "--db", str(path), "--min-start", "2"])
     assert bad.exit_code != 0 and "min-start" in bad.output
+    against = CliRunner().invoke(report_app, ["summary", "--db", str(path), "--also-against", "pfifo"])
+    assert against.exit_code == 0 and "ΔPLT pfifo" in against.output, against.output
+    missing = CliRunner().invoke(report_app, ["summary", "--db", str(path), "-s", "fq", "--also-against", "pfifo"])
+    assert missing.exit_code != 0 and "--also-against pfifo: no loads of pfifo" in " ".join(missing.output.split())
 
 
 def test_report_pages_of_keeps_the_pages_another_database_measured(tmp_path, scenario):

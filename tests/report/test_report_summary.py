@@ -48,6 +48,17 @@ def test_summary_rows_by_hand():
     assert [r.scheduler for r in summary.ordered(list(rows.values()), ["fq", "confucius"])] == ["fq", "confucius"]
 
 
+def test_a_further_baseline_gives_its_own_relative_degradation():
+    results = [result("fq", "p1", 0.0, 1.0), result("fq", "p2", 0.0, 3.0),
+               result("fq_codel", "p1", 0.0, 2.0), result("fq_codel", "p2", 0.0, 2.0),
+               result("confucius", "p1", 0.0, 1.5), result("confucius", "p2", 0.0, 3.5)]
+    rows = {r.scheduler: r for r in summary.summarize(results, "fq", ("fq_codel",))}
+    assert rows["confucius"].degradation == pytest.approx(1.0 / 4)   # 5 s against fq's 4
+    assert rows["confucius"].also == {"fq_codel": pytest.approx(1.0 / 4)}  # and fq_codel's 4
+    assert rows["fq"].also["fq_codel"] == pytest.approx(0.0)
+    assert summary.summarize(results)[0].also == {}
+
+
 def test_common_loads_keep_the_pages_every_scheduler_met():
     results = [result("fq", "p1", 0.0, 1.0), result("fq", "p2", 0.0, 1.0), result("fq", "p3", 0.0, 1.0),
                result("confucius", "p1", 0.0, 1.0), result("confucius", "p2", 0.0, 1.0),
