@@ -144,42 +144,57 @@ def sweep_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
         raise typer.Exit(1)
 
 
-@app.command("alone")
-def alone_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Optional[List[str]] = _SCHEDULERS,
-                  controllers: Optional[List[str]] = _CONTROLLERS, binary: Path = _BINARY,
-                  as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")):
-    """How much of the stall the pages caused: SCENARIO's simulated loads in the database beside
-    the video alone over the same windows (each cell's episode again without its page)."""
+def _cells_of(scenario: Path, compute) -> tuple:
+    """SCENARIO loaded and `compute(loaded)`'s cells, or the reason on stderr and exit 2."""
+    from confucius.experiment.db import DatabaseError
+    from confucius.experiment.scenario import ScenarioError, load
+    from confucius.report.data import ReportError
+    from confucius.sim.bottleneck import NS3_CCAS, SimError
+
+    try:
+        loaded = load(scenario, ccas=NS3_CCAS)
+        return loaded, compute(loaded)
+    except (ScenarioError, SimError, DatabaseError, ReportError) as err:
+        _fail(str(err))
+
+
+def _print_cells(cells: list, as_json: bool, title: str, columns: tuple[str, ...], row, legend: str) -> None:
+    """The cells as JSON, or as a table of `row(cell)` under `columns` with its legend."""
     import json
     from dataclasses import asdict
 
     from rich.console import Console
     from rich.table import Table
 
-    from confucius.experiment.db import DatabaseError
-    from confucius.experiment.scenario import ScenarioError, load
-    from confucius.report.data import ReportError
-    from confucius.sim.alone import compare
-    from confucius.sim.bottleneck import NS3_CCAS, SimError
-
-    try:
-        loaded = load(scenario, ccas=NS3_CCAS)
-        cells = compare(loaded, db, binary, _names(schedulers), _names(controllers))
-    except (ScenarioError, SimError, DatabaseError, ReportError) as err:
-        _fail(str(err))
     console = Console()
     if as_json:
         console.print_json(json.dumps([asdict(c) for c in cells]))
         return
-    table = Table(title=f"{loaded.name}: the video's stall with each page and alone over the same window")
-    for name in ("scheduler", "RT", "loads", "stall s", "alone s", "w/ stall", "alone w/ stall"):
+    table = Table(title=title)
+    for name in columns:
         table.add_column(name, justify="right")
     for c in cells:
-        table.add_row(c.scheduler, c.controller, str(c.loads), f"{c.stall_s:.3f}", f"{c.alone_stall_s:.3f}",
-                      str(c.stalled), str(c.alone_stalled))
+        table.add_row(*row(c))
     console.print(table)
-    console.print("stall s: mean per load (frame delay > 190 ms) over the load's window; alone s: the same "
-                  "window of the same episode without its page; w/ stall: loads with any stall")
+    console.print(legend)
+
+
+@app.command("alone")
+def alone_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Optional[List[str]] = _SCHEDULERS,
+                  controllers: Optional[List[str]] = _CONTROLLERS, binary: Path = _BINARY,
+                  as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")):
+    """How much of the stall the pages caused: SCENARIO's simulated loads in the database beside
+    the video alone over the same windows (each cell's episode again without its page)."""
+    from confucius.sim.alone import compare
+
+    loaded, cells = _cells_of(scenario, lambda loaded: compare(loaded, db, binary, _names(schedulers),
+                                                               _names(controllers)))
+    _print_cells(cells, as_json, f"{loaded.name}: the video's stall with each page and alone over the same window",
+                 ("scheduler", "RT", "loads", "stall s", "alone s", "w/ stall", "alone w/ stall"),
+                 lambda c: (c.scheduler, c.controller, str(c.loads), f"{c.stall_s:.3f}", f"{c.alone_stall_s:.3f}",
+                            str(c.stalled), str(c.alone_stalled)),
+                 "stall s: mean per load (frame delay > 190 ms) over the load's window; alone s: the same "
+                 "window of the same episode without its page; w/ stall: loads with any stall")
 
 
 @app.command("traces")
@@ -187,33 +202,12 @@ def traces_command(scenario: Path = _SCENARIO, db: Path = _DB,
                    as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")):
     """SCENARIO's simulated loads on its set of traces, per trace each load drew: loads,
     stall and PLT per controller and scheduler."""
-    import json
-    from dataclasses import asdict
-
-    from rich.console import Console
-    from rich.table import Table
-
-    from confucius.experiment.db import DatabaseError
-    from confucius.experiment.scenario import ScenarioError, load
-    from confucius.report.data import ReportError
-    from confucius.sim.bottleneck import NS3_CCAS, SimError
     from confucius.sim.traces import by_trace
 
-    try:
-        loaded = load(scenario, ccas=NS3_CCAS)
-        cells = by_trace(loaded, db)
-    except (ScenarioError, SimError, DatabaseError, ReportError) as err:
-        _fail(str(err))
-    console = Console()
-    if as_json:
-        console.print_json(json.dumps([asdict(c) for c in cells]))
-        return
-    table = Table(title=f"{loaded.name}: the loads per trace they drew")
-    for name in ("trace", "RT", "scheduler", "loads", "stall s", "w/ stall", "PLT s"):
-        table.add_column(name, justify="right")
-    for c in cells:
-        table.add_row(c.trace, c.controller, c.scheduler, str(c.loads), f"{c.stall_s:.3f}", str(c.stalled),
-                      f"{c.plt_s:.2f}")
-    console.print(table)
-    console.print("stall s: mean per load (frame delay > 190 ms) over the load's window; w/ stall: loads with "
-                  "any stall; PLT s: mean over the loads that finished")
+    loaded, cells = _cells_of(scenario, lambda loaded: by_trace(loaded, db))
+    _print_cells(cells, as_json, f"{loaded.name}: the loads per trace they drew",
+                 ("trace", "RT", "scheduler", "loads", "stall s", "w/ stall", "PLT s"),
+                 lambda c: (c.trace, c.controller, c.scheduler, str(c.loads), f"{c.stall_s:.3f}", str(c.stalled),
+                            f"{c.plt_s:.2f}"),
+                 "stall s: mean per load (frame delay > 190 ms) over the load's window; w/ stall: loads with "
+                 "any stall; PLT s: mean over the loads that finished")
