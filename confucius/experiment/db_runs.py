@@ -71,6 +71,9 @@ CREATE TABLE IF NOT EXISTS rt_rates (
 CREATE INDEX IF NOT EXISTS rt_rates_flow ON rt_rates (flow_id, time_ns);
 CREATE TABLE IF NOT EXISTS flow_samples (
     flow_id INTEGER NOT NULL REFERENCES flows(id), time_ns INTEGER NOT NULL, bps REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS bulk_rtts (    -- a bulk flow's own RTT: its sender's tcp_info (ss -ti) every 0.2 s
+    flow_id INTEGER NOT NULL REFERENCES flows(id), time_ns INTEGER NOT NULL, rtt_ms REAL NOT NULL);
+CREATE INDEX IF NOT EXISTS bulk_rtts_flow ON bulk_rtts (flow_id, time_ns);
 CREATE TABLE IF NOT EXISTS pages (
     id INTEGER PRIMARY KEY, run_id INTEGER NOT NULL REFERENCES runs(id),
     number INTEGER NOT NULL, unit_key TEXT NOT NULL, page_key TEXT NOT NULL, page_id TEXT NOT NULL,
@@ -126,7 +129,7 @@ ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
 RUN_IDENTITY = {"runs": ("cell_key", "started_unix", "results_dir")}
 # What an export leaves out unless asked for samples: time series that the timelines and the
 # lab's checks read, and the load reports (summary, seeds, stalls, steps) do not.
-SAMPLE_TABLES = ("qdisc_stats", "qdisc_flows", "flow_samples", "probes")
+SAMPLE_TABLES = ("qdisc_stats", "qdisc_flows", "flow_samples", "bulk_rtts", "probes")
 # Of an RT flow's frames and rate log, an export without samples keeps each page load's
 # window and this much before the load (more than `report timeline` draws by default).
 EXPORT_MARGIN_NS = 10 * 10**9
@@ -227,6 +230,7 @@ def _store_data(db: Database, run_id: int, data) -> None:
             "bytes": bulk.bytes, "details": _dump({"error": bulk.error})})
         db.insert_many("flow_samples", ("flow_id", "time_ns", "bps"),
                         ((flow_id, t, bps) for t, bps in bulk.samples))
+        db.insert_many("bulk_rtts", ("flow_id", "time_ns", "rtt_ms"), ((flow_id, t, rtt) for t, rtt in bulk.rtts))
     db.insert_many("qdisc_stats", ("run_id", "time_ns", "handle", "parent", "kind", "bytes", "packets", "drops",
                                     "overlimits", "requeues", "backlog", "qlen", "xstats"),
                     ((run_id, t, q.get("handle"), q.get("parent", "root" if q.get("root") else None), q["kind"],
@@ -425,6 +429,11 @@ def flows_of_run(db: Database, run_id: int, kind: str) -> list:
 
 def flow_sample_rows(db: Database, flow_id: int) -> list:
     return db.query("SELECT time_ns, bps FROM flow_samples WHERE flow_id=? ORDER BY time_ns", (flow_id,))
+
+
+def bulk_rtt_rows(db: Database, flow_id: int) -> list:
+    """A bulk flow's own RTT samples (its sender's), in time order."""
+    return db.query("SELECT time_ns, rtt_ms FROM bulk_rtts WHERE flow_id=? ORDER BY time_ns", (flow_id,))
 
 
 def recent_runs(db: Database, scenario: str | None, last: int) -> list:

@@ -101,6 +101,7 @@ class BulkFlow:
     samples: list[tuple[int, float]]   # interval end (ns), bit/s
     bytes: int
     error: str | None
+    rtts: list[tuple[int, float]] = field(default_factory=list)   # its sender's smoothed RTT: time (ns), ms
 
 
 @dataclass

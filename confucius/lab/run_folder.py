@@ -23,6 +23,8 @@ from confucius.web.client_report import ReportError, parse_report
 from . import flent_files
 from .contract import ContractError, FlentEvent, GuestEvents, PageEvent, PageSpec, RunSpec
 
+SS_TIME_MARK = "Time: "   # before each sample of a bulk flow's sender sockets (guest/traffic.py)
+
 
 def _json(path: Path, what: str):
     try:
@@ -95,10 +97,11 @@ def _bulk(directory: Path, spec: RunSpec, events: GuestEvents) -> list[BulkFlow]
     started = {int(k): v for k, v in events.bulk_started_ns.items()}
     for number, bulk in enumerate(spec.bulk):
         path = directory / f"bulk-{number}.json"
+        rtts = read_sender_rtts(directory / f"bulk-{number}-ss.txt")
         try:
             data = json.loads(path.read_text())
         except (OSError, ValueError) as err:
-            flows.append(BulkFlow(number, bulk.cca, started.get(number), [], 0, f"no iperf3 report: {err}"))
+            flows.append(BulkFlow(number, bulk.cca, started.get(number), [], 0, f"no iperf3 report: {err}", rtts))
             continue
         begin = started.get(number)
         samples = [(begin + round(i["sum"]["end"] * 1e9) if begin is not None else round(i["sum"]["end"] * 1e9),
@@ -108,8 +111,68 @@ def _bulk(directory: Path, spec: RunSpec, events: GuestEvents) -> list[BulkFlow]
         # iperf3 reports a stop by signal as an error; that is how a run-long flow ends.
         if error and "interrupt" in error:
             error = None
-        flows.append(BulkFlow(number, bulk.cca, begin, samples, received, error))
+        flows.append(BulkFlow(number, bulk.cca, begin, samples, received, error, rtts))
     return flows
+
+
+def read_sender_rtts(path: Path) -> list[tuple[int, float]]:
+    """A bulk flow's own RTT samples from its sender's sockets (guest/traffic.py BulkFlows);
+    none from a run older than that file."""
+    if not path.is_file():
+        return []
+    return sender_rtts(path.read_text(), str(path))
+
+
+def sender_rtts(text: str, where: str) -> list[tuple[int, float]]:
+    """(time ns, smoothed RTT ms) per sample of `ss -tin` on an iperf3 port's server side:
+    of its sockets, the sender is the one that got more acknowledged than it received (the
+    control connection receives the test's parameters and sends a few state bytes), the
+    one with the most acknowledged if there are several; a sample without one is skipped."""
+    samples: list[tuple[int, float]] = []
+    at, after_socket, best = None, False, None
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith(SS_TIME_MARK):
+            if best is not None:
+                samples.append((at, best[1]))
+            at, after_socket, best = _sample_time(line, at, f"{where}:{number}"), False, None
+        elif at is None and line.strip():
+            raise ResultsError(f"{where}:{number}: a socket before the first '{SS_TIME_MARK}' line")
+        elif line[:1].isspace() and line.strip():
+            if not after_socket:
+                raise ResultsError(f"{where}:{number}: tcp_info without its socket line before it")
+            sender = _sender(line, f"{where}:{number}")
+            if sender is not None and (best is None or sender[0] > best[0]):
+                best = sender
+            after_socket = False
+        elif line.strip():
+            if len(line.split()) != 4:
+                raise ResultsError(f"{where}:{number}: not a socket line of `ss -tin -H` "
+                                   f"(Recv-Q Send-Q local peer): {line!r}")
+            after_socket = True
+    if best is not None:
+        samples.append((at, best[1]))
+    return samples
+
+
+def _sample_time(line: str, previous: int | None, where: str) -> int:
+    try:
+        at = int(line.removeprefix(SS_TIME_MARK))
+    except ValueError:
+        raise ResultsError(f"{where}: the time of a sample is not integer ns: {line!r}") from None
+    if previous is not None and at <= previous:
+        raise ResultsError(f"{where}: the sample's time {at} does not follow the previous one's {previous}")
+    return at
+
+
+def _sender(line: str, where: str) -> tuple[int, float] | None:
+    """(bytes acknowledged, smoothed RTT ms) of a socket's tcp_info line, if it is a sender."""
+    info = dict(field.split(":", 1) for field in line.split() if ":" in field)   # the bare words (cubic) left out
+    try:
+        acked, received = int(info.get("bytes_acked", 0)), int(info.get("bytes_received", 0))
+        rtt = float(info["rtt"].split("/")[0]) if "rtt" in info else None
+    except ValueError:
+        raise ResultsError(f"{where}: tcp_info's rtt, bytes_acked or bytes_received is not a number: {line!r}") from None
+    return (acked, rtt) if rtt is not None and acked > received else None
 
 
 def _flent_test(directory: Path, number: int, event: FlentEvent) -> FlentTest:

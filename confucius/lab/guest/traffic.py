@@ -9,6 +9,7 @@ Bulk flows of other kinds (the per-CCA experiments') are further Runners of thei
 from __future__ import annotations
 
 import signal
+import subprocess
 import threading
 import time
 from pathlib import Path
@@ -20,6 +21,8 @@ from .base import Processes, in_ns, now_ns
 IRTT_PORT = 2112
 IPERF_BASE_PORT = 5201
 WRITE_RESULTS_S = GUEST_TIMING.write_results_s
+SENDER_SAMPLE_S = 0.2
+SS_TIME_MARK = "Time: "
 
 
 class RttProbes:
@@ -47,12 +50,20 @@ class RttProbes:
 class BulkFlows:
     """iperf3 flows server -> client through the bottleneck, each from its start time after
     the run's t0 (noted in the events: iperf3's own times count from its start), into
-    bulk-<n>.json."""
+    bulk-<n>.json.
+
+    With -R the iperf3 server sends, and the client's JSON has no tcp_info of the sender;
+    so every SENDER_SAMPLE_S a thread prints each flow's server-side sockets (`ss -tin` on
+    its port: the data connection and iperf3's control connection) into bulk-<n>-ss.txt,
+    each sample after a line with the run's clock (`Time: <ns>`). The host keeps the
+    sender's smoothed RTT (run_folder.py)."""
 
     def __init__(self, bulk: list[Bulk], procs: Processes, scratch: Path):
         self.bulk, self.procs, self.scratch = bulk, procs, scratch
         self.timers: list[threading.Timer] = []
         self.started_ns: dict[str, int] = {}
+        self.stopping = threading.Event()
+        self.sampler = threading.Thread(target=self._sample_senders, name="bulk-ss", daemon=True)
 
     def start(self) -> None:
         t0 = time.monotonic()
@@ -68,10 +79,28 @@ class BulkFlows:
             timer = threading.Timer(delay, self._start_flow, args=(number, argv, out))
             timer.start()
             self.timers.append(timer)
+        if self.bulk:
+            self.sampler.start()
 
     def _start_flow(self, number: int, argv: list[str], out) -> None:
         self.started_ns[str(number)] = now_ns()
         self.procs.start(f"bulk-{number}", argv, stdout=out)
+
+    def _sample_senders(self) -> None:
+        outs = [open(self.scratch / f"bulk-{n}-ss.txt", "w") for n in range(len(self.bulk))]
+        try:
+            due = time.monotonic()
+            while not self.stopping.is_set():
+                for number, out in enumerate(outs):
+                    out.write(f"{SS_TIME_MARK}{now_ns()}\n")
+                    out.flush()
+                    subprocess.run(sender_sockets_command(IPERF_BASE_PORT + number), stdin=subprocess.DEVNULL,
+                                   stdout=out, stderr=subprocess.DEVNULL, check=False)
+                due += SENDER_SAMPLE_S
+                self.stopping.wait(max(0.0, due - time.monotonic()))
+        finally:
+            for out in outs:
+                out.close()
 
     def _running(self) -> list[str]:
         return [name for name in (f"bulk-{n}" for n in range(len(self.bulk))) if name in self.procs.running]
@@ -79,10 +108,18 @@ class BulkFlows:
     def stop(self) -> None:
         for timer in self.timers:
             timer.cancel()
+        self.stopping.set()
         for name in self._running():
             self.procs.signal(name, signal.SIGTERM)
 
     def record(self, events: GuestEvents) -> None:
         for name in self._running():
             self.procs.wait(name, timeout=WRITE_RESULTS_S)
+        if self.sampler.is_alive():
+            self.sampler.join(timeout=WRITE_RESULTS_S)
         events.bulk_started_ns = dict(self.started_ns)
+
+
+def sender_sockets_command(port: int) -> list[str]:
+    """`ss -tin` of the established sockets on the server's side of one iperf3 port."""
+    return in_ns(topology.SERVER, ["ss", "-t", "-i", "-n", "-H", "state", "established", f"( sport = :{port} )"])
