@@ -457,6 +457,39 @@ def flent_command(
         console.print(f"wrote {len(drawn)} Flent plots into {plots}")
 
 
+@app.command("bulk")
+def bulk_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """A bulk TCP flow beside the RT flow and the page (scenarios with [[bulk]] flows): per
+    scheduler, the video's stall, the PLT, and the bulk flows' own RTT and throughput while
+    the page loads and outside."""
+    from . import bulk_table
+
+    with _open(db) as database:
+        found = bulk_table.rows(database, scenario)
+    _show(found, f"no valid loads beside bulk flows with RTT samples{f' of scenario {scenario}' if scenario else ''} "
+          f"in {db} (run `confucius lab run scenarios/demo-bulk.toml`)", as_json, bulk_table.rows_json, _print_bulk)
+
+
+def _print_bulk(found) -> None:
+    table = Table(title="A bulk flow's own RTT beside the RT flow and the page")
+    for column in ("scenario", "scheduler", "controller", "loads", "stall s", "PLT s", "bulk RTT in page ms",
+                   "bulk RTT outside ms", "bulk Mbit/s in page", "bulk Mbit/s outside"):
+        table.add_column(column, justify="left" if column in ("scenario", "scheduler", "controller") else "right")
+    for r in found:
+        table.add_row(r.scenario, r.scheduler, r.controller, str(r.loads), summary.fmt(r.stall_s, "{:.3f}"),
+                      summary.fmt(r.plt_s, "{:.2f}"), _median_p95(r.rtt_during_median_ms, r.rtt_during_p95_ms),
+                      _median_p95(r.rtt_outside_median_ms, r.rtt_outside_p95_ms),
+                      summary.fmt(r.mbps_during, "{:.2f}"), summary.fmt(r.mbps_outside, "{:.2f}"))
+    console.print(table)
+    console.print("stall and PLT: means over the latest valid loads; bulk RTT: median / p95 of the bulk flows' "
+                  "own smoothed RTT, sampled on their sender (the server's tcp_info, every 0.2 s), in page = from "
+                  "the page's first request to its last byte, outside = the rest of the flows' life in the run "
+                  "(slow start and the RT flow's warm-up included); Mbit/s: mean of iperf3's 0.5 s intervals.")
+
+
 def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:
     """A report's rows as JSON or as its table; `missing` is the error when there are none."""
     if not rows:
