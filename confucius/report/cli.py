@@ -462,7 +462,7 @@ def bulk_command(
     db: Path = _DB, scenario: Optional[str] = _SCENARIO,
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
 ):
-    """A bulk TCP flow beside the RT flow and the page (scenarios with [[bulk]] flows): per
+    """A bulk TCP flow beside the RT flow and the page (scenarios with bulk flows): per
     scheduler, the video's stall, the PLT, and the bulk flows' own RTT and throughput while
     the page loads and outside."""
     from . import bulk_table
