@@ -62,16 +62,19 @@
 #define CFC_DEFAULT_MAXHOLD_NS		2000000000ull
 #define CFC_DEFAULT_MAXDELAY_NS		500000000ull
 /*
- * The old flows' AQM: fq_codel's 5 ms and 100 ms cut the real-time flow the
- * reweighting protects (on 100 simulated pages, Copa's stall per load 0.94 s
- * against 0.15 without the AQM, GCC's 0.055 against 0.028): when a burst's
- * flows turn old, the video's share falls to theirs at once and its queue
- * stands until its controller backs off on delay, which takes longer than
- * 100 ms. Half a second gives it that time, and 20 ms stays under the pace's
- * own target: the video as without the AQM, a download's own delay 18 ms.
+ * The old flows' AQM. fq_codel's 5 ms and 100 ms, at once, cut the real-time
+ * flow the reweighting protects (on 100 simulated pages, Copa's stall per load
+ * 0.94 s against 0.15 without the AQM): when a burst's flows turn old, the
+ * video's share falls to theirs at once and its queue stands until its
+ * controller backs off on delay, which takes it a second or two. So the AQM
+ * rests for aqm_settle after the last new flow (GCC's stall as without the
+ * AQM), and its target is 10 ms, not 5: a delay-based video's own standing
+ * queue (Copa's sojourn averages 10 ms) is not a bulk flow's. A download's own
+ * delay is then 7 ms at 20 and 100 Mbit/s (cake's 4 and 2).
  */
-#define CFC_DEFAULT_AQM_TARGET_NS	20000000ull
-#define CFC_DEFAULT_AQM_INTERVAL_NS	500000000ull
+#define CFC_DEFAULT_AQM_TARGET_NS	10000000ull
+#define CFC_DEFAULT_AQM_INTERVAL_NS	100000000ull
+#define CFC_DEFAULT_AQM_SETTLE_NS	2000000000ull
 #define CFC_DEFAULT_ECN			true
 #define CFC_DEFAULT_LIMIT		10240u
 #define CFC_DEFAULT_MEMLIMIT		(32u << 20)
@@ -113,6 +116,7 @@ struct cfc_config {
 	u64 maxdelay_ns;	/* old flows' packets that waited longer are dropped; 0 = never */
 	u64 aqm_target_ns;	/* old flows' AQM: acceptable standing sojourn; 0 = no AQM */
 	u64 aqm_interval_ns;	/* old flows' AQM: how long the sojourn may stand above it */
+	u64 aqm_settle_ns;	/* old flows' AQM: how long it waits once no flow is new */
 	u32 limit;		/* packets */
 	u32 memlimit;		/* bytes of packet truesize */
 	u32 flows;		/* hash buckets; fixed for the life of a scheduler */
@@ -248,6 +252,7 @@ struct cfc_sched {
 	u64 old_offered;	/* bytes that arrived for old flows since the last tick */
 	u64 link_sent;		/* bytes every flow sent since the last tick */
 	u64 held_ns;		/* time held since N last became non-empty */
+	u64 aqm_from_ns;	/* the old flows' AQM waits until then (aqm_settle) */
 	u32 qlen;		/* packets queued */
 	u32 backlog;		/* bytes queued */
 	u32 mem;		/* truesize queued */

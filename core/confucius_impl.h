@@ -91,6 +91,7 @@ CFC_FN void cfc_config_default(struct cfc_config *cfg)
 	cfg->maxdelay_ns = CFC_DEFAULT_MAXDELAY_NS;
 	cfg->aqm_target_ns = CFC_DEFAULT_AQM_TARGET_NS;
 	cfg->aqm_interval_ns = CFC_DEFAULT_AQM_INTERVAL_NS;
+	cfg->aqm_settle_ns = CFC_DEFAULT_AQM_SETTLE_NS;
 	cfg->ecn = CFC_DEFAULT_ECN;
 	cfg->pace = CFC_PACE_ADAPTIVE;
 	cfg->limit = CFC_DEFAULT_LIMIT;
@@ -131,6 +132,8 @@ CFC_FN const char *cfc_config_check(const struct cfc_config *cfg)
 		return CFC_AQM_TARGET_RANGE_MSG;
 	if (cfg->aqm_interval_ns < CFC_PERIOD_MIN_NS || cfg->aqm_interval_ns > CFC_PERIOD_MAX_NS)
 		return "aqm_interval must be between 1ms and 60s";
+	if (cfg->aqm_settle_ns > CFC_PERIOD_MAX_NS)
+		return "aqm_settle must be at most 60s";
 	if (cfg->pace >= CFC_PACE_COUNT)
 		return "pace must be fixed or adaptive";
 	if (cfg->bandwidth &&
@@ -1188,8 +1191,22 @@ CFC_FN enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u3
  */
 static bool aqm_applies(const struct cfc_sched *s, const struct cfc_flow *f)
 {
-	return s->cfg.aqm_target_ns && s->cfg.mode == CFC_MODE_FLOW &&
-	       f->state == CFC_FLOW_OLD && !s->nnew;
+	return s->cfg.aqm_target_ns && s->cfg.mode == CFC_MODE_FLOW && f->state == CFC_FLOW_OLD;
+}
+
+/*
+ * Whether the AQM rests: while any flow is new, and for aqm_settle after the
+ * last one (its weight gone to the old flows at once). A real-time flow whose
+ * share just fell to theirs needs that long to back off on delay; a bulk flow
+ * is signalled after it as before.
+ */
+static bool aqm_resting(struct cfc_sched *s, u64 now)
+{
+	if (s->nnew) {
+		s->aqm_from_ns = now + s->cfg.aqm_settle_ns;
+		return true;
+	}
+	return now < s->aqm_from_ns;
 }
 
 /* The tick `count` signals after `from`: interval / sqrt(count) later. */
@@ -1232,8 +1249,14 @@ static bool aqm_signal(struct cfc_sched *s, struct cfc_flow *f, u64 now_ns)
 	struct cfc_aqm *a = &f->aqm;
 	u32 now = ticks_of(now_ns);
 	u32 interval = ticks_of(s->cfg.aqm_interval_ns);
-	bool above = aqm_above_too_long(s, f, packet_age(s, f->head->stamp, now_ns), now);
+	bool above;
 
+	if (aqm_resting(s, now_ns)) {	/* after the rest, a queue stands an interval anew */
+		a->above_until = 0;
+		a->signalling = false;
+		return false;
+	}
+	above = aqm_above_too_long(s, f, packet_age(s, f->head->stamp, now_ns), now);
 	if (a->signalling) {
 		if (!above) {
 			a->signalling = false;
@@ -1391,6 +1414,7 @@ static void clear_state(struct cfc_sched *s, u64 now)
 	new_flows_none(s);
 	s->nold = 0;
 	s->held_ns = 0;
+	s->aqm_from_ns = 0;
 	tick_watch_reset(s);
 	s->qlen = 0;
 	s->backlog = 0;

@@ -479,8 +479,8 @@ static struct netlink_range_validation period_us_range = {
 	.min = CFC_PERIOD_MIN_NS / NSEC_PER_USEC, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
 };
 
-/* maxhold, maxdelay and aqm_target: 0 (off), or up to 60 s (the last two from a minimum
- * of their own, checked in read_config)
+/* maxhold, maxdelay, aqm_target and aqm_settle: 0 (off), or up to 60 s (maxdelay and
+ * aqm_target from a minimum of their own, checked in read_config)
  */
 static struct netlink_range_validation off_or_period_us_range = {
 	.min = 0, .max = CFC_PERIOD_MAX_NS / NSEC_PER_USEC,
@@ -510,6 +510,7 @@ static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_AQM_TARGET]	= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
 	[TCA_CONFUCIUS_AQM_INTERVAL]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
 	[TCA_CONFUCIUS_ECN]		= NLA_POLICY_MAX(NLA_U32, 1),
+	[TCA_CONFUCIUS_AQM_SETTLE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
 };
 
 /* The u64 bandwidth is range-checked here: NLA_POLICY_FULL_RANGE cannot exempt 0. */
@@ -613,6 +614,7 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 	read_us(tb[TCA_CONFUCIUS_TARGET], &cfg->target_ns);
 	read_us(tb[TCA_CONFUCIUS_MAXHOLD], &cfg->maxhold_ns);
 	read_us(tb[TCA_CONFUCIUS_AQM_INTERVAL], &cfg->aqm_interval_ns);
+	read_us(tb[TCA_CONFUCIUS_AQM_SETTLE], &cfg->aqm_settle_ns);
 	if (tb[TCA_CONFUCIUS_ECN])
 		cfg->ecn = nla_get_u32(tb[TCA_CONFUCIUS_ECN]);
 	if (tb[TCA_CONFUCIUS_HYSTERESIS])
@@ -796,6 +798,8 @@ static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 			div_u64(cfg->aqm_target_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_INTERVAL,
 			div_u64(cfg->aqm_interval_ns, NSEC_PER_USEC)) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_SETTLE,
+			div_u64(cfg->aqm_settle_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_ECN, cfg->ecn))
 		return -EMSGSIZE;
 	return 0;

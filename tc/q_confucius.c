@@ -72,8 +72,9 @@
 #define DEFAULT_TARGET_US	(40 * US_PER_MS)
 #define DEFAULT_MAXHOLD_US	(2 * US_PER_S)
 #define DEFAULT_MAXDELAY_US	(500 * US_PER_MS)
-#define DEFAULT_AQM_TARGET_US	(20 * US_PER_MS)
-#define DEFAULT_AQM_INTERVAL_US	(500 * US_PER_MS)
+#define DEFAULT_AQM_TARGET_US	(10 * US_PER_MS)
+#define DEFAULT_AQM_INTERVAL_US	(100 * US_PER_MS)
+#define DEFAULT_AQM_SETTLE_US	(2 * US_PER_S)
 #define DEFAULT_ECN		1u
 
 #if __has_include("confucius.h")
@@ -109,6 +110,7 @@ _Static_assert(DEFAULT_LIMIT == CFC_DEFAULT_LIMIT && DEFAULT_MEMLIMIT == CFC_DEF
 	       DEFAULT_MAXDELAY_US * NS_PER_US == CFC_DEFAULT_MAXDELAY_NS &&
 	       DEFAULT_AQM_TARGET_US * NS_PER_US == CFC_DEFAULT_AQM_TARGET_NS &&
 	       DEFAULT_AQM_INTERVAL_US * NS_PER_US == CFC_DEFAULT_AQM_INTERVAL_NS &&
+	       DEFAULT_AQM_SETTLE_US * (__u64)NS_PER_US == CFC_DEFAULT_AQM_SETTLE_NS &&
 	       DEFAULT_ECN == CFC_DEFAULT_ECN, "defaults differ from the core's");
 _Static_assert(TC_CONFUCIUS_MAX_CLASSES == CFC_MAX_CLASSES, "class count differs from the core's");
 _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
@@ -195,6 +197,8 @@ static const struct option_spec options[] = {
 	  AQM_TARGET_MIN_US, PERIOD_MAX_US, "no AQM", "10ms", NULL, NULL },
 	{ "aqm_interval", TCA_CONFUCIUS_AQM_INTERVAL, KIND_TIME,
 	  PERIOD_MIN_US, PERIOD_MAX_US, NULL, "300ms", NULL, NULL },
+	{ "aqm_settle", TCA_CONFUCIUS_AQM_SETTLE, KIND_TIME,
+	  0, PERIOD_MAX_US, NULL, "1s", NULL, NULL },
 	{ "ecn", TCA_CONFUCIUS_ECN, KIND_FLAG,
 	  0, 1, NULL, "noecn", ecn_words, NULL },
 };
@@ -298,12 +302,13 @@ static void explain_defaults(void)
 {
 	char b1[SPRINT_BSIZE], b2[SPRINT_BSIZE], b3[SPRINT_BSIZE], b4[SPRINT_BSIZE];
 	char b5[SPRINT_BSIZE], b6[SPRINT_BSIZE], b7[SPRINT_BSIZE], b8[SPRINT_BSIZE];
+	char b9[SPRINT_BSIZE];
 
 	fprintf(stderr,
 		"Defaults: bandwidth unlimited limit %up memlimit %s flows %u quantum %u\n"
 		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
 		"          pace %s target %s maxhold %s maxdelay %s\n"
-		"          aqm_target %s aqm_interval %s %s\n"
+		"          aqm_target %s aqm_interval %s aqm_settle %s %s\n"
 		"          no weights (classes served in proportion to their active flows)\n",
 		DEFAULT_LIMIT, sprint_size(DEFAULT_MEMLIMIT, b1), DEFAULT_FLOWS, DEFAULT_QUANTUM,
 		sprint_time(DEFAULT_INTERVAL_US, b2), mode_names[TC_CONFUCIUS_MODE_FLOW],
@@ -311,7 +316,7 @@ static void explain_defaults(void)
 		pace_names[TC_CONFUCIUS_PACE_ADAPTIVE], sprint_time(DEFAULT_TARGET_US, b4),
 		sprint_time(DEFAULT_MAXHOLD_US, b5), sprint_time(DEFAULT_MAXDELAY_US, b6),
 		sprint_time(DEFAULT_AQM_TARGET_US, b7), sprint_time(DEFAULT_AQM_INTERVAL_US, b8),
-		ecn_words[DEFAULT_ECN]);
+		sprint_time(DEFAULT_AQM_SETTLE_US, b9), ecn_words[DEFAULT_ECN]);
 }
 
 /* The plugin names its release (VERSION); built into tc, tc's own version is the one. */
@@ -334,7 +339,7 @@ static void explain(void)
 		"                     [ reclassify TIME ] [ weights W1:W2:... ]\n"
 		"                     [ pace fixed | adaptive ] [ target TIME ] [ maxhold TIME ]\n"
 		"                     [ maxdelay TIME ] [ aqm_target TIME ] [ aqm_interval TIME ]\n"
-		"                     [ ecn | noecn ]\n");
+		"                     [ aqm_settle TIME ] [ ecn | noecn ]\n");
 	explain_defaults();
 	fprintf(stderr, "Values:\n");
 	for (i = 0; i < NOPTIONS; i++) {
@@ -351,12 +356,12 @@ static void explain(void)
 		"Between bursts of new flows, a bulk flow's own queue is kept near aqm_target\n"
 		"by CoDel's control law once it has stood above it for aqm_interval, as\n"
 		"fq_codel does; with ecn, ECN-capable packets are marked instead of dropped.\n"
-		"Its defaults are longer than fq_codel's: a real-time flow whose share just\n"
-		"fell needs time to back off before its standing queue is dropped from.\n"
-		"The AQM rests while any flow is new: the old flows are then giving up\n"
+		"The AQM rests while any flow is new (the old flows are then giving up\n"
 		"bandwidth step by step, and pace adaptive watches their queues against\n"
-		"target instead. Mode flow only: in mode class the queue a flow builds sorts\n"
-		"it into its class. aqm_target 0: no AQM.\n"
+		"target instead) and for aqm_settle after the last one: a real-time flow\n"
+		"whose share just fell needs that long to back off on delay. Mode flow\n"
+		"only: in mode class the queue a flow builds sorts it into its class.\n"
+		"aqm_target 0: no AQM.\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
 		ORIGIN);
 }

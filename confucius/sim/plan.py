@@ -36,7 +36,8 @@ CONFUCIUS_ATTRIBUTES = {
     "interval": "Interval", "mode": "Mode", "pace": "Pace", "target": "Target", "maxhold": "MaxHold",
     "maxdelay": "MaxDelay", "classes": "Classes", "weights": "Weights", "reclassify": "Reclassify",
     "hysteresis": "Hysteresis", "limit": "Limit", "flows": "Flows", "quantum": "Quantum",
-    "aqm_target": "AqmTarget", "aqm_interval": "AqmInterval"}
+    "aqm_target": "AqmTarget", "aqm_interval": "AqmInterval",
+    "aqm_settle": "AqmSettle"}
 # Its keywords, which take no value (as fq_codel's), and the attribute value each stands for.
 CONFUCIUS_KEYWORDS = {"ecn": ("UseEcn", "true"), "noecn": ("UseEcn", "false")}
 # The RT flow's modes the simulator has: rtflow's UDP controllers, and its TCP mode over

@@ -381,6 +381,7 @@ CoreJson(Ptr<QueueDisc> disc)
         << "\",\"bandwidth_bps\":" << cfg.bandwidth << ",\"limit\":" << cfg.limit
         << ",\"maxdelay_ns\":" << cfg.maxdelay_ns << ",\"delay_drops\":" << st.cnt.delay_drops
         << ",\"aqm_target_ns\":" << cfg.aqm_target_ns << ",\"aqm_interval_ns\":" << cfg.aqm_interval_ns
+        << ",\"aqm_settle_ns\":" << cfg.aqm_settle_ns
         << ",\"ecn\":" << (cfg.ecn ? "true" : "false") << ",\"aqm_drops\":" << st.cnt.aqm_drops
         << ",\"ecn_marks\":" << st.cnt.ecn_marks
         << ",\"moves\":" << st.cnt.moves << ",\"enqueued\":" << st.cnt.enqueued_pkts << ",\"dequeued\":" << st.cnt.dequeued_pkts

@@ -133,6 +133,57 @@ static void no_signal_while_a_flow_is_new(void **state)
 	check_and_free(ts);
 }
 
+/* Keeps flow 0 100 packets deep; notes when N last emptied and when the AQM first signalled. */
+struct rest_watch {
+	u64 quiet_at, first_signal_at;
+};
+
+static void keep_deep_and_watch(struct tsched *ts, void *ctx)
+{
+	struct rest_watch *w = ctx;
+
+	while (ts->s.flows[ts_bucket(ts, 0)].qlen < 100)
+		ts_enqueue(ts, 0, 1500);
+	if (ts->s.nnew)
+		w->quiet_at = 0;
+	else if (!w->quiet_at)
+		w->quiet_at = ts->now;
+	if (!w->first_signal_at && ts->s.cnt.aqm_drops)
+		w->first_signal_at = ts->now;
+}
+
+/*
+ * Once the last new flow is gone the AQM rests for aqm_settle more, and the
+ * old flow's queue, standing all along, must then stand for an interval anew.
+ */
+static u64 first_signal_after_quiet(u64 settle)
+{
+	struct cfc_config cfg = codel_config();
+	struct rest_watch watch = { 0 };
+	struct tsched *ts;
+	u64 next, after;
+
+	cfg.interval_ns = 400 * MS;
+	cfg.aqm_settle_ns = settle;
+	ts = ts_new(&cfg, 2);
+	ts_enqueue(ts, 0, 1500);
+	next = ts->now + 50 * MS;
+	ts_run_link(ts, RATE, 1000 * MS, trickle_new_flow, &next);
+	assert_true(ts->s.nnew == 1);
+	ts_run_link(ts, RATE, 3000 * MS, keep_deep_and_watch, &watch);
+	assert_true(watch.quiet_at && watch.first_signal_at > watch.quiet_at);
+	after = watch.first_signal_at - watch.quiet_at;
+	check_and_free(ts);
+	return after;
+}
+
+static void the_aqm_rests_for_aqm_settle_once_no_flow_is_new(void **state)
+{
+	(void)state;
+	assert_in_range(first_signal_after_quiet(0), 100 * MS, 110 * MS);
+	assert_in_range(first_signal_after_quiet(1000 * MS), 1100 * MS, 1110 * MS);
+}
+
 /* Mode class sorts flows by the queue they build, mode external by the host's classes: no AQM. */
 static void only_mode_flow_has_the_aqm(void **state)
 {
@@ -154,5 +205,6 @@ CFC_TEST_GROUP(run_aqm_tests, "aqm",
 	cmocka_unit_test(ecn_capable_packets_are_marked_not_dropped),
 	cmocka_unit_test(short_queues_and_no_target_are_left_alone),
 	cmocka_unit_test(no_signal_while_a_flow_is_new),
+	cmocka_unit_test(the_aqm_rests_for_aqm_settle_once_no_flow_is_new),
 	cmocka_unit_test(only_mode_flow_has_the_aqm),
 )

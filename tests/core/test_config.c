@@ -28,8 +28,9 @@ static void defaults_are_valid_and_documented(void **state)
 	assert_int_equal(cfg.target_ns, 40000000ull);
 	assert_int_equal(cfg.maxhold_ns, 2000000000ull);
 	assert_int_equal(cfg.maxdelay_ns, 500000000ull);
-	assert_int_equal(cfg.aqm_target_ns, 20000000ull);
-	assert_int_equal(cfg.aqm_interval_ns, 500000000ull);
+	assert_int_equal(cfg.aqm_target_ns, 10000000ull);
+	assert_int_equal(cfg.aqm_interval_ns, 100000000ull);
+	assert_int_equal(cfg.aqm_settle_ns, 2000000000ull);
 	assert_true(cfg.ecn);
 }
 
@@ -59,6 +60,7 @@ static void huge_maxdelay(struct cfc_config *c) { c->maxdelay_ns = CFC_MAXDELAY_
 static void tiny_aqm_target(struct cfc_config *c) { c->aqm_target_ns = CFC_AQM_TARGET_MIN_NS - 1; }
 static void huge_aqm_target(struct cfc_config *c) { c->aqm_target_ns = CFC_PERIOD_MAX_NS + 1; }
 static void zero_aqm_interval(struct cfc_config *c) { c->aqm_interval_ns = 0; }
+static void huge_aqm_settle(struct cfc_config *c) { c->aqm_settle_ns = CFC_PERIOD_MAX_NS + 1; }
 
 static void every_bad_value_is_rejected_by_name(void **state)
 {
@@ -72,6 +74,7 @@ static void every_bad_value_is_rejected_by_name(void **state)
 		{ huge_maxhold, "maxhold" }, { tiny_maxdelay, "maxdelay" },
 		{ huge_maxdelay, "maxdelay" }, { tiny_aqm_target, "aqm_target" },
 		{ huge_aqm_target, "aqm_target" }, { zero_aqm_interval, "aqm_interval" },
+		{ huge_aqm_settle, "aqm_settle" },
 	};
 	size_t i;
 
@@ -105,6 +108,7 @@ static void boundaries_are_accepted(void **state)
 	cfg.maxdelay_ns = 0;
 	cfg.aqm_target_ns = 0;
 	cfg.aqm_interval_ns = CFC_PERIOD_MIN_NS;
+	cfg.aqm_settle_ns = 0;
 	assert_null(cfc_config_check(&cfg));
 	cfg.maxdelay_ns = CFC_PERIOD_MIN_NS;
 	cfg.aqm_target_ns = CFC_AQM_TARGET_MIN_NS;
@@ -114,6 +118,7 @@ static void boundaries_are_accepted(void **state)
 	cfg.maxdelay_ns = CFC_MAXDELAY_MAX_NS;
 	cfg.aqm_target_ns = CFC_PERIOD_MAX_NS;
 	cfg.aqm_interval_ns = CFC_PERIOD_MAX_NS;
+	cfg.aqm_settle_ns = CFC_PERIOD_MAX_NS;
 	cfg.pace = CFC_PACE_FIXED;
 	assert_null(cfc_config_check(&cfg));
 }

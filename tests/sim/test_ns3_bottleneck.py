@@ -174,10 +174,11 @@ def test_the_aqm_attributes_reach_the_core():
     given = simulate("--scheduler=confucius", "--duration=0.5s",
                      "--ns3::ConfuciusQueueDisc::AqmTarget=2ms",
                      "--ns3::ConfuciusQueueDisc::AqmInterval=50ms",
+                     "--ns3::ConfuciusQueueDisc::AqmSettle=0s",
                      "--ns3::ConfuciusQueueDisc::UseEcn=false")["core"]
-    aqm = ("aqm_target_ns", "aqm_interval_ns", "ecn")
-    assert [defaults[k] for k in aqm] == [20e6, 500e6, True]  # core/confucius.h says why
-    assert [given[k] for k in aqm] == [2e6, 50e6, False]
+    aqm = ("aqm_target_ns", "aqm_interval_ns", "aqm_settle_ns", "ecn")
+    assert [defaults[k] for k in aqm] == [10e6, 100e6, 2e9, True]  # core/confucius.h says why
+    assert [given[k] for k in aqm] == [2e6, 50e6, 0, False]
 
 
 def test_aqm_settings_the_core_refuses_are_refused():
@@ -185,16 +186,18 @@ def test_aqm_settings_the_core_refuses_are_refused():
         "--ns3::ConfuciusQueueDisc::AqmTarget=50us")
     assert "aqm_interval must be between 1ms and 60s" in failure(
         "--ns3::ConfuciusQueueDisc::AqmInterval=0s")
+    assert "aqm_settle must be at most 60s" in failure("--ns3::ConfuciusQueueDisc::AqmSettle=61s")
 
 
 def bulk_tcp(tcp_ecn: str, *args: str) -> dict:
     """One Cubic download through confucius's 1000-packet buffer at 20 Mbit/s, 40 ms: its
     standing queue is the old flow's own, which the AQM signals. At fq_codel's 5 ms and
-    100 ms, so that 3 s hold several signals (the defaults' 500 ms interval, two at most)."""
+    with no rest once the download is old, so that 3 s hold several signals (the defaults'
+    2 s of rest leave few)."""
     return simulate("--scheduler=confucius", "--rt-rate=0", "--web=tcp", "--web-flows=1",
                     "--duration=3s", "--drain=1s", f"--ns3::TcpSocketBase::UseEcn={tcp_ecn}",
                     "--ns3::ConfuciusQueueDisc::AqmTarget=5ms", "--ns3::ConfuciusQueueDisc::AqmInterval=100ms",
-                    *args)
+                    "--ns3::ConfuciusQueueDisc::AqmSettle=0s", *args)
 
 
 @pytest.mark.parametrize("tcp_ecn, disc, signal", [

@@ -179,11 +179,14 @@ def test_a_loads_window_ends_as_the_labs_tail_once_two_seconds_of_frames_were_on
 
 
 def test_confucius_aqm_options_of_a_variant_reach_the_simulated_core():
-    # tc's syntax: aqm_target and aqm_interval take a time, ecn and noecn none (as fq_codel's).
-    choice = SchedulerChoice("confucius-aqm", "confucius", "aqm_target 2ms noecn aqm_interval 50ms")
+    # tc's syntax: aqm_target, aqm_interval and aqm_settle take a time, ecn and noecn none
+    # (as fq_codel's).
+    choice = SchedulerChoice("confucius-aqm", "confucius",
+                             "aqm_target 2ms noecn aqm_interval 50ms aqm_settle 300ms")
     args = scheduler_args(choice, describe())
     core = run_bottleneck([*args, "--duration=0.5s"])["core"]
-    assert (core["aqm_target_ns"], core["aqm_interval_ns"], core["ecn"]) == (2e6, 50e6, False)
+    assert (core["aqm_target_ns"], core["aqm_interval_ns"], core["aqm_settle_ns"], core["ecn"]) == \
+        (2e6, 50e6, 3e8, False)
     ecn_on = scheduler_args(SchedulerChoice("c", "confucius", "noecn ecn"), describe())
     assert ecn_on[-1] == "--ns3::ConfuciusQueueDisc::UseEcn=true"
     assert scheduler_args(SchedulerChoice("c", "confucius", "ecn aqm_target"), describe()) == \

@@ -53,7 +53,8 @@ def plugin_usage() -> str:
 
 def test_help_lists_every_option(plugin_usage):
     options = help_options(plugin_usage)
-    assert len(options) == 18 and options[0] == "bandwidth" and options[-3:] == ["aqm_target", "aqm_interval", "ecn"]
+    assert len(options) == 19 and options[0] == "bandwidth"
+    assert options[-4:] == ["aqm_target", "aqm_interval", "aqm_settle", "ecn"]
     for option in options:
         assert re.search(rf"\[ {option}\b", plugin_usage), f"{option} missing from the usage line"
 
@@ -115,6 +116,8 @@ ACCEPTED = 'Cannot find device "confucius-none0"'
     ["noecn", "aqm_target", "0", "limit", "5"],
     ["aqm_target", "100us", "aqm_interval", "1ms"],
     ["aqm_target", "60s", "aqm_interval", "60s", "noecn"],
+    ["aqm_settle", "0"],
+    ["aqm_settle", "60s", "aqm_target", "5ms"],
 ])
 def test_aqm_options_are_accepted(options):
     done = parse(*options)
@@ -128,6 +131,9 @@ def test_aqm_options_are_accepted(options):
     (["aqm_interval", "0"], 'invalid aqm_interval "0": expected a time from 1ms to 60s'),
     (["aqm_interval", "999us"], 'invalid aqm_interval "999us": expected a time from 1ms to 60s'),
     (["aqm_interval"], "aqm_interval needs a value"),
+    (["aqm_settle", "61s"], 'invalid aqm_settle "61s": expected a time from 0us to 60s'),
+    (["aqm_settle", "-1s"], 'invalid aqm_settle "-1s": expected a time from 0us to 60s'),
+    (["aqm_settle"], "aqm_settle needs a value"),
     (["ecn", "1"], 'unknown option "1" (ecn takes no value)'),
     (["noecn", "on", "limit", "5"], 'unknown option "on" (noecn takes no value)'),
     (["ecn", "noecn"], "ecn or noecn given twice"),

@@ -173,6 +173,8 @@ ConfuciusQueueDisc::GetTypeId()
              "(0 = no AQM)", Ns(d.aqm_target_ns), &ConfuciusQueueDisc::m_aqmTarget},
             {"AqmInterval", "Old flows' AQM: how long their sojourn may stand above AqmTarget "
              "before it drops or marks", Ns(d.aqm_interval_ns), &ConfuciusQueueDisc::m_aqmInterval},
+            {"AqmSettle", "Old flows' AQM: how long it waits once no flow is new",
+             Ns(d.aqm_settle_ns), &ConfuciusQueueDisc::m_aqmSettle},
         };
         for (const auto& o : times)
             t.AddAttribute(o.name, o.help, TimeValue(o.byDefault), MakeTimeAccessor(o.member),
@@ -248,6 +250,7 @@ ConfuciusQueueDisc::Config() const
     cfg.maxdelay_ns = m_maxdelay.GetNanoSeconds();
     cfg.aqm_target_ns = m_aqmTarget.GetNanoSeconds();
     cfg.aqm_interval_ns = m_aqmInterval.GetNanoSeconds();
+    cfg.aqm_settle_ns = m_aqmSettle.GetNanoSeconds();
     cfg.ecn = m_useEcn;
     cfg.limit = m_limit;
     cfg.memlimit = m_memlimit;

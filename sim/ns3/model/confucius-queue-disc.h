@@ -105,6 +105,7 @@ class ConfuciusQueueDisc : public QueueDisc
     Time m_maxdelay;
     Time m_aqmTarget;
     Time m_aqmInterval;
+    Time m_aqmSettle;
     bool m_useEcn;
     uint32_t m_limit;
     uint32_t m_memlimit;

@@ -34,6 +34,7 @@ enum {
 	TCA_CONFUCIUS_AQM_TARGET,	/* u32, us: old flows' AQM target sojourn; 0 = no AQM */
 	TCA_CONFUCIUS_AQM_INTERVAL,	/* u32, us: old flows' AQM interval */
 	TCA_CONFUCIUS_ECN,		/* u32, 0 or 1: the AQM marks ECN-capable packets */
+	TCA_CONFUCIUS_AQM_SETTLE,	/* u32, us: the AQM's wait once no flow is new */
 	__TCA_CONFUCIUS_MAX
 };
 
