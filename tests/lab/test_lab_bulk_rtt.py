@@ -5,7 +5,6 @@ under pfifo, UML: the control connection alone, then beside the data connection)
 refused with where and why, the samples read from a run folder, stored in bulk_rtts and read
 back, and the schema upgrade that added that table."""
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -14,7 +13,7 @@ from confucius.experiment import db as lab_db, db_runs
 from confucius.experiment.db import Database
 from confucius.experiment.results import ResultsError
 from confucius.lab.run_folder import read_run, sender_rtts
-from test_lab_db import LOAD_START, SCENARIO, make_run
+from test_lab_db import LOAD_START, SCENARIO, database_of_schema, make_run, schema_version
 
 FIXTURE = Path(__file__).parent / "fixtures" / "bulk-rtt" / "bulk-0-ss.txt"
 # The data connection's smoothed RTT in the fixture's samples; the first has no socket and
@@ -82,14 +81,10 @@ def test_a_bad_sample_file_makes_the_run_folder_unreadable(tmp_path):
 
 
 def test_a_database_of_schema_10_gains_bulk_rtts(tmp_path):
-    path = tmp_path / "lab.sqlite"
-    lab_db.Database(path).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE bulk_rtts")
-        conn.execute("UPDATE meta SET value='10' WHERE key='schema_version'")
+    path = database_of_schema(tmp_path / "lab.sqlite", 10, "DROP TABLE bulk_rtts")
     with lab_db.Database(path) as db:
         assert db.query("SELECT COUNT(*) FROM bulk_rtts")[0][0] == 0
-        assert db.query("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(lab_db.SCHEMA_VERSION)
+        assert schema_version(db) == str(lab_db.SCHEMA_VERSION)
 
 
 def run_info(tmp_path: Path) -> dict:

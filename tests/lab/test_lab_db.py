@@ -132,6 +132,21 @@ def make_run(folder: Path, unit_key: str, gap_ms: float = 50.0, page_key: str = 
     return folder
 
 
+def database_of_schema(path: Path, version: int, *undo: str) -> Path:
+    """A database as an older schema version left it: today's, with `undo`'s SQL taking back
+    what came later, and `version` recorded; opening it again upgrades it."""
+    Database(path).close()
+    with sqlite3.connect(path) as conn:
+        for statement in undo:
+            conn.execute(statement)
+        conn.execute("UPDATE meta SET value=? WHERE key='schema_version'", (str(version),))
+    return path
+
+
+def schema_version(db: Database) -> str:
+    return db.query("SELECT value FROM meta WHERE key='schema_version'")[0][0]
+
+
 @pytest.fixture
 def scenario(tmp_path):
     path = tmp_path / "handmade.toml"

@@ -4,7 +4,6 @@ fq_codel both ways at 20 Mbit/s and 40 ms, as the lab ran it under UML on Novemb
 checked against what Flent itself computed into the same file; the record of a Flent scenario's bottleneck (both directions)
 and the database's flent_tests table for databases of the previous schema."""
 
-import sqlite3
 from pathlib import Path
 
 import pytest
@@ -13,6 +12,7 @@ from confucius import metrics
 from confucius.experiment import db as lab_db
 from confucius.lab import flent_files, runner
 from confucius.experiment import keys, plan as planning, scenario as sc
+from test_lab_db import database_of_schema, schema_version
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flent"
 REPO = Path(__file__).resolve().parents[2]
@@ -94,14 +94,10 @@ def test_a_run_on_the_second_kernel_generation_has_a_key_of_its_own():
 
 
 def test_a_database_of_schema_6_gains_the_flent_table(tmp_path):
-    path = tmp_path / "lab.sqlite"
-    lab_db.Database(path).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE flent_tests")
-        conn.execute("UPDATE meta SET value='6' WHERE key='schema_version'")
+    path = database_of_schema(tmp_path / "lab.sqlite", 6, "DROP TABLE flent_tests")
     with lab_db.Database(path) as db:
         assert db.query("SELECT COUNT(*) FROM flent_tests")[0][0] == 0
-        assert db.query("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(lab_db.SCHEMA_VERSION)
+        assert schema_version(db) == str(lab_db.SCHEMA_VERSION)
 
 
 def test_the_guest_refuses_a_spec_whose_flent_part_is_wrong():

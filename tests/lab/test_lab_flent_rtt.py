@@ -7,7 +7,6 @@ socket samples refused; the database's flent_flows table and schema 9's upgrade.
 
 import re
 import shutil
-import sqlite3
 import statistics
 from pathlib import Path
 
@@ -18,6 +17,7 @@ from confucius.experiment import db_flent
 from confucius.experiment.results import FlentTest
 from confucius.lab import flent_files
 from confucius.lab.contract import FlentEvent
+from test_lab_db import database_of_schema, schema_version
 
 FIXTURES = Path(__file__).parent / "fixtures" / "flent-rtt"
 PROPAGATION_MS = 40.0
@@ -130,13 +130,8 @@ def test_the_database_keeps_each_flow_s_rtt(tmp_path):
 
 
 def test_a_database_of_schema_9_gains_the_bulk_rtt(tmp_path):
-    path = tmp_path / "lab.sqlite"
-    lab_db.Database(path).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE flent_flows")
-        conn.execute("DROP TABLE flent_tests")
-        conn.execute(SCHEMA_9_FLENT_TESTS)
-        conn.execute("UPDATE meta SET value='9' WHERE key='schema_version'")
+    path = database_of_schema(tmp_path / "lab.sqlite", 9, "DROP TABLE flent_flows", "DROP TABLE flent_tests",
+                              SCHEMA_9_FLENT_TESTS)
     with lab_db.Database(path) as db:
         run_id = run_row(db)
         db.insert("flent_tests", {"run_id": run_id, "number": 0, "test": "rrul", "started_ns": 0, "ended_ns": 1,
@@ -144,4 +139,4 @@ def test_a_database_of_schema_9_gains_the_bulk_rtt(tmp_path):
         [row] = db.query("SELECT * FROM flent_tests")
         assert (row["down_rtt_median_ms"], row["up_rtt_median_ms"]) == (41.5, None)
         assert db.query("SELECT COUNT(*) FROM flent_flows")[0][0] == 0
-        assert db.query("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(lab_db.SCHEMA_VERSION)
+        assert schema_version(db) == str(lab_db.SCHEMA_VERSION)

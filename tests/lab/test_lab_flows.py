@@ -14,7 +14,7 @@ from confucius.experiment import db as lab_db, db_runs
 from confucius.lab import rtnl
 from confucius.experiment.db import Database, DatabaseError
 from confucius.lab.run_folder import read_run
-from test_lab_db import LOAD_START, SCENARIO, make_run
+from test_lab_db import LOAD_START, SCENARIO, database_of_schema, make_run, schema_version
 
 # struct tc_confucius_xstats is 8 bytes of header and its largest member, the qdisc's
 # statistics (kernel/include/uapi/linux/pkt_sched_confucius.h): 216 bytes in all.
@@ -120,15 +120,10 @@ def test_flow_samples_read_back_in_time_order_and_fill_their_table(tmp_path):
 
 
 def test_a_version_2_database_gains_what_it_lacks_and_older_ones_are_refused(tmp_path):
-    path = tmp_path / "lab.sqlite"
-    Database(path).close()
-    with sqlite3.connect(path) as conn:
-        conn.execute("DROP TABLE qdisc_flows")
-        conn.execute("ALTER TABLE runs DROP COLUMN engine")
-        conn.execute("ALTER TABLE runs DROP COLUMN time_mode")
-        conn.execute("UPDATE meta SET value='2' WHERE key='schema_version'")
+    path = database_of_schema(tmp_path / "lab.sqlite", 2, "DROP TABLE qdisc_flows",
+                              "ALTER TABLE runs DROP COLUMN engine", "ALTER TABLE runs DROP COLUMN time_mode")
     with Database(path) as db:
-        assert db.query("SELECT value FROM meta WHERE key='schema_version'")[0][0] == str(lab_db.SCHEMA_VERSION)
+        assert schema_version(db) == str(lab_db.SCHEMA_VERSION)
         assert db.query("SELECT COUNT(*) FROM qdisc_flows")[0][0] == 0
         columns = {r["name"]: r["dflt_value"] for r in db.query("PRAGMA table_info(runs)")}
         assert (columns["engine"], columns["time_mode"]) == ("'qemu'", "'real'")  # every earlier run's
