@@ -19,6 +19,8 @@ from confucius import metrics
 from confucius.experiment import db_runs
 from confucius.experiment.db import Database
 
+from .data import PageResult, page_results
+
 
 @dataclass(frozen=True)
 class BulkRow:
@@ -47,9 +49,9 @@ class _Pooled:
 def rows(db: Database, scenario: str | None = None) -> list[BulkRow]:
     """One row per scenario, scheduler and controller, over the latest valid loads of the
     runs whose bulk flows have RTT samples, in the order they were measured."""
-    pages_by_run: dict[int, list] = {}
-    for page in db_runs.latest_valid_pages(db, scenario):
-        pages_by_run.setdefault(page["run_id"], []).append(page)
+    pages_by_run: dict[int, list[PageResult]] = {}
+    for page in page_results(db, scenario):
+        pages_by_run.setdefault(page.run_id, []).append(page)
     pooled: dict[tuple[str, str, str], _Pooled] = {}
     for run_id, pages in pages_by_run.items():
         flows = db_runs.flows_of_run(db, run_id, "bulk")
@@ -57,20 +59,20 @@ def rows(db: Database, scenario: str | None = None) -> list[BulkRow]:
         if not rtts:
             continue
         first = pages[0]
-        into = pooled.setdefault((first["scenario"], first["scheduler"], first["controller"]), _Pooled())
-        windows = [_loading(p) for p in pages if p["plt_s"] is not None]
-        into.stalls += [p["stall_s"] for p in pages if p["stall_s"] is not None]
-        into.plts += [p["plt_s"] for p in pages if p["plt_s"] is not None]
+        into = pooled.setdefault((first.scenario, first.scheduler, first.controller), _Pooled())
+        windows = [_loading(p) for p in pages if p.plt_s is not None]
+        into.stalls += [p.stall_s for p in pages if not math.isnan(p.stall_s)]
+        into.plts += [p.plt_s for p in pages if p.plt_s is not None]
         _split(rtts, windows, into.rtts)
         rates = [(s["time_ns"], s["bps"] / 1e6) for f in flows for s in db_runs.flow_sample_rows(db, f["id"])]
         _split(rates, windows, into.rates)
     return [_row(key, p) for key, p in pooled.items()]
 
 
-def _loading(page) -> tuple[int, int]:
+def _loading(page: PageResult) -> tuple[int, int]:
     """The page's load on the run's clock: its first request to its last byte."""
-    start = page["first_request_ns"] if page["first_request_ns"] is not None else page["load_start_ns"]
-    return start, start + round(page["plt_s"] * 1e9)
+    start = page.first_request_ns if page.first_request_ns is not None else page.load_start_ns
+    return start, start + round(page.plt_s * 1e9)
 
 
 def _split(samples: list[tuple[int, float]], windows: list[tuple[int, int]],
