@@ -67,6 +67,9 @@ class GuestTiming:
 
 
 GUEST_TIMING = GuestTiming()
+# The line before each sample of `ss -tin` a guest writes (the server's sockets beside a
+# Flent test, a bulk flow's sender): the sample's time after it.
+SS_TIME_MARK = "Time: "
 
 
 # --------------------------------------------------------------------------- the run's spec

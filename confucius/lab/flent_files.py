@@ -42,7 +42,7 @@ from pathlib import Path
 
 from confucius import metrics
 
-from .contract import FLENT, GUEST_TIMING, Flent
+from .contract import FLENT, GUEST_TIMING, SS_TIME_MARK, Flent
 
 # The VM's timeout per second of a test's own time: generous, as the guest's tools poll
 # (under uml the timeout counts the guest's seconds, under qemu the host's).
@@ -55,7 +55,7 @@ VOIP, VOIP_DELAY, VOIP_KEY = "VoIP", "VoIP::delay", "owd_up"
 UDP_PREFIX = "Ping (ms) UDP"
 DOWNLOAD, UPLOAD = "TCP download sum", "TCP upload sum"
 SERVER_SOCKETS = "ss-server.txt"        # guest/flent.py's SERVER_SOCKETS
-SS_TIME = re.compile(r"Time: (\d+(?:\.\d+)?)$")
+SS_TIME = re.compile(rf"{SS_TIME_MARK}(\d+(?:\.\d+)?)$")
 SS_SOCKET = re.compile(r"\d+\s+\d+\s+(\S+:\d+)\s+(\S+:\d+)\s*$")   # Recv-Q Send-Q local peer
 SS_RTT, SS_ACKED, SS_RECEIVED = (re.compile(rf"\b{name}:(\d+(?:\.\d+)?)")
                                   for name in ("rtt", "bytes_acked", "bytes_received"))

@@ -21,9 +21,7 @@ from confucius.experiment.results import (BulkFlow, FlentTest, PageRecord, Resul
 from confucius.web.client_report import ReportError, parse_report
 
 from . import flent_files
-from .contract import ContractError, FlentEvent, GuestEvents, PageEvent, PageSpec, RunSpec
-
-SS_TIME_MARK = "Time: "   # before each sample of a bulk flow's sender sockets (guest/traffic.py)
+from .contract import SS_TIME_MARK, ContractError, FlentEvent, GuestEvents, PageEvent, PageSpec, RunSpec
 
 
 def _json(path: Path, what: str):

@@ -25,14 +25,13 @@ import time
 from pathlib import Path
 
 from .. import topology
-from ..contract import FLENT, GUEST_TIMING, Flent, FlentEvent, GuestEvents
+from ..contract import FLENT, GUEST_TIMING, SS_TIME_MARK, Flent, FlentEvent, GuestEvents
 from .base import Processes, in_ns, log, now_ns
 from .traffic import IRTT_PORT
 
 NETPERF_PORT = 12865          # netserver's control port, where Flent's netperf connects
 SERVER_START_S = 0.5
 SERVER_SOCKETS = "ss-server.txt"
-SS_TIME_MARK = "Time: "
 
 
 class FlentServers:

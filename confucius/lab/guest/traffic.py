@@ -15,14 +15,13 @@ import time
 from pathlib import Path
 
 from .. import topology
-from ..contract import GUEST_TIMING, Bulk, GuestEvents, Probes
+from ..contract import GUEST_TIMING, SS_TIME_MARK, Bulk, GuestEvents, Probes
 from .base import Processes, in_ns, now_ns
 
 IRTT_PORT = 2112
 IPERF_BASE_PORT = 5201
 WRITE_RESULTS_S = GUEST_TIMING.write_results_s
 SENDER_SAMPLE_S = 0.2
-SS_TIME_MARK = "Time: "
 
 
 class RttProbes:
