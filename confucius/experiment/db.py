@@ -40,12 +40,13 @@ from . import db_flent, db_percca, db_runs
 # The lab's database unless told otherwise (`--db`): the runner writes it, the report reads it.
 DEFAULT_DB = Path(__file__).resolve().parents[2] / "results" / "lab" / "lab.sqlite"
 
-SCHEMA_VERSION = 11
+SCHEMA_VERSION = 12
 # Older versions this code still reads, once it has added what they lack: the tables
-# (3 added qdisc_flows, 6 the percca_* tables, 7 flent_tests, 10 flent_flows, 11 bulk_rtts) and the columns
-# each experiment's ADDED_COLUMNS lists (4 the runs' engine, 5 the pages' warm-ups, 8 the
-# runs' seed, 9 the per-CCA runs' versions, 10 the Flent tests' bulk RTT).
-UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6, 7, 8, 9, 10}
+# (3 added qdisc_flows, 6 the percca_* tables, 7 flent_tests, 10 flent_flows, 11 bulk_rtts,
+# 12 host_bytes) and the columns each experiment's ADDED_COLUMNS lists (4 the runs' engine,
+# 5 the pages' warm-ups, 8 the runs' seed, 9 the per-CCA runs' versions, 10 the Flent tests'
+# bulk RTT).
+UPGRADABLE_VERSIONS = {2, 3, 4, 5, 6, 7, 8, 9, 10, 11}
 EXPERIMENTS = (db_runs, db_flent, db_percca)
 SHARED_TABLES = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);

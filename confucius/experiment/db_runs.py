@@ -117,6 +117,10 @@ CREATE TABLE IF NOT EXISTS qdisc_flows (  -- Confucius's flows as it dumps them 
 CREATE INDEX IF NOT EXISTS qdisc_flows_run ON qdisc_flows (run_id, time_ns);
 CREATE TABLE IF NOT EXISTS probes (
     run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL, rtt_ms REAL);
+CREATE TABLE IF NOT EXISTS host_bytes (   -- with [link] clients > 1: each client host's received bytes
+    run_id INTEGER NOT NULL REFERENCES runs(id), time_ns INTEGER NOT NULL,
+    host INTEGER NOT NULL, rx_bytes INTEGER NOT NULL);   -- host 1, 2 as the scenario numbers them
+CREATE INDEX IF NOT EXISTS host_bytes_run ON host_bytes (run_id, time_ns);
 """
 # Columns added since version 2, with what every earlier row had (db.UPGRADABLE_VERSIONS):
 # the runs' engine (4; only qemu in real time existed), their seed (8; none before) and the
@@ -129,7 +133,7 @@ ADDED_COLUMNS = {"runs": (("engine", "TEXT NOT NULL DEFAULT 'qemu'"),
 RUN_IDENTITY = {"runs": ("cell_key", "started_unix", "results_dir")}
 # What an export leaves out unless asked for samples: time series that the timelines and the
 # lab's checks read, and the load reports (summary, seeds, stalls, steps) do not.
-SAMPLE_TABLES = ("qdisc_stats", "qdisc_flows", "flow_samples", "bulk_rtts", "probes")
+SAMPLE_TABLES = ("qdisc_stats", "qdisc_flows", "flow_samples", "bulk_rtts", "probes", "host_bytes")
 # Of an RT flow's frames and rate log, an export without samples keeps each page load's
 # window and this much before the load (more than `report timeline` draws by default).
 EXPORT_MARGIN_NS = 10 * 10**9
@@ -242,6 +246,9 @@ def _store_data(db: Database, run_id: int, data) -> None:
                     ((run_id, t, f["bucket"], f["state"], f["class"], f["weight"], f["packets"], f["bytes"],
                       f["deficit"], f["sojourn_us"], *_head_ports(f)) for t, flows in data.qdisc_flows for f in flows))
     db.insert_many("probes", ("run_id", "time_ns", "rtt_ms"), ((run_id, t, rtt) for t, rtt in data.probes))
+    db.insert_many("host_bytes", ("run_id", "time_ns", "host", "rx_bytes"),
+                   ((run_id, t, host, count) for t, counts in data.host_bytes
+                    for host, count in enumerate(counts, 1)))
     for test in data.flent:
         store_flent_test(db, run_id, test)
 
@@ -427,8 +434,19 @@ def flows_of_run(db: Database, run_id: int, kind: str) -> list:
     return db.query("SELECT id, label, number FROM flows WHERE run_id=? AND kind=? ORDER BY number", (run_id, kind))
 
 
+def rt_spans(db: Database, run_id: int) -> list:
+    """Each RT flow's span in a run: its rate log's first and last time (ns)."""
+    return db.query("SELECT started_ns, ended_ns FROM flows WHERE run_id=? AND kind='rt' "
+                    "AND started_ns IS NOT NULL AND ended_ns IS NOT NULL ORDER BY number", (run_id,))
+
+
 def flow_sample_rows(db: Database, flow_id: int) -> list:
     return db.query("SELECT time_ns, bps FROM flow_samples WHERE flow_id=? ORDER BY time_ns", (flow_id,))
+
+
+def host_byte_rows(db: Database, run_id: int) -> list:
+    """Each client host's received bytes over time (runs with more than one client host)."""
+    return db.query("SELECT time_ns, host, rx_bytes FROM host_bytes WHERE run_id=? ORDER BY time_ns, host", (run_id,))
 
 
 def bulk_rtt_rows(db: Database, flow_id: int) -> list:

@@ -61,6 +61,10 @@ class LinkConditions:
     # A set each load draws from: the scenario's seed, which the draws follow, and each trace's
     # name and sha256. Digested only when set, so that the keys of one trace or a rate stay.
     traces: tuple | None = None
+    # A second client host and the router's NAT: digested only when asked for, so that the
+    # keys of one client without NAT stay.
+    clients: int = 1
+    nat: bool = False
 
 
 @dataclass(frozen=True)
@@ -86,7 +90,7 @@ class CellConditions:
     def key_input(self) -> dict:
         """The JSON value that cell_key digests."""
         link = {name: value for name, value in dataclasses.asdict(self.link).items()
-                if name not in ("upload_rate_bps", "traces") or value is not None}
+                if name not in _OPTIONAL_LINK or value != _OPTIONAL_LINK[name]}
         warmup = dataclasses.asdict(self.warmup)
         if not warmup["phase_s"]:
             del warmup["phase_s"]
@@ -94,7 +98,7 @@ class CellConditions:
             "link": link, "tc": list(self.tc), "rt": list(self.rt),
             "rt_settings": dataclasses.asdict(self.rt_settings), "warmup": warmup,
             "web": None if self.web is None else dict(self.web),
-            "bulk": [dataclasses.asdict(b) for b in self.bulk],
+            "bulk": [_bulk_key_input(b) for b in self.bulk],
             "probes": None if self.probes is None else dataclasses.asdict(self.probes),
             "duration_s": self.duration_s, "stats_interval_s": self.stats_interval_s,
             "repetition": self.repetition, "engine": self.engine, "time_mode": self.time_mode,
@@ -103,6 +107,18 @@ class CellConditions:
                     "flent": None if self.flent is None else self.flent.to_dict()}
         value.update({name: v for name, v in optional.items() if v is not None})
         return value
+
+
+# The link's conditions digested only when they differ from these (each option's absence).
+_OPTIONAL_LINK = {"upload_rate_bps": None, "traces": None, "clients": 1, "nat": False}
+
+
+def _bulk_key_input(bulk: Bulk) -> dict:
+    """A bulk flow as the keys name it: its host only when not the first, as before hosts."""
+    value = dataclasses.asdict(bulk)
+    if value["host"] == 1:
+        del value["host"]
+    return value
 
 
 def digest(value) -> str:
@@ -175,7 +191,7 @@ def conditions(scenario: Scenario, cell: Cell) -> CellConditions:
         link=LinkConditions(rate_bps=link.rate_bps, trace=trace, scale=link.trace_scale,
                             offset_s=link.trace_offset_s, rtt_s=link.rtt_s, buffer=link.buffer_packets,
                             shaper=link.shaper, upload_rate_bps=link.upload_rate_bps,
-                            traces=_trace_set_conditions(scenario)),
+                            traces=_trace_set_conditions(scenario), clients=link.clients, nat=link.nat),
         # The setup without HTB's bucket, which follows from the engine: the form the keys
         # have named it by since before the bucket was recorded.
         tc=tuple(tc_commands(scenario, cell, htb_burst_s=None)),

@@ -147,12 +147,17 @@ class Warmup(Record):
     phase_s: float = 0.0
 
 
+# Client hosts the lab's topology can put behind the bottleneck (lab/topology.CLIENT_HOSTS).
+MAX_CLIENTS = 2
+
+
 @dataclass(frozen=True)
 class Bulk(Record):
     """A bulk TCP flow beside the RT flow (iperf3), as the scenario gives it."""
     cca: str
     start_s: float
     duration_s: float | None        # None: until the run ends
+    host: int = 1                   # the client host that downloads it ([link] clients)
 
 
 @dataclass(frozen=True)

@@ -131,6 +131,8 @@ class RunData:
     measured: Any = None                       # runs without pages: the measured span (the lab contract's Measured)
     flent: list[FlentTest] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # With more than one client host: each host's received bytes over time (ns, [host 1's, ...]).
+    host_bytes: list[tuple[int, list[int]]] = field(default_factory=list)
 
     def rt_flows(self) -> list[RtFlowLog]:
         return [f for s in self.sessions for f in s.flows]

@@ -18,6 +18,8 @@ The format is described in confucius/experiment/README.md ("Scenarios"); in shor
     rtt = "40ms"
     buffer = 1000                 # packets (or a size, "1.5mb", counted in 1514-byte packets)
     shaping = "egress"            # or "ingress": the router's WAN-side ingress, through an IFB
+    clients = 1                   # client hosts behind the bottleneck (2: [[bulk]] host picks one)
+    nat = false                   # the router masquerades towards the server (qemu only)
 
     [schedulers]
     names = ["pfifo", "fq_codel", "cake", "confucius"]
@@ -34,6 +36,8 @@ The format is described in confucius/experiment/README.md ("Scenarios"); in shor
 
     [[bulk]]                      # iperf3 flows through the bottleneck (optional)
     cca = "cubic"
+    host = 1                      # the client host that downloads it; the RT flow, the pages
+                                  # and the probes are always on host 1
 
     [probes]                      # irtt latency probes (optional)
     interval = "20ms"
@@ -70,7 +74,7 @@ from confucius.units import UnitError, parse_rate, parse_size, parse_time
 from . import engines
 from . import schedulers as sched
 from .engines import DEFAULT_GENERATION, GENERATIONS, SEED_LIMIT, VM_ENGINES
-from .records import FLENT_TESTS, Bulk, Flent, Probes, Warmup  # the parts an engine's spec carries as they are
+from .records import FLENT_TESTS, MAX_CLIENTS, Bulk, Flent, Probes, Warmup  # the parts an engine's spec carries as they are
 from .shaping import SHAPINGS, TopologyError, TraceSet, read_trace
 
 MTU_BYTES = sched.MTU_BYTES
@@ -104,6 +108,8 @@ class Link:
     shaping: str                    # where the bottleneck shapes: shaping.SHAPINGS
     upload_rate_bps: float | None = None   # the scheduler also shapes client -> server; None: unshaped
     traces: TraceSet | None = None  # a set each load draws its trace and offset from (keys.load_trace)
+    clients: int = 1                # client hosts behind the bottleneck (lab/topology.py)
+    nat: bool = False               # the router masquerades what it sends towards the server
 
 
 @dataclass(frozen=True)
@@ -317,6 +323,12 @@ class Table:
             raise self.error(key, f"must be a list of strings, got {value!r}")
         return value
 
+    def boolean(self, key: str, default: bool) -> bool:
+        value = self.get(key, default)
+        if not isinstance(value, bool):
+            raise self.error(key, f"must be true or false, got {value!r}")
+        return value
+
     def choice(self, key: str, default: str, allowed) -> str:
         value = self.string(key, default)
         if value not in allowed:
@@ -363,7 +375,7 @@ def _read_link(t: Table | None, base: Path) -> Link:
                 rtt_s=t.time("rtt", "40ms"), buffer_packets=buffer_packets(t, buffer),
                 shaper=t.choice("shaper", "own", ("own", "htb")),
                 shaping=t.choice("shaping", "egress", SHAPINGS), upload_rate_bps=t.rate("upload_rate"),
-                traces=traces)
+                traces=traces, clients=t.integer("clients", 1, 1, MAX_CLIENTS), nat=t.boolean("nat", False))
     t.done()
     return link
 
@@ -587,7 +599,7 @@ def _read_web(t: Table | None, base: Path, ccas) -> Web | None:
     return web
 
 
-def _read_bulk(items, path: Path, ccas) -> tuple[Bulk, ...]:
+def _read_bulk(items, path: Path, ccas, clients: int) -> tuple[Bulk, ...]:
     if items is None:
         return ()
     if not isinstance(items, list) or not all(isinstance(i, dict) for i in items):
@@ -596,9 +608,25 @@ def _read_bulk(items, path: Path, ccas) -> tuple[Bulk, ...]:
     for index, item in enumerate(items):
         t = Table(item, f"bulk[{index}]", path)
         flows.append(Bulk(cca=_cca(t, "cca", t.string("cca", "cubic"), ccas),
-                          start_s=t.time("start", 0, positive=False), duration_s=t.time("duration")))
+                          start_s=t.time("start", 0, positive=False), duration_s=t.time("duration"),
+                          host=_bulk_host(t, clients)))
         t.done()
     return tuple(flows)
+
+
+def _bulk_host(t: Table, clients: int) -> int:
+    host = t.integer("host", 1, 1, MAX_CLIENTS)
+    if host > clients:
+        raise t.error("host", f"the link has {clients} client host{'s' if clients > 1 else ''}: "
+                              f"set [link] clients = {host} to download on host {host}")
+    return host
+
+
+def _check_nat(scenario: Scenario, link_table: Table) -> None:
+    """NAT needs conntrack, which the UML kernels are built without (kernel/uml/uml.config)."""
+    if scenario.link.nat and scenario.engine == "uml":
+        raise link_table.error("nat", "the UML kernels have no conntrack (CONFIG_NETFILTER is not set): "
+                                      "run with engine = \"qemu\" or remove nat")
 
 
 def _read_probes(t: Table | None) -> Probes | None:
@@ -713,13 +741,14 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
         seed=top.integer("seed", 0, 0), repetitions=top.integer("repetitions", 1, 1, MAX_REPETITIONS),
         duration_s=duration, link=link, schedulers=_read_schedulers(top.table("schedulers"), path),
         rt_sets=rt_sets, rt=rt, warmup=_read_warmup(top.table("warmup")), web=web,
-        bulk=_read_bulk(top.get("bulk"), path, ccas), probes=_read_probes(top.table("probes")),
+        bulk=_read_bulk(top.get("bulk"), path, ccas, link.clients), probes=_read_probes(top.table("probes")),
         stats_interval_s=top.time("stats_interval", "200ms"),
         engine=top.choice("engine", "qemu", VM_ENGINES), sim=_read_sim(top.table("sim")), flent=flent,
         uml=_read_uml(top.table("uml")), kernel=top.choice("kernel", DEFAULT_GENERATION, GENERATIONS),
     )
     top.done()
     _check_labels(scenario)
+    _check_nat(scenario, link_table)
     return _with_digest(scenario, trace, engine, kernel)
 
 

@@ -79,6 +79,8 @@ class TopologySpec(Record):
     rtt: str                        # netem's delay, as tc writes it ("40ms")
     kind: str                       # the tc kind of the scheduler under test
     shaping: str                    # topology.SHAPINGS
+    clients: int = 1                # client hosts behind the bottleneck (topology.MAX_CLIENTS)
+    nat: bool = False               # the router masquerades towards the server
 
 
 @dataclass(frozen=True)

@@ -221,12 +221,22 @@ def read_run(directory) -> RunData:
                   qdisc_flows=read_samples(directory / "flows.jsonl", "flows"),
                   probes=_probes(directory / "irtt.json", offset),
                   bulk=_bulk(directory, spec, events), measured=events.measured,
-                  flent=[_flent_test(directory, n, e) for n, e in enumerate(events.flent)])
+                  flent=[_flent_test(directory, n, e) for n, e in enumerate(events.flent)],
+                  host_bytes=_host_bytes(directory / "hosts.jsonl", spec.topology.clients))
     if spec.pages and len(pages) < len(spec.pages):
         run.notes.append(f"{len(spec.pages) - len(pages)} of {len(spec.pages)} pages were not loaded")
     if spec.flent and len(run.flent) < len(spec.flent.tests):
         run.notes.append(f"{len(spec.flent.tests) - len(run.flent)} of {len(spec.flent.tests)} Flent tests did not run")
     return run
+
+
+def _host_bytes(path: Path, clients: int) -> list[tuple[int, list[int]]]:
+    """Each client host's received bytes over time (guest/hosts.py), with more than one host."""
+    samples = read_samples(path, "rx_bytes")
+    for at, counts in samples:
+        if len(counts) != clients or not all(isinstance(c, int) and c >= 0 for c in counts):
+            raise ResultsError(f"{path}: the sample at {at} ns has {counts!r}, not {clients} byte counts")
+    return samples
 
 
 def _spec_page(directory: Path, spec: RunSpec, entry: PageEvent) -> PageSpec:

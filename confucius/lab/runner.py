@@ -219,7 +219,7 @@ def build_spec(scenario: Scenario, task: Task, inputs: dict) -> RunSpec:
         format=c.SPEC_FORMAT, scenario=scenario.name, cell_key=task.cell_key,
         mode="flent" if scenario.flent else web.mode if web else "timed",
         topology=c.TopologySpec(rtt=f"{link.rtt_s * 1e3:g}ms", kind=sched.scheduler(task.cell.scheduler.base).kind,
-                                shaping=link.shaping),
+                                shaping=link.shaping, clients=link.clients, nat=link.nat),
         tc_commands=bottleneck_commands(scenario, task.cell),
         trace=None if link.trace is None else c.TraceSpec(path=str(link.trace), scale=link.trace_scale,
                                                           offset_s=link.trace_offset_s),

@@ -19,6 +19,21 @@ rate (for qdiscs that do not shape by themselves), without one it is the root an
 shape by itself. `bottleneck_commands` writes those tc lines, for `Topology` and for the
 lab's runs; a run's guest builds the topology with `qdisc=None` (a bare bottleneck) and
 installs the run's recorded lines (runner.bottleneck_commands) with `install_bottleneck`.
+With `clients=2` a second client host joins the same bottleneck: the router's client-side
+veth leads to a LAN namespace (`lan`) that forwards to both clients, each on its own veth
+with its own netem, so the qdisc under test on `rtr-cli` sees every download packet of both:
+
+    ... rtr [rtr-cli] ──veth── [lan-rtr] lan [lan-cli]  ──veth── [cli-rtr]  cli   198.19.0.2
+                                             [lan-cli2] ──veth── [cli2-rtr] cli2  198.19.0.3
+
+The LAN hop routes rather than bridges (the UML kernels have no CONFIG_BRIDGE): it answers
+ARP for the hosts on either side (proxy ARP, at once rather than after proxy_delay), so the
+router and the clients keep the one /16 as with one client; it holds 198.19.0.254, the
+source of its own ARP requests. With one client (the default) none of this exists and the
+commands are those of the dumbbell above. With `nat=True` the router masquerades what leaves
+towards the server (nftables on `rtr-srv`), so the server sees the router's address as behind
+a home router; it needs a kernel with conntrack and NAT (Debian's, under qemu: the UML
+kernels are built without CONFIG_NETFILTER).
 With `shaping="ingress"` the bottleneck moves to an IFB in the router (`rtr-ifb`), fed by
 a redirect of everything arriving on `rtr-srv`, as home routers shape their download; the
 router's egress towards the client is then left without a qdisc of the lab's.
@@ -42,17 +57,26 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Sequence
 
-from confucius.experiment.shaping import (CLIENT_SIDE_DEVICE, IFB_DEVICE, MIN_RATE_BPS, TopologyError,
+from confucius.experiment.shaping import (CLIENT_SIDE_DEVICE, IFB_DEVICE, MIN_RATE_BPS, WAN_DEVICE, TopologyError,
                                           bottleneck_commands, htb_burst_s, htb_class, htb_lines, rate_bps,
                                           read_trace, shaping_device)
+from confucius.experiment.records import MAX_CLIENTS
 from confucius.units import UnitError, parse_time
 
 SERVER, ROUTER, CLIENT = "srv", "rtr", "cli"
+# The second client host and the LAN hop that joins both clients to the router.
+CLIENT2, LAN = "cli2", "lan"
 SERVER_NETWORK = ipaddress.ip_network("198.18.0.0/16")
 CLIENT_NETWORK = ipaddress.ip_network("198.19.0.0/16")
 DOMAIN_NETWORK = ipaddress.ip_network("198.18.128.0/17")
 ROUTER_SERVER_SIDE, SERVER_ADDRESS = "198.18.0.1", "198.18.0.2"
 ROUTER_CLIENT_SIDE, CLIENT_ADDRESS = "198.19.0.1", "198.19.0.2"
+CLIENT2_ADDRESS, LAN_ADDRESS = "198.19.0.3", "198.19.0.254"
+# Client hosts by number (a scenario's `host`, from 1): namespace, address, device.
+CLIENT_HOSTS = ((CLIENT, CLIENT_ADDRESS, "cli-rtr"), (CLIENT2, CLIENT2_ADDRESS, "cli2-rtr"))
+assert len(CLIENT_HOSTS) == MAX_CLIENTS
+# The NAT's nftables table in the router.
+NAT_TABLE = "lab_nat"
 BOTTLENECK = (ROUTER, CLIENT_SIDE_DEVICE)
 # netem holds a whole RTT of traffic at line rate; its default of 1000 packets would drop.
 NETEM_LIMIT = 1_000_000
@@ -91,10 +115,48 @@ def _tc_batch(ns: str, lines: Iterable[str]) -> Step:
     return Step(("tc", "-n", ns, "-batch", "-"), tuple(lines))
 
 
-def _interfaces() -> list[tuple[str, str]]:
+def client_host(host: int) -> tuple[str, str]:
+    """Client host number `host` (from 1): its namespace and address."""
+    if not 1 <= host <= MAX_CLIENTS:
+        raise TopologyError(f"client host must be between 1 and {MAX_CLIENTS}, got {host}")
+    namespace, address, _ = CLIENT_HOSTS[host - 1]
+    return namespace, address
+
+
+def _check_clients(clients: int) -> None:
+    if isinstance(clients, bool) or not isinstance(clients, int) or not 1 <= clients <= MAX_CLIENTS:
+        raise TopologyError(f"clients must be a whole number from 1 to {MAX_CLIENTS}, got {clients!r}")
+
+
+def namespaces(clients: int = 1) -> tuple[str, ...]:
+    _check_clients(clients)
+    if clients == 1:
+        return SERVER, ROUTER, CLIENT
+    return SERVER, ROUTER, LAN, *(ns for ns, _, _ in CLIENT_HOSTS[:clients])
+
+
+def _veth_pairs(clients: int) -> list[tuple[str, str]]:
+    if clients == 1:
+        return [("srv-rtr", "rtr-srv"), ("cli-rtr", "rtr-cli")]
+    return [("srv-rtr", "rtr-srv"), ("lan-rtr", "rtr-cli"),
+            *((dev, f"lan-{ns}") for ns, _, dev in CLIENT_HOSTS[:clients])]
+
+
+def _interfaces(clients: int = 1) -> list[tuple[str, str]]:
     """(namespace, device); names are unique across namespaces: the links are made in the
     root namespace, where ethtool reaches them, and moved afterwards."""
-    return [(SERVER, "srv-rtr"), (ROUTER, "rtr-srv"), (ROUTER, "rtr-cli"), (CLIENT, "cli-rtr")]
+    if clients == 1:
+        return [(SERVER, "srv-rtr"), (ROUTER, "rtr-srv"), (ROUTER, "rtr-cli"), (CLIENT, "cli-rtr")]
+    lan = [(LAN, "lan-rtr"), *((LAN, f"lan-{ns}") for ns, _, _ in CLIENT_HOSTS[:clients])]
+    return [(SERVER, "srv-rtr"), (ROUTER, "rtr-srv"), (ROUTER, "rtr-cli"), *lan,
+            *((ns, dev) for ns, _, dev in CLIENT_HOSTS[:clients])]
+
+
+def nat_lines() -> list[str]:
+    """nft commands that masquerade what the router sends towards the server."""
+    return [f"add table ip {NAT_TABLE}",
+            f"add chain ip {NAT_TABLE} postrouting {{ type nat hook postrouting priority srcnat ; }}",
+            f'add rule ip {NAT_TABLE} postrouting oifname "{WAN_DEVICE}" masquerade']
 
 
 def install_bottleneck(commands: Sequence[str]) -> list[str]:
@@ -109,13 +171,16 @@ class Topology:
     """The dumbbell to build: qdisc under test (tc spec; None: a bare bottleneck, for
     `install_bottleneck`), bottleneck rate (an HTB class; None when the qdisc shapes by
     itself), round-trip propagation delay, client-to-server rate (None: unshaped), where the
-    bottleneck shapes (SHAPINGS; "ingress" makes the router's IFB). Checked on creation;
-    `up()` builds it."""
+    bottleneck shapes (SHAPINGS; "ingress" makes the router's IFB), client hosts behind the
+    bottleneck (1 or 2), and whether the router masquerades towards the server. Checked on
+    creation; `up()` builds it."""
     qdisc: str | None = "fq_codel"
     rate: str | None = "20mbit"
     rtt: str = "40ms"
     reverse_rate: str | None = None
     shaping: str = "egress"
+    clients: int = 1
+    nat: bool = False
 
     def __post_init__(self):
         if self.qdisc is None and self.rate is not None:
@@ -124,6 +189,9 @@ class Topology:
         self._rate = None if self.rate is None else rate_bps(self.rate, "rate")
         self._reverse = None if self.reverse_rate is None else rate_bps(self.reverse_rate, "reverse rate")
         shaping_device(self.shaping)
+        _check_clients(self.clients)
+        if not isinstance(self.nat, bool):
+            raise TopologyError(f"nat must be true or false, got {self.nat!r}")
         try:
             self._one_way = parse_time(self.rtt) / 2
         except UnitError as err:
@@ -132,7 +200,8 @@ class Topology:
     def steps(self) -> list[Step]:
         """The programs that build the topology, in order: batches wherever possible, as
         each program start costs a tenth of a second or more under emulation."""
-        return [*self._links(), *self._sysctls(), *self._addresses(), *self._steering(), *self._qdiscs()]
+        return [*self._links(), *self._sysctls(), *self._addresses(), *self._lan_proxy(), *self._nat(),
+                *self._steering(), *self._qdiscs()]
 
     def script(self) -> str:
         """The same as a shell script, for reading or running by hand."""
@@ -145,24 +214,23 @@ class Topology:
             _run(step)
 
     def _links(self) -> list[Step]:
-        made = [_ip_batch([*(f"netns add {ns}" for ns in (SERVER, ROUTER, CLIENT)),
-                           "link add srv-rtr type veth peer name rtr-srv",
-                           "link add cli-rtr type veth peer name rtr-cli"])]
+        made = [_ip_batch([*(f"netns add {ns}" for ns in namespaces(self.clients)),
+                           *(f"link add {a} type veth peer name {b}" for a, b in _veth_pairs(self.clients))])]
         # Per-packet behaviour needs MTU-sized packets: with TSO/GSO a veth carries 64 KB
         # super-packets that a qdisc schedules as one, and GRO on the router would merge
         # packets back into them, distorting queueing, pacing and delays.
         made += [Step(("ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off"))
-                 for _, dev in _interfaces()]
+                 for _, dev in _interfaces(self.clients)]
         if self.shaping == "ingress":
             made.append(_ip_batch([f"link add {IFB_DEVICE} type ifb", f"link set {IFB_DEVICE} up"], ROUTER))
         return made
 
     def _sysctls(self) -> list[Step]:
         steps = []
-        for ns in (SERVER, ROUTER, CLIENT):
+        for ns in namespaces(self.clients):
             # No IPv6: its neighbour discovery would add stray packets to the bottleneck.
             settings = ["net.ipv6.conf.all.disable_ipv6=1", "net.ipv6.conf.default.disable_ipv6=1"]
-            if ns == ROUTER:
+            if ns in (ROUTER, LAN):
                 settings.append("net.ipv4.ip_forward=1")
             else:
                 # Each flow starts afresh: no ssthresh or RTT remembered from an earlier run.
@@ -171,12 +239,16 @@ class Topology:
         return steps
 
     def _addresses(self) -> list[Step]:
-        steps = [_ip_batch([f"link set {dev} netns {ns}" for ns, dev in _interfaces()])]
+        steps = [_ip_batch([f"link set {dev} netns {ns}" for ns, dev in _interfaces(self.clients)])]
         plan = {SERVER: [("srv-rtr", SERVER_ADDRESS, SERVER_NETWORK)],
                 ROUTER: [("rtr-srv", ROUTER_SERVER_SIDE, SERVER_NETWORK),
-                         ("rtr-cli", ROUTER_CLIENT_SIDE, CLIENT_NETWORK)],
-                CLIENT: [("cli-rtr", CLIENT_ADDRESS, CLIENT_NETWORK)]}
-        gateway = {SERVER: ROUTER_SERVER_SIDE, CLIENT: ROUTER_CLIENT_SIDE}
+                         ("rtr-cli", ROUTER_CLIENT_SIDE, CLIENT_NETWORK)]}
+        gateway = {SERVER: ROUTER_SERVER_SIDE}
+        for ns, address, dev in CLIENT_HOSTS[:self.clients]:
+            plan[ns] = [(dev, address, CLIENT_NETWORK)]
+            gateway[ns] = ROUTER_CLIENT_SIDE
+        if self.clients > 1:
+            steps.append(self._lan_addresses())
         for ns, links in plan.items():
             lines = ["link set lo up"]
             for dev, address, net in links:
@@ -185,6 +257,30 @@ class Topology:
                 lines.append(f"route add default via {gateway[ns]}")
             steps.append(_ip_batch(lines, ns))
         return steps
+
+    def _lan_addresses(self) -> Step:
+        """The LAN hop: its own address (/32, the source of its ARP requests) and a host
+        route to each side; everything else goes to the router."""
+        lines = ["link set lo up", f"addr add {LAN_ADDRESS}/32 dev lan-rtr"]
+        lines += [f"link set {dev} up" for ns, dev in _interfaces(self.clients) if ns == LAN]
+        lines.append(f"route add {ROUTER_CLIENT_SIDE}/32 dev lan-rtr")
+        lines += [f"route add {address}/32 dev lan-{ns}" for ns, address, _ in CLIENT_HOSTS[:self.clients]]
+        lines.append(f"route add default via {ROUTER_CLIENT_SIDE} dev lan-rtr")
+        return _ip_batch(lines, LAN)
+
+    def _lan_proxy(self) -> list[Step]:
+        """Proxy ARP on the LAN hop's devices, answered at once: by default a proxied
+        reply waits up to 0.8 s (proxy_delay), which would delay each host's first packets."""
+        if self.clients == 1:
+            return []
+        devices = [dev for ns, dev in _interfaces(self.clients) if ns == LAN]
+        settings = ["net.ipv4.conf.all.proxy_arp=1", *(f"net.ipv4.neigh.{dev}.proxy_delay=0" for dev in devices)]
+        return [Step(("ip", "netns", "exec", LAN, "sysctl", "-qw", *settings))]
+
+    def _nat(self) -> list[Step]:
+        if not self.nat:
+            return []
+        return [Step(("ip", "netns", "exec", ROUTER, "nft", "-f", "-"), tuple(nat_lines()))]
 
     def _steering(self) -> list[Step]:
         """Each veth's receive processing on one fixed CPU (RPS with a one-CPU mask).
@@ -200,18 +296,19 @@ class Topology:
         if cpus == 1:
             return []
         first, last = 1, 1 << (cpus - 1)
-        masks = {"srv-rtr": first, "rtr-srv": first, "rtr-cli": last, "cli-rtr": last}
+        # Every device past the router's client side is on the router -> client path.
+        masks = {dev: first if dev in ("srv-rtr", "rtr-srv") else last for _, dev in _interfaces(self.clients)}
         steps = []
-        for ns in (SERVER, ROUTER, CLIENT):
+        for ns in namespaces(self.clients):
             writes = [f"echo {masks[dev]:x} >/sys/class/net/{dev}/queues/rx-0/rps_cpus"
-                      for owner, dev in _interfaces() if owner == ns]
+                      for owner, dev in _interfaces(self.clients) if owner == ns]
             steps.append(Step(("ip", "netns", "exec", ns, "sh", "-ec", "; ".join(writes))))
         return steps
 
     def _qdiscs(self) -> list[Step]:
         netem = f"netem delay {self._one_way * 1e6:.0f}us limit {NETEM_LIMIT}"
-        steps = [_tc_batch(SERVER, [f"qdisc add dev srv-rtr root {netem}"]),
-                 _tc_batch(CLIENT, [f"qdisc add dev cli-rtr root {netem}"])]
+        steps = [_tc_batch(SERVER, [f"qdisc add dev srv-rtr root {netem}"])]
+        steps += [_tc_batch(ns, [f"qdisc add dev {dev} root {netem}"]) for ns, _, dev in CLIENT_HOSTS[:self.clients]]
         router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s(),
                                                                     self.shaping)
         if self._reverse is not None:
@@ -232,8 +329,8 @@ def _run(step: Step) -> None:
 def down() -> None:
     """Remove the namespaces (and with them the links and qdiscs), if they exist, and links
     a failed `up` may have left in the root namespace."""
-    lines = [f"netns del {ns}" for ns in (SERVER, ROUTER, CLIENT)]
-    lines += [f"link del {dev}" for _, dev in _interfaces()]
+    lines = [f"netns del {ns}" for ns in namespaces(MAX_CLIENTS)]
+    lines += [f"link del {dev}" for _, dev in [*_interfaces(1), *_interfaces(MAX_CLIENTS)]]
     subprocess.run(["ip", "-force", "-batch", "-"], input="\n".join(lines) + "\n",
                    capture_output=True, text=True)
 

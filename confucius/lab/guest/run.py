@@ -16,6 +16,7 @@ from .base import Context, Processes, Runner, log, now_ns
 from .capture import StatsCapture, router_qdiscs
 from .flent import FlentServers
 from .flows import FlowSampler
+from .hosts import HostCounters
 from .pages import WebServer
 from .schedule import MODES
 from .trace import TracePlayer
@@ -28,7 +29,8 @@ def build_topology(spec: RunSpec) -> list[str]:
     """The dumbbell with a bare bottleneck, then the run's record of the bottleneck's tc
     commands as it is (runner.bottleneck_commands; the database stores the same list).
     Returns what was run, for the host to compare with the record."""
-    topology.Topology(qdisc=None, rate=None, rtt=spec.topology.rtt, shaping=spec.topology.shaping).up()
+    topology.Topology(qdisc=None, rate=None, rtt=spec.topology.rtt, shaping=spec.topology.shaping,
+                      clients=spec.topology.clients, nat=spec.topology.nat).up()
     ran = topology.install_bottleneck(spec.tc_commands)
     if spec.addresses:
         topology.add_server_addresses(spec.addresses)
@@ -46,6 +48,8 @@ def runners(ctx: Context, flows: FlowSampler) -> list[Runner]:
         chosen.append(RttProbes(spec.probes, ctx.procs, ctx.scratch))
     if spec.flent:
         chosen.append(FlentServers(ctx.procs))
+    if spec.topology.clients > 1:
+        chosen.append(HostCounters(spec.topology.clients, spec.stats_interval_s, ctx.procs, ctx.scratch))
     chosen.append(BulkFlows(spec.bulk, ctx.procs, ctx.scratch))
     return chosen
 

@@ -47,7 +47,7 @@ class RttProbes:
 
 
 class BulkFlows:
-    """iperf3 flows server -> client through the bottleneck, each from its start time after
+    """iperf3 flows server -> client host (its `host`) through the bottleneck, each from its start time after
     the run's t0 (noted in the events: iperf3's own times count from its start), into
     bulk-<n>.json.
 
@@ -71,7 +71,8 @@ class BulkFlows:
             self.procs.start(f"bulk-server-{number}", in_ns(topology.SERVER, [
                 "iperf3", "-s", "-1", "-p", port, "-B", topology.SERVER_ADDRESS]))
             seconds = bulk.duration_s or 86400
-            argv = in_ns(topology.CLIENT, ["iperf3", "-c", topology.SERVER_ADDRESS, "-p", port, "-R",
+            client, _ = topology.client_host(bulk.host)
+            argv = in_ns(client, ["iperf3", "-c", topology.SERVER_ADDRESS, "-p", port, "-R",
                                            "-C", bulk.cca, "-t", f"{seconds:g}", "-i", "0.5", "-J"])
             out = open(self.scratch / f"bulk-{number}.json", "w")
             delay = max(0.0, t0 + bulk.start_s - time.monotonic())
