@@ -490,6 +490,39 @@ def _print_bulk(found) -> None:
                   "(slow start and the RT flow's warm-up included); Mbit/s: mean of iperf3's 0.5 s intervals.")
 
 
+@app.command("hosts")
+def hosts_command(
+    db: Path = _DB, scenario: Optional[str] = _SCENARIO,
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """Each client host's share (scenarios with two client hosts): per scheduler, host 1's and
+    host 2's Mbit/s while the video runs and while the page loads, the video's stall and
+    largest frame delay, and the PLT."""
+    from . import hosts_table
+
+    with _open(db) as database:
+        found = hosts_table.rows(database, scenario)
+    _show(found, f"no valid loads with per-host counters{f' of scenario {scenario}' if scenario else ''} in {db} "
+          "(run `confucius lab run scenarios/hosts.toml`)", as_json, hosts_table.rows_json, _print_hosts)
+
+
+def _print_hosts(found) -> None:
+    table = Table(title="Each client host's share of the bottleneck")
+    for column in ("scenario", "scheduler", "controller", "loads", "host 1 / 2 Mbit/s, video", "host 1 / 2 Mbit/s, page",
+                   "stall s", "max delay ms", "PLT s"):
+        table.add_column(column, justify="left" if column in ("scenario", "scheduler", "controller") else "right")
+    for r in found:
+        table.add_row(r.scenario, r.scheduler, r.controller, str(r.loads),
+                      f"{summary.fmt(r.host1_video_mbps, '{:.2f}')} / {summary.fmt(r.host2_video_mbps, '{:.2f}')}",
+                      f"{summary.fmt(r.host1_page_mbps, '{:.2f}')} / {summary.fmt(r.host2_page_mbps, '{:.2f}')}",
+                      summary.fmt(r.stall_s, "{:.3f}"), summary.fmt(r.max_delay_ms, "{:.0f}"),
+                      summary.fmt(r.plt_s, "{:.2f}"))
+    console.print(table)
+    console.print("Mbit/s: what each host's device received (its counters every 0.2 s), while the video runs (the "
+                  "RT flow's span: warm-up, page, tail) and while the page loads (first request to last byte); "
+                  "stall, largest frame delay and PLT: means over the latest valid loads.")
+
+
 def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:
     """A report's rows as JSON or as its table; `missing` is the error when there are none."""
     if not rows:
