@@ -164,6 +164,8 @@ def topology_up(
                              "leaf; 'none' if the qdisc shapes by itself."),
     rtt: str = typer.Option("40ms", help="Round-trip propagation delay (netem, half each way)."),
     reverse_rate: Optional[str] = typer.Option(None, help="Client-to-server rate (default: unshaped)."),
+    clients: int = typer.Option(1, help="Client hosts behind the bottleneck: 2 adds cli2 (198.19.0.3)."),
+    nat: bool = typer.Option(False, help="The router masquerades towards the server (needs conntrack)."),
     show: bool = typer.Option(False, help="Only print the commands (a shell script)."),
 ):
     """Build srv - rtr - cli with the qdisc under test on the router's egress to the client."""
@@ -171,7 +173,7 @@ def topology_up(
 
     try:
         topo = topology.Topology(qdisc=qdisc, rate=_optional_rate(rate), rtt=rtt,
-                                 reverse_rate=reverse_rate)
+                                 reverse_rate=reverse_rate, clients=clients, nat=nat)
         if show:
             typer.echo(topo.script(), nl=False)
         else:

@@ -9,11 +9,13 @@ import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
 from confucius.experiment import db as lab_db, db_runs, keys, scenario as sc
 from confucius.experiment.db import Database
 from confucius.experiment.results import ResultsError
 from confucius.lab import topology as topo
+from confucius.lab.cli import app as lab_app
 from confucius.lab.guest.hosts import rx_bytes
 from confucius.lab.run_folder import read_run
 from test_lab_bulk_rtt import run_info
@@ -94,6 +96,13 @@ def test_client_hosts_by_number():
     assert topo.client_host(1) == ("cli", "198.19.0.2") and topo.client_host(2) == ("cli2", "198.19.0.3")
     with pytest.raises(topo.TopologyError, match="between 1 and 2, got 3"):
         topo.client_host(3)
+
+
+def test_the_topology_command_builds_two_hosts_and_nat_on_request():
+    shown = CliRunner().invoke(lab_app, ["topology", "up", "--show", "--clients", "2", "--nat"])
+    assert shown.exit_code == 0 and shown.stdout == topo.Topology(clients=2, nat=True).script()
+    refused = CliRunner().invoke(lab_app, ["topology", "up", "--show", "--clients", "3"])
+    assert refused.exit_code != 0 and "clients must be a whole number from 1 to 2, got 3" in refused.output
 
 
 # --------------------------------------------------------------------------- the scenario
