@@ -36,8 +36,9 @@ static void pairs(struct tsched *ts, u32 n, u64 *now)
 	while (n--) {
 		struct cfc_pkt *dropped = NULL;
 		struct tpkt *p = (struct tpkt *)cfc_dequeue(&ts->s, *now, &dropped);
+		struct cfc_key key = ts_key(ts, p->flow);
 
-		cfc_enqueue(&ts->s, &p->node, ts_hash(ts, p->flow), p->flow % 3, *now, &dropped);
+		cfc_enqueue(&ts->s, &p->node, &key, p->flow % 3, *now, &dropped);
 		*now += 1000;
 	}
 }
@@ -59,11 +60,13 @@ static struct tsched *backlogged(u8 mode, u32 flows, struct tpkt **pool)
 	for (i = 0; i < flows * PER_FLOW; i++) {
 		struct tpkt *p = &(*pool)[i];
 		struct cfc_pkt *dropped = NULL;
+		struct cfc_key key;
 
 		p->flow = i % flows;
 		p->node.len = 1000;
 		p->node.truesize = 1256;
-		cfc_enqueue(&ts->s, &p->node, ts_hash(ts, p->flow), p->flow % 3, ts->now, &dropped);
+		key = ts_key(ts, p->flow);
+		cfc_enqueue(&ts->s, &p->node, &key, p->flow % 3, ts->now, &dropped);
 	}
 	return ts;
 }

@@ -6,11 +6,11 @@
  * kernel C (confucius_impl.h); the other hosts build it against a small
  * userspace copy of the kernel headers it uses.
  *
- * The host owns memory and packets. It allocates the flow table once
- * (cfc_table_bytes()), and the classes' heaps once a mode needs them
- * (cfc_heaps_bytes()), embeds a struct cfc_pkt in every packet it hands over,
- * passes time in nanoseconds, and frees the packets the core gives back as
- * dropped. The core never allocates and never calls back into the host.
+ * The host owns memory and packets. It allocates the flow table and its hosts
+ * once (cfc_table_bytes(), cfc_hosts_bytes()), and the classes' heaps once a
+ * mode needs them (cfc_heaps_bytes()), embeds a struct cfc_pkt in every packet
+ * it hands over, passes time in nanoseconds, and frees the packets the core
+ * gives back as dropped. The core never allocates and never calls back into the host.
  *
  * The papers: Z. Meng et al., "Confucius: Achieving Consistent Low Latency with
  * Practical Queue Management for Real-Time Communications", arXiv:2310.18030,
@@ -82,6 +82,7 @@
 #define CFC_DEFAULT_QUANTUM		1514u
 #define CFC_DEFAULT_HYSTERESIS		(CFC_W_ONE / 10)	/* 10 % */
 #define CFC_DEFAULT_CLASSES		3u
+#define CFC_DEFAULT_ISOLATE		CFC_ISOLATE_HOSTS	/* as cake's */
 
 /*
  * Old flows are remembered this many intervals after their queue ran empty
@@ -98,6 +99,22 @@ enum cfc_mode {
 	CFC_MODE_CLASS,		/* old flows grouped by buffer occupancy */
 	CFC_MODE_EXTERNAL,	/* class given per packet by the host */
 	CFC_MODE_COUNT
+};
+
+/*
+ * Which hosts share the link fairly before their flows do (cake's words). An
+ * old flow served by DRR is given its quantum divided by the number of its
+ * host's old flows with a backlog, so that each host's old flows together earn
+ * one flow's share: a device with 8 downloads does not take 8 shares against
+ * another's video call. New flows are not divided: the reweighting, not the
+ * host, decides their share while they are new.
+ */
+enum cfc_isolate {
+	CFC_ISOLATE_FLOWS,	/* every flow its own share */
+	CFC_ISOLATE_SRCHOST,	/* dual-srchost: fair among sources first */
+	CFC_ISOLATE_DSTHOST,	/* dual-dsthost: fair among destinations first */
+	CFC_ISOLATE_HOSTS,	/* triple-isolate: among sources and destinations at once */
+	CFC_ISOLATE_COUNT
 };
 
 /* How the new flows' weights grow at each reweight tick. */
@@ -125,6 +142,7 @@ struct cfc_config {
 	u8 mode;		/* enum cfc_mode */
 	u8 classes;		/* K occupancy or external classes */
 	u8 pace;		/* enum cfc_pace */
+	u8 isolate;		/* enum cfc_isolate */
 	bool ecn;		/* the AQM marks ECN-capable packets instead of dropping them */
 	u32 class_weight[CFC_MAX_CLASSES]; /* external mode; 0 = by active flows */
 };
@@ -189,6 +207,25 @@ struct cfc_flow {
 };
 
 /*
+ * The hosts, in an array of their own beside the flow table (whose slots stay
+ * 128 bytes): for each bucket, the hosts a flow there was last seen from and
+ * to (set while it is empty, kept while its load is counted), and how many old
+ * flows served by DRR have a backlog from and to the host of that bucket.
+ * Hosts colliding in a bucket share it, as flows do.
+ */
+struct cfc_hosts {
+	u16 flow_src, flow_dst;	/* the host buckets of the flow in this bucket */
+	u16 src_load, dst_load;	/* the load of the host in this bucket */
+};
+
+/* What the host knows of a packet's flow: hashes of its 5-tuple and of its hosts' addresses. */
+struct cfc_key {
+	u32 flow;
+	u32 srchost;
+	u32 dsthost;
+};
+
+/*
  * A packet's age saturates at this horizon (2^30 ticks, 18 min 19 s): one
  * queued longer reads as that old and leaves before every younger one (in no
  * order among those as old), however long it is held.
@@ -239,6 +276,7 @@ struct cfc_counters {
 struct cfc_sched {
 	struct cfc_config cfg;
 	struct cfc_flow *flows;
+	struct cfc_hosts *hosts;	/* one per flow bucket */
 	struct cfc_queue queues[CFC_NQUEUES];
 	struct list_head round;	/* backlogged queues, DWRR order */
 	struct list_head idle_new; /* empty, not yet forgotten new flows, oldest first */

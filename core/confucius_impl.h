@@ -101,6 +101,7 @@ CFC_FN void cfc_config_default(struct cfc_config *cfg)
 	cfg->hysteresis = CFC_DEFAULT_HYSTERESIS;
 	cfg->mode = CFC_MODE_FLOW;
 	cfg->classes = CFC_DEFAULT_CLASSES;
+	cfg->isolate = CFC_DEFAULT_ISOLATE;
 	for (i = 0; i < CFC_MAX_CLASSES; i++)
 		cfg->class_weight[i] = 0;
 }
@@ -145,6 +146,8 @@ CFC_FN const char *cfc_config_check(const struct cfc_config *cfg)
 		return "mode must be flow, class or external";
 	if (cfg->classes < 1 || cfg->classes > CFC_MAX_CLASSES)
 		return "classes must be between 1 and 8";
+	if (cfg->isolate >= CFC_ISOLATE_COUNT)
+		return "isolate must be flows, dual-srchost, dual-dsthost or triple-isolate";
 	return NULL;
 }
 
@@ -152,6 +155,12 @@ CFC_FN const char *cfc_config_check(const struct cfc_config *cfg)
 CFC_FN u64 cfc_table_bytes(u32 flows)
 {
 	return (u64)flows * sizeof(struct cfc_flow);
+}
+
+/* Bytes of memory the host provides for the hosts of a table of `flows` buckets. */
+CFC_FN u64 cfc_hosts_bytes(u32 flows)
+{
+	return (u64)flows * sizeof(struct cfc_hosts);
 }
 
 /*
@@ -279,6 +288,54 @@ static void heap_head_advanced(struct cfc_sched *s, struct cfc_queue *q, struct 
 	heap_sift_down(s, q, f->heap_pos);
 }
 
+/* ------------------------------------------------------------------ hosts */
+
+/* Whether a backlogged flow counts in its hosts' loads: an old flow served by DRR. */
+static bool flow_loads_hosts(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	return f->queue != CFC_QNEW && !s->queues[f->queue].fifo;
+}
+
+static void hosts_load(struct cfc_sched *s, const struct cfc_flow *f, int by)
+{
+	const struct cfc_hosts *of = &s->hosts[flow_index(s, f)];
+
+	s->hosts[of->flow_src].src_load += by;
+	s->hosts[of->flow_dst].dst_load += by;
+}
+
+/* How many backlogged old flows share the quantum of this flow's host (at least 1). */
+static u32 host_load(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	const struct cfc_hosts *of = &s->hosts[flow_index(s, f)];
+	u32 src = s->hosts[of->flow_src].src_load, dst = s->hosts[of->flow_dst].dst_load;
+
+	switch (s->cfg.isolate) {
+	case CFC_ISOLATE_SRCHOST:
+		return src;
+	case CFC_ISOLATE_DSTHOST:
+		return dst;
+	case CFC_ISOLATE_HOSTS:
+		return src > dst ? src : dst;
+	}
+	return 1;
+}
+
+/*
+ * A flow's DRR quantum: with hosts isolated, an old flow's host's quantum
+ * shared among the host's backlogged old flows (never below a byte, so that
+ * every flow's deficit still grows).
+ */
+static s32 flow_quantum(const struct cfc_sched *s, const struct cfc_flow *f)
+{
+	u32 share;
+
+	if (s->cfg.isolate == CFC_ISOLATE_FLOWS || !flow_loads_hosts(s, f))
+		return (s32)s->cfg.quantum;
+	share = s->cfg.quantum / host_load(s, f);
+	return share ? (s32)share : 1;
+}
+
 /* ------------------------------------------------------ queue membership */
 
 /*
@@ -302,10 +359,12 @@ static void flow_attach_backlog(struct cfc_sched *s, struct cfc_flow *f, bool wo
 {
 	struct cfc_queue *q = &s->queues[f->queue];
 
+	if (flow_loads_hosts(s, f))
+		hosts_load(s, f, 1);
 	if (q->fifo) {
 		heap_push(s, q, f);
 	} else {
-		f->deficit = (s32)s->cfg.quantum;
+		f->deficit = flow_quantum(s, f);
 		if (woke && comes_back_sparse(q, f))
 			list_add_tail(&f->sched, &q->sparse);
 		else
@@ -321,6 +380,8 @@ static void flow_detach_backlog(struct cfc_sched *s, struct cfc_flow *f)
 {
 	struct cfc_queue *q = &s->queues[f->queue];
 
+	if (flow_loads_hosts(s, f))
+		hosts_load(s, f, -1);
 	if (q->fifo)
 		heap_remove(s, q, f->heap_pos);
 	else
@@ -1102,7 +1163,7 @@ static struct cfc_flow *pick_flow(struct cfc_sched *s, struct cfc_queue *q)
 
 		if (f->deficit > 0)
 			return f;
-		f->deficit += (s32)s->cfg.quantum;
+		f->deficit += flow_quantum(s, f);
 		list_move_tail(&f->sched, &q->ring);
 		q->turns++;
 	}
@@ -1147,16 +1208,23 @@ CFC_FN u32 cfc_bucket(const struct cfc_sched *s, u32 hash)
 }
 
 /*
- * Queue pkt (len and truesize set by the host) on the flow of `hash`. In
- * external mode `cls` (0..K-1) names its class; elsewhere it is ignored.
- * Packets dropped to stay within the limits are chained on *dropped.
+ * Queue pkt (len and truesize set by the host) on the flow of key->flow, from
+ * and to the hosts of key->srchost and key->dsthost. In external mode `cls`
+ * (0..K-1) names its class; elsewhere it is ignored. Packets dropped to stay
+ * within the limits are chained on *dropped.
  */
-CFC_FN enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
-				    u32 cls, u64 now, struct cfc_pkt **dropped)
+CFC_FN enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt,
+				    const struct cfc_key *key, u32 cls, u64 now,
+				    struct cfc_pkt **dropped)
 {
-	struct cfc_flow *f = &s->flows[cfc_bucket(s, hash)];
+	u32 bucket = cfc_bucket(s, key->flow);
+	struct cfc_flow *f = &s->flows[bucket];
 
 	cfc_advance(s, now);
+	if (!f->qlen) {		/* a backlogged flow keeps the hosts its load is counted in */
+		s->hosts[bucket].flow_src = (u16)cfc_bucket(s, key->srchost);
+		s->hosts[bucket].flow_dst = (u16)cfc_bucket(s, key->dsthost);
+	}
 	if (f->state == CFC_FLOW_FREE)
 		flow_arrive(s, f, cls, now);
 	else if (s->cfg.mode == CFC_MODE_EXTERNAL && f->queue != external_queue(s, cls))
@@ -1391,6 +1459,8 @@ static void clear_state(struct cfc_sched *s, u64 now)
 		f->left_turn = 0;
 		f->state = CFC_FLOW_FREE;
 	}
+	for (i = 0; i < s->cfg.flows; i++)
+		s->hosts[i] = (struct cfc_hosts){ 0 };
 	for (i = 0; i < CFC_FAT_BUCKETS; i++)
 		INIT_LIST_HEAD(&s->fat[i]);
 	s->fat_top = 0;
@@ -1430,16 +1500,17 @@ static void clear_state(struct cfc_sched *s, u64 now)
 
 /*
  * cfg must pass cfc_config_check(); table is cfc_table_bytes(cfg->flows) of
- * zeroes; heaps is cfc_heaps_bytes(cfg->flows), or NULL unless
- * cfc_needs_heaps(cfg).
+ * zeroes; hosts is cfc_hosts_bytes(cfg->flows); heaps is
+ * cfc_heaps_bytes(cfg->flows), or NULL unless cfc_needs_heaps(cfg).
  */
-CFC_FN void cfc_init(struct cfc_sched *s, void *table, void *heaps,
+CFC_FN void cfc_init(struct cfc_sched *s, void *table, void *hosts, void *heaps,
 		     const struct cfc_config *cfg, u64 now)
 {
 	u32 i;
 
 	s->cfg = *cfg;
 	s->flows = table;
+	s->hosts = hosts;
 	for (i = 0; i < CFC_NQUEUES; i++)
 		s->queues[i].heap = NULL;
 	if (heaps)

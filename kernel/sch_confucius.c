@@ -20,6 +20,9 @@
 #include <linux/mm.h>
 #include <linux/ktime.h>
 #include <linux/version.h>
+#include <linux/jhash.h>
+#include <linux/random.h>
+#include <linux/netfilter.h>
 #include <net/netlink.h>
 #include <net/pkt_sched.h>
 #include <net/pkt_cls.h>
@@ -30,6 +33,9 @@
 #include <net/gso.h>
 #endif
 #include <net/inet_ecn.h>
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+#include <net/netfilter/nf_conntrack_tuple.h>
+#endif
 
 #include "pkt_sched_confucius.h"
 #include "confucius_impl.h"
@@ -68,6 +74,9 @@ struct confucius_sched_data {
 	struct cfc_sched core;
 	void *table;			/* the core's flow table, sized at creation */
 	void *heaps;			/* the classes' heaps, from the first mode needing them */
+	void *hosts;			/* the core's hosts, sized with the table */
+	u32 host_salt;			/* keys the hosts' hashes, so that none can be aimed at */
+	bool nat;			/* hosts as the NAT's inside sees them (conntrack) */
 	struct tcf_proto __rcu *filter_list;
 	struct tcf_block *block;
 	struct qdisc_watchdog watchdog;
@@ -255,6 +264,65 @@ static bool skb_is_ect(struct sk_buff *skb)
 	return dsfield >= 0 && (dsfield & INET_ECN_MASK) != INET_ECN_NOT_ECT;
 }
 
+/* ------------------------------------------------------------------ hosts */
+
+/*
+ * With nat, the hosts as the router's inside knows them, as cake's nat. A
+ * packet conntrack has seen (on egress) carries its connection, whose tuple in
+ * the packet's direction names the sender before NAT rewrote it. One it has
+ * not seen yet (on an IFB fed by the ingress) is looked up, and the tuple of
+ * the other direction comes back: when that tuple's destination is this
+ * packet's sender, its source is the inside host NAT will deliver this packet
+ * to. IPv4 only, as conntrack's lookup for qdiscs is.
+ */
+static void hosts_inside_nat(const struct sk_buff *skb, struct flow_keys *keys)
+{
+#if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	struct nf_conntrack_tuple tuple;
+
+	if (keys->control.addr_type != FLOW_DISSECTOR_KEY_IPV4_ADDRS ||
+	    !nf_ct_get_tuple_skb(&tuple, skb))
+		return;
+	if (skb_nfct(skb))
+		keys->addrs.v4addrs.src = tuple.src.u3.ip;
+	else if (tuple.dst.u3.ip == keys->addrs.v4addrs.src)
+		keys->addrs.v4addrs.dst = tuple.src.u3.ip;
+#endif
+}
+
+static u32 address_hash(const struct flow_keys *keys, bool source, u32 salt)
+{
+	const struct in6_addr *v6;
+
+	switch (keys->control.addr_type) {
+	case FLOW_DISSECTOR_KEY_IPV4_ADDRS:
+		return jhash_1word((__force u32)(source ? keys->addrs.v4addrs.src :
+						 keys->addrs.v4addrs.dst), salt);
+	case FLOW_DISSECTOR_KEY_IPV6_ADDRS:
+		v6 = source ? &keys->addrs.v6addrs.src : &keys->addrs.v6addrs.dst;
+		return jhash2((const u32 *)v6->s6_addr32, 4, salt);
+	}
+	return 0;	/* not IP: all such packets come from and go to one host */
+}
+
+/* The packet's flow, and, when hosts are isolated, its hosts. */
+static void packet_key(const struct confucius_sched_data *q, struct sk_buff *skb,
+		       struct cfc_key *key)
+{
+	struct flow_keys keys;
+
+	key->flow = skb_get_hash(skb);
+	key->srchost = 0;
+	key->dsthost = 0;
+	if (q->core.cfg.isolate == CFC_ISOLATE_FLOWS)
+		return;
+	skb_flow_dissect_flow_keys(skb, &keys, 0);
+	if (q->nat)
+		hosts_inside_nat(skb, &keys);
+	key->srchost = address_hash(&keys, true, q->host_salt);
+	key->dsthost = address_hash(&keys, false, q->host_salt);
+}
+
 /*
  * Queue one packet in class `cls`. The packets the core drops to stay within
  * the limits are accounted here; their number and bytes are added to *drops
@@ -267,6 +335,7 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
 	struct confucius_sched_data *q = qdisc_priv(sch);
 	struct cfc_pkt *node = skb_node(skb), *dropped = NULL;
 	enum cfc_verdict verdict;
+	struct cfc_key key;
 	unsigned int bytes;
 
 	node->len = qdisc_pkt_len(skb);
@@ -275,7 +344,8 @@ static enum cfc_verdict enqueue_packet(struct sk_buff *skb, struct Qdisc *sch, i
 	node->ce = 0;
 	sch->q.qlen++;
 	qdisc_qstats_backlog_inc(sch, skb);
-	verdict = cfc_enqueue(&q->core, node, skb_get_hash(skb), cls, ktime_get_ns(), &dropped);
+	packet_key(q, skb, &key);
+	verdict = cfc_enqueue(&q->core, node, &key, cls, ktime_get_ns(), &dropped);
 	*drops += drop_list(sch, dropped, &bytes, to_free);
 	*drop_bytes += bytes;
 #if !CFC_NOTIFY_IN_DEQUEUE
@@ -511,6 +581,8 @@ static const struct nla_policy confucius_policy[TCA_CONFUCIUS_MAX + 1] = {
 	[TCA_CONFUCIUS_AQM_INTERVAL]	= NLA_POLICY_FULL_RANGE(NLA_U32, &period_us_range),
 	[TCA_CONFUCIUS_ECN]		= NLA_POLICY_MAX(NLA_U32, 1),
 	[TCA_CONFUCIUS_AQM_SETTLE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &off_or_period_us_range),
+	[TCA_CONFUCIUS_ISOLATE]		= NLA_POLICY_MAX(NLA_U32, TC_CONFUCIUS_ISOLATE_TRIPLE),
+	[TCA_CONFUCIUS_NAT]		= NLA_POLICY_MAX(NLA_U32, 1),
 };
 
 /* The u64 bandwidth is range-checked here: NLA_POLICY_FULL_RANGE cannot exempt 0. */
@@ -626,19 +698,41 @@ static int read_config(struct nlattr **tb, struct cfc_config *cfg,
 		cfg->classes = nla_get_u32(tb[TCA_CONFUCIUS_CLASSES]);
 	if (tb[TCA_CONFUCIUS_PACE])
 		cfg->pace = nla_get_u32(tb[TCA_CONFUCIUS_PACE]);
+	if (tb[TCA_CONFUCIUS_ISOLATE])
+		cfg->isolate = nla_get_u32(tb[TCA_CONFUCIUS_ISOLATE]);
 	return 0;
 }
 
-/* First configuration: the flow table is sized once, here. */
+/* nat into *nat if given; refused where the kernel has no conntrack to look through. */
+static int read_nat(const struct nlattr *attr, bool *nat, struct netlink_ext_ack *extack)
+{
+	if (!attr)
+		return 0;
+	if (nla_get_u32(attr) && !IS_ENABLED(CONFIG_NF_CONNTRACK)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "nat needs conntrack (CONFIG_NF_CONNTRACK)");
+		return -EOPNOTSUPP;
+	}
+	*nat = nla_get_u32(attr);
+	return 0;
+}
+
+/* First configuration: the flow table and its hosts are sized once, here. */
 static int confucius_start(struct Qdisc *sch, const struct cfc_config *cfg, void *heaps)
 {
 	struct confucius_sched_data *q = qdisc_priv(sch);
 
 	q->table = kvzalloc(cfc_table_bytes(cfg->flows), GFP_KERNEL);
-	if (!q->table)
+	q->hosts = kvmalloc(cfc_hosts_bytes(cfg->flows), GFP_KERNEL);
+	if (!q->table || !q->hosts) {
+		kvfree(q->table);
+		kvfree(q->hosts);
+		q->table = NULL;
+		q->hosts = NULL;
 		return -ENOMEM;
+	}
 	q->heaps = heaps;
-	cfc_init(&q->core, q->table, heaps, cfg, ktime_get_ns());
+	get_random_bytes(&q->host_salt, sizeof(q->host_salt));
+	cfc_init(&q->core, q->table, q->hosts, heaps, cfg, ktime_get_ns());
 	return 0;
 }
 
@@ -670,6 +764,7 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 	struct sk_buff *to_free = NULL;
 	struct cfc_config cfg;
 	unsigned int n, bytes;
+	bool nat = q->nat;
 	void *heaps;
 	u64 now;
 	int err;
@@ -683,6 +778,9 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 		if (err < 0)
 			return err;
 		err = read_config(tb, &cfg, extack);
+		if (err)
+			return err;
+		err = read_nat(tb[TCA_CONFUCIUS_NAT], &nat, extack);
 		if (err)
 			return err;
 		if (q->table && tb[TCA_CONFUCIUS_FLOWS] && cfg.flows != q->core.cfg.flows) {
@@ -701,13 +799,17 @@ static int confucius_change(struct Qdisc *sch, struct nlattr *opt,
 		return err;
 	if (!q->table) {
 		err = confucius_start(sch, &cfg, heaps);
-		if (err)
+		if (err) {
 			kvfree(heaps);
-		return err;
+			return err;
+		}
+		q->nat = nat;
+		return 0;
 	}
 
 	sch_tree_lock(sch);
 	now = ktime_get_ns();
+	q->nat = nat;
 	if (heaps) {
 		q->heaps = heaps;
 		cfc_set_heaps(&q->core, heaps);
@@ -751,6 +853,8 @@ static void confucius_destroy(struct Qdisc *sch)
 	qdisc_watchdog_cancel(&q->watchdog);
 	kvfree(q->table);
 	q->table = NULL;
+	kvfree(q->hosts);
+	q->hosts = NULL;
 	kvfree(q->heaps);
 	q->heaps = NULL;
 }
@@ -774,7 +878,7 @@ static int dump_class_weights(struct sk_buff *skb, const struct cfc_config *cfg)
 	return 0;
 }
 
-static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
+static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg, bool nat)
 {
 	if (nla_put_u64_64bit(skb, TCA_CONFUCIUS_BANDWIDTH64, cfg->bandwidth / 8,
 			      TCA_CONFUCIUS_PAD) ||
@@ -800,7 +904,9 @@ static int dump_config(struct sk_buff *skb, const struct cfc_config *cfg)
 			div_u64(cfg->aqm_interval_ns, NSEC_PER_USEC)) ||
 	    nla_put_u32(skb, TCA_CONFUCIUS_AQM_SETTLE,
 			div_u64(cfg->aqm_settle_ns, NSEC_PER_USEC)) ||
-	    nla_put_u32(skb, TCA_CONFUCIUS_ECN, cfg->ecn))
+	    nla_put_u32(skb, TCA_CONFUCIUS_ECN, cfg->ecn) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_ISOLATE, cfg->isolate) ||
+	    nla_put_u32(skb, TCA_CONFUCIUS_NAT, nat))
 		return -EMSGSIZE;
 	return 0;
 }
@@ -811,7 +917,7 @@ static int confucius_dump(struct Qdisc *sch, struct sk_buff *skb)
 	struct confucius_sched_data *q = qdisc_priv(sch);
 	struct nlattr *opts = nla_nest_start_noflag(skb, TCA_OPTIONS);
 
-	if (!opts || dump_config(skb, &q->core.cfg))
+	if (!opts || dump_config(skb, &q->core.cfg, q->nat))
 		goto nla_put_failure;
 	return nla_nest_end(skb, opts);
 
@@ -830,7 +936,8 @@ static u64 instance_bytes(const struct confucius_sched_data *q)
 {
 	u32 flows = q->core.cfg.flows;
 
-	return sizeof(*q) + cfc_table_bytes(flows) + (q->heaps ? cfc_heaps_bytes(flows) : 0);
+	return sizeof(*q) + cfc_table_bytes(flows) + cfc_hosts_bytes(flows) +
+	       (q->heaps ? cfc_heaps_bytes(flows) : 0);
 }
 
 static void fill_qdisc_stats(const struct confucius_sched_data *q, const struct cfc_stats *cs,
@@ -1070,6 +1177,10 @@ static int __init confucius_module_init(void)
 	BUILD_BUG_ON(CFC_FLOWS_MAX > 0x10000 - TC_CONFUCIUS_FLOW_MINOR);
 	BUILD_BUG_ON((int)TC_CONFUCIUS_PACE_FIXED != (int)CFC_PACE_FIXED ||
 		     (int)TC_CONFUCIUS_PACE_ADAPTIVE != (int)CFC_PACE_ADAPTIVE);
+	BUILD_BUG_ON((int)TC_CONFUCIUS_ISOLATE_FLOWS != (int)CFC_ISOLATE_FLOWS ||
+		     (int)TC_CONFUCIUS_ISOLATE_DUAL_SRCHOST != (int)CFC_ISOLATE_SRCHOST ||
+		     (int)TC_CONFUCIUS_ISOLATE_DUAL_DSTHOST != (int)CFC_ISOLATE_DSTHOST ||
+		     (int)TC_CONFUCIUS_ISOLATE_TRIPLE != (int)CFC_ISOLATE_HOSTS);
 	return register_qdisc(&confucius_qdisc_ops);
 }
 

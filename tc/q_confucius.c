@@ -9,9 +9,9 @@
  * before anything is sent, naming the option and its range.
  *
  * Netlink units: bandwidth u64 bytes/s, the times u32 us, hysteresis u32
- * percent, weights one u32 per class, ecn u32 0 or 1. JSON output gives these
- * raw numbers (bandwidth in bytes/s, as cake and htb do; ecn a boolean, as
- * fq_codel's); text output gives human units.
+ * percent, weights one u32 per class, ecn and nat u32 0 or 1. JSON output gives
+ * these raw numbers (bandwidth in bytes/s, as cake and htb do; ecn and nat
+ * booleans, as fq_codel's ecn); text output gives human units.
  */
 #include <stdbool.h>
 #include <inttypes.h>
@@ -76,6 +76,8 @@
 #define DEFAULT_AQM_INTERVAL_US	(100 * US_PER_MS)
 #define DEFAULT_AQM_SETTLE_US	(2 * US_PER_S)
 #define DEFAULT_ECN		1u
+#define DEFAULT_ISOLATE		TC_CONFUCIUS_ISOLATE_TRIPLE
+#define DEFAULT_NAT		0u
 
 #if __has_include("confucius.h")
 /*
@@ -111,7 +113,8 @@ _Static_assert(DEFAULT_LIMIT == CFC_DEFAULT_LIMIT && DEFAULT_MEMLIMIT == CFC_DEF
 	       DEFAULT_AQM_TARGET_US * NS_PER_US == CFC_DEFAULT_AQM_TARGET_NS &&
 	       DEFAULT_AQM_INTERVAL_US * NS_PER_US == CFC_DEFAULT_AQM_INTERVAL_NS &&
 	       DEFAULT_AQM_SETTLE_US * (__u64)NS_PER_US == CFC_DEFAULT_AQM_SETTLE_NS &&
-	       DEFAULT_ECN == CFC_DEFAULT_ECN, "defaults differ from the core's");
+	       DEFAULT_ECN == CFC_DEFAULT_ECN &&
+	       (int)DEFAULT_ISOLATE == (int)CFC_DEFAULT_ISOLATE, "defaults differ from the core's");
 _Static_assert(TC_CONFUCIUS_MAX_CLASSES == CFC_MAX_CLASSES, "class count differs from the core's");
 _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
 	       (int)TC_CONFUCIUS_MODE_CLASS == (int)CFC_MODE_CLASS &&
@@ -120,6 +123,11 @@ _Static_assert((int)TC_CONFUCIUS_MODE_FLOW == (int)CFC_MODE_FLOW &&
 _Static_assert((int)TC_CONFUCIUS_PACE_FIXED == (int)CFC_PACE_FIXED &&
 	       (int)TC_CONFUCIUS_PACE_ADAPTIVE == (int)CFC_PACE_ADAPTIVE &&
 	       CFC_PACE_COUNT == 2, "pace numbers differ from the core's");
+_Static_assert((int)TC_CONFUCIUS_ISOLATE_FLOWS == (int)CFC_ISOLATE_FLOWS &&
+	       (int)TC_CONFUCIUS_ISOLATE_DUAL_SRCHOST == (int)CFC_ISOLATE_SRCHOST &&
+	       (int)TC_CONFUCIUS_ISOLATE_DUAL_DSTHOST == (int)CFC_ISOLATE_DSTHOST &&
+	       (int)TC_CONFUCIUS_ISOLATE_TRIPLE == (int)CFC_ISOLATE_HOSTS &&
+	       CFC_ISOLATE_COUNT == 4, "isolate numbers differ from the core's");
 #endif
 
 static const char *const mode_names[] = {
@@ -133,8 +141,17 @@ static const char *const pace_names[] = {
 	[TC_CONFUCIUS_PACE_ADAPTIVE] = "adaptive",
 };
 
-/* The words of the flag ecn, index = value; the option is named by the word of 1. */
+/* cake's words for the same modes */
+static const char *const isolate_names[] = {
+	[TC_CONFUCIUS_ISOLATE_FLOWS] = "flows",
+	[TC_CONFUCIUS_ISOLATE_DUAL_SRCHOST] = "dual-srchost",
+	[TC_CONFUCIUS_ISOLATE_DUAL_DSTHOST] = "dual-dsthost",
+	[TC_CONFUCIUS_ISOLATE_TRIPLE] = "triple-isolate",
+};
+
+/* The words of the flags ecn and nat, index = value; a flag is named by the word of 1. */
 static const char *const ecn_words[] = { "noecn", "ecn" };
+static const char *const nat_words[] = { "nonat", "nat" };
 
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -201,6 +218,10 @@ static const struct option_spec options[] = {
 	  0, PERIOD_MAX_US, NULL, "1s", NULL, NULL },
 	{ "ecn", TCA_CONFUCIUS_ECN, KIND_FLAG,
 	  0, 1, NULL, "noecn", ecn_words, NULL },
+	{ "isolate", TCA_CONFUCIUS_ISOLATE, KIND_NAME,
+	  0, COUNT_OF(isolate_names) - 1, NULL, "dual-dsthost", isolate_names, NULL },
+	{ "nat", TCA_CONFUCIUS_NAT, KIND_FLAG,
+	  0, 1, NULL, "nat", nat_words, NULL },
 };
 
 #define NOPTIONS COUNT_OF(options)
@@ -309,6 +330,7 @@ static void explain_defaults(void)
 		"          interval %s mode %s classes %u hysteresis %u%% reclassify %s\n"
 		"          pace %s target %s maxhold %s maxdelay %s\n"
 		"          aqm_target %s aqm_interval %s aqm_settle %s %s\n"
+		"          isolate %s %s\n"
 		"          no weights (classes served in proportion to their active flows)\n",
 		DEFAULT_LIMIT, sprint_size(DEFAULT_MEMLIMIT, b1), DEFAULT_FLOWS, DEFAULT_QUANTUM,
 		sprint_time(DEFAULT_INTERVAL_US, b2), mode_names[TC_CONFUCIUS_MODE_FLOW],
@@ -316,7 +338,8 @@ static void explain_defaults(void)
 		pace_names[TC_CONFUCIUS_PACE_ADAPTIVE], sprint_time(DEFAULT_TARGET_US, b4),
 		sprint_time(DEFAULT_MAXHOLD_US, b5), sprint_time(DEFAULT_MAXDELAY_US, b6),
 		sprint_time(DEFAULT_AQM_TARGET_US, b7), sprint_time(DEFAULT_AQM_INTERVAL_US, b8),
-		sprint_time(DEFAULT_AQM_SETTLE_US, b9), ecn_words[DEFAULT_ECN]);
+		sprint_time(DEFAULT_AQM_SETTLE_US, b9), ecn_words[DEFAULT_ECN],
+		isolate_names[DEFAULT_ISOLATE], nat_words[DEFAULT_NAT]);
 }
 
 /* The plugin names its release (VERSION); built into tc, tc's own version is the one. */
@@ -339,7 +362,9 @@ static void explain(void)
 		"                     [ reclassify TIME ] [ weights W1:W2:... ]\n"
 		"                     [ pace fixed | adaptive ] [ target TIME ] [ maxhold TIME ]\n"
 		"                     [ maxdelay TIME ] [ aqm_target TIME ] [ aqm_interval TIME ]\n"
-		"                     [ aqm_settle TIME ] [ ecn | noecn ]\n");
+		"                     [ aqm_settle TIME ] [ ecn | noecn ]\n"
+		"                     [ isolate flows | dual-srchost | dual-dsthost |\n"
+		"                               triple-isolate ] [ nat | nonat ]\n");
 	explain_defaults();
 	fprintf(stderr, "Values:\n");
 	for (i = 0; i < NOPTIONS; i++) {
@@ -362,6 +387,12 @@ static void explain(void)
 		"whose share just fell needs that long to back off on delay. Mode flow\n"
 		"only: in mode class the queue a flow builds sorts it into its class.\n"
 		"aqm_target 0: no AQM.\n"
+		"isolate: which hosts share the link fairly before their old flows do, in\n"
+		"cake's words: dual-srchost among sources, dual-dsthost among destinations,\n"
+		"triple-isolate among both, flows among flows alone. Each old flow's quantum\n"
+		"is shared among its host's backlogged old flows; new flows are not divided.\n"
+		"nat: a host is the address inside the router's NAT, found through conntrack\n"
+		"(on egress after NAT, and on an IFB fed by the ingress before it).\n"
 		"A time without a unit is in microseconds, a rate without one in bit/s.\n"
 		ORIGIN);
 }

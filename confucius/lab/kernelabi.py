@@ -18,7 +18,7 @@ ATTRIBUTES = {
     "unspec": 0, "pad": 1, "bandwidth64": 2, "limit": 3, "memlimit": 4, "flows": 5, "quantum": 6,
     "interval": 7, "mode": 8, "classes": 9, "hysteresis": 10, "reclassify": 11, "class_weights": 12,
     "pace": 13, "target": 14, "maxhold": 15, "maxdelay": 16, "class_weight": 17, "aqm_target": 18,
-    "aqm_interval": 19, "ecn": 20, "aqm_settle": 21,
+    "aqm_interval": 19, "ecn": 20, "aqm_settle": 21, "isolate": 22, "nat": 23,
 }
 # enum TCA_CONFUCIUS_XSTATS_*: which member of the xstats union a dump carries.
 XSTATS_QDISC, XSTATS_CLASS, XSTATS_FLOW = 0, 1, 2

@@ -37,7 +37,7 @@ CONFUCIUS_ATTRIBUTES = {
     "maxdelay": "MaxDelay", "classes": "Classes", "weights": "Weights", "reclassify": "Reclassify",
     "hysteresis": "Hysteresis", "limit": "Limit", "flows": "Flows", "quantum": "Quantum",
     "aqm_target": "AqmTarget", "aqm_interval": "AqmInterval",
-    "aqm_settle": "AqmSettle"}
+    "aqm_settle": "AqmSettle", "isolate": "Isolate"}
 # Its keywords, which take no value (as fq_codel's), and the attribute value each stands for.
 CONFUCIUS_KEYWORDS = {"ecn": ("UseEcn", "true"), "noecn": ("UseEcn", "false")}
 # The RT flow's modes the simulator has: rtflow's UDP controllers, and its TCP mode over

@@ -14,14 +14,15 @@
 void cfc_config_default(struct cfc_config *cfg);
 const char *cfc_config_check(const struct cfc_config *cfg);
 u64 cfc_table_bytes(u32 flows);
+u64 cfc_hosts_bytes(u32 flows);
 bool cfc_needs_heaps(const struct cfc_config *cfg);
 u64 cfc_heaps_bytes(u32 flows);
 void cfc_set_heaps(struct cfc_sched *s, void *heaps);
-void cfc_init(struct cfc_sched *s, void *table, void *heaps, const struct cfc_config *cfg,
+void cfc_init(struct cfc_sched *s, void *table, void *hosts, void *heaps, const struct cfc_config *cfg,
 	      u64 now);
 void cfc_change(struct cfc_sched *s, const struct cfc_config *cfg, u64 now,
 		struct cfc_pkt **dropped);
-enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, u32 hash,
+enum cfc_verdict cfc_enqueue(struct cfc_sched *s, struct cfc_pkt *pkt, const struct cfc_key *key,
 			     u32 cls, u64 now, struct cfc_pkt **dropped);
 void cfc_advance(struct cfc_sched *s, u64 now);
 struct cfc_pkt *cfc_dequeue(struct cfc_sched *s, u64 now, struct cfc_pkt **dropped);

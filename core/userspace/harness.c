@@ -31,6 +31,7 @@ struct tsched *ts_new(const struct cfc_config *cfg, u32 nflows)
 	struct tsched *ts = xcalloc(1, sizeof(*ts));
 
 	ts->table = xcalloc(1, (size_t)cfc_table_bytes(cfg->flows));
+	ts->hosts = xcalloc(1, (size_t)cfc_hosts_bytes(cfg->flows));
 	if (cfc_needs_heaps(cfg))
 		ts->heaps = xcalloc(1, (size_t)cfc_heaps_bytes(cfg->flows));
 	ts->nflows = nflows;
@@ -40,8 +41,12 @@ struct tsched *ts_new(const struct cfc_config *cfg, u32 nflows)
 	ts->drops = xcalloc(nflows, sizeof(u64));
 	ts->marks = xcalloc(nflows, sizeof(u64));
 	ts->ect = xcalloc(nflows, sizeof(bool));
+	ts->srchost = xcalloc(nflows, sizeof(u32));
+	ts->dsthost = xcalloc(nflows, sizeof(u32));
+	for (u32 i = 0; i < nflows; i++)
+		ts_set_hosts(ts, i, i, i);	/* hosts of their own: isolation changes nothing */
 	ts->now = 1000000000ull;	/* start at 1 s, away from zero */
-	cfc_init(&ts->s, ts->table, ts->heaps, cfg, ts->now);
+	cfc_init(&ts->s, ts->table, ts->hosts, ts->heaps, cfg, ts->now);
 	return ts;
 }
 
@@ -79,6 +84,7 @@ void ts_free(struct tsched *ts)
 {
 	free_dropped(ts, cfc_reset(&ts->s, ts->now));
 	free(ts->table);
+	free(ts->hosts);
 	free(ts->heaps);
 	free(ts->seq_in);
 	free(ts->seq_out);
@@ -86,6 +92,8 @@ void ts_free(struct tsched *ts)
 	free(ts->drops);
 	free(ts->marks);
 	free(ts->ect);
+	free(ts->srchost);
+	free(ts->dsthost);
 	free(ts);
 }
 
@@ -94,18 +102,41 @@ u32 ts_bucket(const struct tsched *ts, u32 flow)
 	return flow % ts->s.cfg.flows;
 }
 
-u32 ts_hash(const struct tsched *ts, u32 flow)
+/* The hash that cfc_bucket() scales back to exactly `bucket`: ceil(bucket * 2^32 / buckets). */
+static u32 hash_of_bucket(const struct tsched *ts, u32 bucket)
 {
 	u64 buckets = ts->s.cfg.flows;
 
-	/* ceil(bucket * 2^32 / buckets) scales back to exactly that bucket */
-	return (u32)((((u64)ts_bucket(ts, flow) << 32) + buckets - 1) / buckets);
+	return (u32)((((u64)bucket << 32) + buckets - 1) / buckets);
+}
+
+u32 ts_hash(const struct tsched *ts, u32 flow)
+{
+	return hash_of_bucket(ts, ts_bucket(ts, flow));
+}
+
+void ts_set_hosts(struct tsched *ts, u32 flow, u32 src, u32 dst)
+{
+	ts->srchost[flow] = src;
+	ts->dsthost[flow] = dst;
+}
+
+struct cfc_key ts_key(const struct tsched *ts, u32 flow)
+{
+	u32 buckets = ts->s.cfg.flows;
+
+	return (struct cfc_key){
+		.flow = ts_hash(ts, flow),
+		.srchost = hash_of_bucket(ts, ts->srchost[flow] % buckets),
+		.dsthost = hash_of_bucket(ts, ts->dsthost[flow] % buckets),
+	};
 }
 
 enum cfc_verdict ts_enqueue_class(struct tsched *ts, u32 flow, u32 len, u32 cls)
 {
 	struct tpkt *p = xcalloc(1, sizeof(*p));
 	struct cfc_pkt *dropped = NULL;
+	struct cfc_key key;
 	enum cfc_verdict v;
 
 	p->flow = flow;
@@ -113,7 +144,8 @@ enum cfc_verdict ts_enqueue_class(struct tsched *ts, u32 flow, u32 len, u32 cls)
 	p->node.len = len;
 	p->node.truesize = len + 256;	/* like an skb: payload plus overhead */
 	p->node.ect = ts->ect[flow];
-	v = cfc_enqueue(&ts->s, &p->node, ts_hash(ts, flow), cls, ts->now, &dropped);
+	key = ts_key(ts, flow);
+	v = cfc_enqueue(&ts->s, &p->node, &key, cls, ts->now, &dropped);
 	free_dropped(ts, dropped);
 	return v;
 }
@@ -322,6 +354,30 @@ static const char *check_next_event(const struct cfc_sched *s)
 	return s->next_event_ns <= due ? NULL : "an event falls due before next_event_ns";
 }
 
+/* Every host's loads count exactly its backlogged old flows served by DRR. */
+static const char *check_host_loads(const struct cfc_sched *s)
+{
+	u32 *src = xcalloc(s->cfg.flows, sizeof(u32));
+	u32 *dst = xcalloc(s->cfg.flows, sizeof(u32));
+	const char *err = NULL;
+	u32 i;
+
+	for (i = 0; i < s->cfg.flows; i++) {
+		const struct cfc_flow *f = &s->flows[i];
+
+		if (f->state == CFC_FLOW_OLD && f->qlen && !s->queues[f->queue].fifo) {
+			src[s->hosts[i].flow_src]++;
+			dst[s->hosts[i].flow_dst]++;
+		}
+	}
+	for (i = 0; i < s->cfg.flows && !err; i++)
+		if (src[i] != s->hosts[i].src_load || dst[i] != s->hosts[i].dst_load)
+			err = "a host's load disagrees with its backlogged old flows";
+	free(src);
+	free(dst);
+	return err;
+}
+
 const char *ts_check(const struct tsched *ts)
 {
 	const struct cfc_sched *s = &ts->s;
@@ -360,6 +416,9 @@ const char *ts_check(const struct tsched *ts)
 	if (ts->order_errors)
 		return "a flow's packets left out of order";
 	err = check_next_event(s);
+	if (err)
+		return err;
+	err = check_host_loads(s);
 	if (err)
 		return err;
 	err = check_idle_order(&s->idle_new, CFC_FLOW_NEW);

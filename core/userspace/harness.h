@@ -19,6 +19,7 @@ struct tpkt {
 struct tsched {
 	struct cfc_sched s;
 	void *table;
+	void *hosts;
 	void *heaps;		/* the classes' heaps, once a mode needs them */
 	u64 now;		/* ns */
 	u32 nflows;		/* test flow ids are 0..nflows-1 */
@@ -28,6 +29,8 @@ struct tsched {
 	u64 *drops;		/* packets dropped, per flow */
 	u64 *marks;		/* packets sent marked CE, per flow */
 	bool *ect;		/* whether a flow's packets are ECN-capable (false unless set) */
+	u32 *srchost;		/* test host ids of each flow (its own flow id unless set) */
+	u32 *dsthost;
 	u64 order_errors;	/* packets that left a flow out of order */
 };
 
@@ -38,6 +41,10 @@ struct cfc_config ts_default_config(void);
 /* The hash that lands test flow `flow` in its own bucket (flow mod buckets). */
 u32 ts_hash(const struct tsched *ts, u32 flow);
 u32 ts_bucket(const struct tsched *ts, u32 flow);
+/* What the core is told of test flow `flow`: its hash and its hosts'. */
+struct cfc_key ts_key(const struct tsched *ts, u32 flow);
+/* Flow `flow` goes from host `src` to host `dst` (each lands in bucket id mod buckets). */
+void ts_set_hosts(struct tsched *ts, u32 flow, u32 src, u32 dst);
 
 enum cfc_verdict ts_enqueue(struct tsched *ts, u32 flow, u32 len);
 enum cfc_verdict ts_enqueue_class(struct tsched *ts, u32 flow, u32 len, u32 cls);

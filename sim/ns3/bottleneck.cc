@@ -376,8 +376,10 @@ CoreJson(Ptr<QueueDisc> disc)
     const struct cfc_config cfg = confucius->CoreConfig();
     static const char* const MODES[] = {"flow", "class", "external"};
     static const char* const PACES[] = {"fixed", "adaptive"};
+    static const char* const ISOLATES[] = {"flows", "dual-srchost", "dual-dsthost", "triple-isolate"};
     std::ostringstream out;
     out << "{\"mode\":\"" << MODES[cfg.mode] << "\",\"pace\":\"" << PACES[cfg.pace]
+        << "\",\"isolate\":\"" << ISOLATES[cfg.isolate]
         << "\",\"bandwidth_bps\":" << cfg.bandwidth << ",\"limit\":" << cfg.limit
         << ",\"maxdelay_ns\":" << cfg.maxdelay_ns << ",\"delay_drops\":" << st.cnt.delay_drops
         << ",\"aqm_target_ns\":" << cfg.aqm_target_ns << ",\"aqm_interval_ns\":" << cfg.aqm_interval_ns

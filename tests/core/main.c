@@ -8,7 +8,8 @@ int main(void)
 {
 	int (*const groups[])(void) = {
 		run_config_tests, run_weight_tests, run_sched_tests,
-		run_limit_tests, run_class_tests, run_pace_tests, run_aqm_tests, run_property_tests,
+		run_limit_tests, run_class_tests, run_pace_tests, run_aqm_tests, run_host_tests,
+		run_property_tests,
 	};
 	unsigned int i, failed_groups = 0;
 

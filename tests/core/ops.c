@@ -52,6 +52,7 @@ static void read_config(struct reader *r, struct cfc_config *cfg, u32 flows)
 	cfg->target_ns = (1 + next_byte(r) % 50) * MS;
 	cfg->maxhold_ns = (next_byte(r) % 8) * 25 * MS;
 	cfg->maxdelay_ns = (next_byte(r) % 4) * 20 * MS;	/* 0: no bound */
+	cfg->isolate = (u8)(next_byte(r) % CFC_ISOLATE_COUNT);
 }
 
 /* One operation; returns false when the input is used up. */
@@ -129,6 +130,8 @@ const char *ts_run_ops(const u8 *data, size_t size, u64 *outcome)
 
 	read_config(&r, &cfg, 0);
 	ts = ts_new(&cfg, TEST_FLOWS);
+	for (u32 f = 0; f < TEST_FLOWS; f++)
+		ts_set_hosts(ts, f, f % 5, f % 3);	/* hosts with several flows, and collisions */
 	while (!err && apply_op(ts, &r))
 		err = ts_check(ts);
 	while (!err && ts->s.qlen) {	/* drain: everything queued comes out, sent or dropped */

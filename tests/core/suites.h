@@ -31,6 +31,7 @@ int run_config_tests(void);
 int run_property_tests(void);
 int run_pace_tests(void);
 int run_aqm_tests(void);
+int run_host_tests(void);
 
 /* How a test ends: its scheduler's invariants all hold (else the first broken one is named); then it is freed. */
 static inline void check_and_free(struct tsched *ts)

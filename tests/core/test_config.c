@@ -61,6 +61,7 @@ static void tiny_aqm_target(struct cfc_config *c) { c->aqm_target_ns = CFC_AQM_T
 static void huge_aqm_target(struct cfc_config *c) { c->aqm_target_ns = CFC_PERIOD_MAX_NS + 1; }
 static void zero_aqm_interval(struct cfc_config *c) { c->aqm_interval_ns = 0; }
 static void huge_aqm_settle(struct cfc_config *c) { c->aqm_settle_ns = CFC_PERIOD_MAX_NS + 1; }
+static void bad_isolate(struct cfc_config *c) { c->isolate = CFC_ISOLATE_COUNT; }
 
 static void every_bad_value_is_rejected_by_name(void **state)
 {
@@ -74,7 +75,7 @@ static void every_bad_value_is_rejected_by_name(void **state)
 		{ huge_maxhold, "maxhold" }, { tiny_maxdelay, "maxdelay" },
 		{ huge_maxdelay, "maxdelay" }, { tiny_aqm_target, "aqm_target" },
 		{ huge_aqm_target, "aqm_target" }, { zero_aqm_interval, "aqm_interval" },
-		{ huge_aqm_settle, "aqm_settle" },
+		{ huge_aqm_settle, "aqm_settle" }, { bad_isolate, "isolate" },
 	};
 	size_t i;
 

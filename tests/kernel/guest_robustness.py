@@ -36,17 +36,18 @@ from confucius.lab import kernelabi, rtnl  # noqa: E402
 KIND = "confucius"
 (BANDWIDTH64, LIMIT, MEMLIMIT, FLOWS, QUANTUM, INTERVAL, MODE, CLASSES, HYSTERESIS,
  RECLASSIFY, CLASS_WEIGHTS, PACE, TARGET, MAXHOLD, MAXDELAY, CLASS_WEIGHT, AQM_TARGET,
- AQM_INTERVAL, ECN, AQM_SETTLE) = (
+ AQM_INTERVAL, ECN, AQM_SETTLE, ISOLATE, NAT) = (
     kernelabi.ATTRIBUTES[name] for name in (
         "bandwidth64", "limit", "memlimit", "flows", "quantum", "interval", "mode", "classes",
         "hysteresis", "reclassify", "class_weights", "pace", "target", "maxhold", "maxdelay",
-        "class_weight", "aqm_target", "aqm_interval", "ecn", "aqm_settle"))
+        "class_weight", "aqm_target", "aqm_interval", "ecn", "aqm_settle", "isolate", "nat"))
 U32_RANGES = {LIMIT: (1, 1 << 20), MEMLIMIT: (64 << 10, 1 << 31), FLOWS: (1, 32768),
               QUANTUM: (64, 65536), INTERVAL: (1000, 60_000_000), MODE: (0, 2),
               CLASSES: (1, 8), HYSTERESIS: (0, 50), RECLASSIFY: (1000, 60_000_000),
               PACE: (0, 1), TARGET: (1000, 60_000_000), MAXHOLD: (0, 60_000_000),
               MAXDELAY: (0, 60_000_000), AQM_TARGET: (0, 60_000_000),
-              AQM_INTERVAL: (1000, 60_000_000), ECN: (0, 1), AQM_SETTLE: (0, 60_000_000)}
+              AQM_INTERVAL: (1000, 60_000_000), ECN: (0, 1), AQM_SETTLE: (0, 60_000_000),
+              ISOLATE: (0, 3), NAT: (0, 1)}
 LAST_ATTRIBUTE = max(kernelabi.ATTRIBUTES.values())
 BANDWIDTH_BYTES = (1000, (1 << 47) // 8)
 # pktgen's UDP ports, each a [min, max) range it steps through by one per packet (no

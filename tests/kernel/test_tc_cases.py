@@ -38,7 +38,7 @@ TCS = {
 VM_TIMEOUT_S = 3600.0
 OPTIONS = ("bandwidth", "limit", "memlimit", "flows", "quantum", "interval", "mode", "classes",
            "hysteresis", "reclassify", "weights", "pace", "target", "maxhold", "maxdelay", "aqm_target",
-           "aqm_interval", "aqm_settle", "ecn")
+           "aqm_interval", "aqm_settle", "ecn", "isolate", "nat")
 # The UAPI attribute of an option, where its name differs (see nlqdisc.py).
 NETLINK_NAMES = {"bandwidth": "bandwidth64", "weights": "class_weights"}
 

@@ -181,6 +181,14 @@ def test_the_aqm_attributes_reach_the_core():
     assert [given[k] for k in aqm] == [2e6, 50e6, 0, False]
 
 
+def test_the_isolate_attribute_reaches_the_core():
+    assert simulate("--scheduler=confucius", "--duration=0.5s")["core"]["isolate"] == "triple-isolate"
+    given = simulate("--scheduler=confucius", "--duration=0.5s",
+                     "--ns3::ConfuciusQueueDisc::Isolate=dual-dsthost")["core"]
+    assert given["isolate"] == "dual-dsthost"
+    assert "name hosts is not a valid enum value" in failure("--ns3::ConfuciusQueueDisc::Isolate=hosts")
+
+
 def test_aqm_settings_the_core_refuses_are_refused():
     assert "aqm_target must be 0 (no AQM) or between 100us and 60s" in failure(
         "--ns3::ConfuciusQueueDisc::AqmTarget=50us")

@@ -53,8 +53,8 @@ def plugin_usage() -> str:
 
 def test_help_lists_every_option(plugin_usage):
     options = help_options(plugin_usage)
-    assert len(options) == 19 and options[0] == "bandwidth"
-    assert options[-4:] == ["aqm_target", "aqm_interval", "aqm_settle", "ecn"]
+    assert len(options) == 21 and options[0] == "bandwidth"
+    assert options[-6:] == ["aqm_target", "aqm_interval", "aqm_settle", "ecn", "isolate", "nat"]
     for option in options:
         assert re.search(rf"\[ {option}\b", plugin_usage), f"{option} missing from the usage line"
 
@@ -89,7 +89,8 @@ def test_man_page_gives_every_default_help_prints(plugin_usage):
     pairs = help_defaults(plugin_usage)
     # every option has its default there, in help's order; weights' is said in words after
     assert [option for option, _ in pairs] == [o for o in help_options(plugin_usage) if o != "weights"]
-    assert help_flags(plugin_usage) == {"ecn": "ecn", "noecn": "ecn"} and ("ecn", "ecn") in pairs
+    assert help_flags(plugin_usage) == {"ecn": "ecn", "noecn": "ecn", "nat": "nat", "nonat": "nat"}
+    assert ("ecn", "ecn") in pairs and ("nat", "nonat") in pairs and ("isolate", "triple-isolate") in pairs
     parameters = man_section("PARAMETERS")
     for option, value in pairs:
         paragraph = re.search(rf"^\.TP\n\.B[IR]? {option}\b(.*?)(?=^\.TP|^\.SS|\Z)", parameters,
@@ -141,6 +142,30 @@ def test_aqm_options_are_accepted(options):
     (["ecnx"], 'unknown option "ecnx"\n'),
 ])
 def test_aqm_options_are_refused_by_the_parser(options, message):
+    done = parse(*options)
+    assert done.returncode == 1 and done.stderr.startswith(f"confucius: {message}"), done.stderr
+    assert ACCEPTED not in done.stderr
+
+
+@pytest.mark.parametrize("options", [
+    ["isolate", "flows"],
+    ["isolate", "dual-srchost", "nat"],
+    ["isolate", "dual-dsthost", "nonat"],
+    ["nat", "isolate", "triple-isolate"],
+])
+def test_host_options_are_accepted(options):
+    assert parse(*options).stderr.strip() == ACCEPTED
+
+
+@pytest.mark.parametrize("options, message", [
+    (["isolate", "hosts"], 'invalid isolate "hosts": expected flows, dual-srchost, dual-dsthost or '
+                           'triple-isolate (e.g. dual-dsthost)'),
+    (["isolate"], "isolate needs a value"),
+    (["dual-dsthost"], 'unknown option "dual-dsthost"'),
+    (["nat", "yes"], 'unknown option "yes" (nat takes no value)'),
+    (["nat", "nonat"], "nat or nonat given twice"),
+])
+def test_host_options_are_refused_by_the_parser(options, message):
     done = parse(*options)
     assert done.returncode == 1 and done.stderr.startswith(f"confucius: {message}"), done.stderr
     assert ACCEPTED not in done.stderr

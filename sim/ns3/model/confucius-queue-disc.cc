@@ -6,6 +6,7 @@
 #include "ns3/abort.h"
 #include "ns3/boolean.h"
 #include "ns3/enum.h"
+#include "ns3/hash.h"
 #include "ns3/ipv4-queue-disc-item.h"
 #include "ns3/ipv6-queue-disc-item.h"
 #include "ns3/log.h"
@@ -14,6 +15,7 @@
 #include "ns3/string.h"
 #include "ns3/uinteger.h"
 
+#include <cstring>
 #include <sstream>
 
 namespace ns3
@@ -158,6 +160,11 @@ ConfuciusQueueDisc::GetTypeId()
                   "packet filters or the packet's priority)",
                   d.mode, &ConfuciusQueueDisc::m_mode, uint8_t(CFC_MODE_FLOW), "flow",
                   uint8_t(CFC_MODE_CLASS), "class", uint8_t(CFC_MODE_EXTERNAL), "external");
+        AddChoice(t, "Isolate",
+                  "Which hosts share the link fairly before their old flows do, in cake's words",
+                  d.isolate, &ConfuciusQueueDisc::m_isolate, uint8_t(CFC_ISOLATE_FLOWS), "flows",
+                  uint8_t(CFC_ISOLATE_SRCHOST), "dual-srchost", uint8_t(CFC_ISOLATE_DSTHOST),
+                  "dual-dsthost", uint8_t(CFC_ISOLATE_HOSTS), "triple-isolate");
         const Option<Time> times[] = {
             {"Interval", "1/lambda: the reweight tick and the time new flows are remembered",
              Ns(d.interval_ns), &ConfuciusQueueDisc::m_interval},
@@ -260,6 +267,7 @@ ConfuciusQueueDisc::Config() const
     cfg.mode = m_mode;
     cfg.classes = m_classes;
     cfg.pace = m_pace;
+    cfg.isolate = m_isolate;
     ParseWeights(m_weights, cfg);
     return cfg;
 }
@@ -296,7 +304,9 @@ ConfuciusQueueDisc::InitializeParams()
     {
         m_heaps.assign(cfc_heaps_bytes(cfg.flows), 0);
     }
-    cfc_init(&m_core, m_table.data(), m_heaps.empty() ? nullptr : m_heaps.data(), &cfg, NowNs());
+    m_hosts.assign(cfc_hosts_bytes(cfg.flows), 0);
+    cfc_init(&m_core, m_table.data(), m_hosts.data(), m_heaps.empty() ? nullptr : m_heaps.data(),
+             &cfg, NowNs());
     m_started = true;
 }
 
@@ -325,6 +335,40 @@ uint32_t
 ConfuciusQueueDisc::Hash(Ptr<const QueueDiscItem> item) const
 {
     return item->Hash(m_perturbation);
+}
+
+/* An address's bytes and the perturbation, hashed as the kernel keys its hosts' hashes. */
+static uint32_t
+AddressHash(const uint8_t* bytes, size_t len, uint32_t perturbation)
+{
+    uint8_t buf[16 + sizeof(perturbation)];
+    std::memcpy(buf, bytes, len);
+    std::memcpy(buf + len, &perturbation, sizeof(perturbation));
+    return Hash32(reinterpret_cast<const char*>(buf), len + sizeof(perturbation));
+}
+
+/* The item's flow and its hosts' addresses; items that are not IP come from and go to one host. */
+struct cfc_key
+ConfuciusQueueDisc::Key(Ptr<const QueueDiscItem> item) const
+{
+    struct cfc_key key = {Hash(item), 0, 0};
+    uint8_t src[16];
+    uint8_t dst[16];
+    if (auto v4 = DynamicCast<const Ipv4QueueDiscItem>(item))
+    {
+        v4->GetHeader().GetSource().Serialize(src);
+        v4->GetHeader().GetDestination().Serialize(dst);
+        key.srchost = AddressHash(src, 4, m_perturbation);
+        key.dsthost = AddressHash(dst, 4, m_perturbation);
+    }
+    else if (auto v6 = DynamicCast<const Ipv6QueueDiscItem>(item))
+    {
+        v6->GetHeader().GetSource().Serialize(src);
+        v6->GetHeader().GetDestination().Serialize(dst);
+        key.srchost = AddressHash(src, 16, m_perturbation);
+        key.dsthost = AddressHash(dst, 16, m_perturbation);
+    }
+    return key;
 }
 
 /*
@@ -382,7 +426,8 @@ ConfuciusQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
     const uint32_t cls = m_core.cfg.mode == CFC_MODE_EXTERNAL ? ExternalClass(item) : 0;
     node->pos = m_store->Add(item);
     struct cfc_pkt* dropped = nullptr;
-    cfc_enqueue(&m_core, &node->pkt, Hash(item), cls, NowNs(), &dropped);
+    const struct cfc_key key = Key(item);
+    cfc_enqueue(&m_core, &node->pkt, &key, cls, NowNs(), &dropped);
     // The core may drop the packet just queued (its flow is the fattest): then the
     // enqueue still succeeded, as the kernel's does, and the drop is counted after it.
     DropChain(dropped);

@@ -91,6 +91,7 @@ class ConfuciusQueueDisc : public QueueDisc
 
     struct cfc_config Config() const;
     uint32_t Hash(Ptr<const QueueDiscItem> item) const;
+    struct cfc_key Key(Ptr<const QueueDiscItem> item) const;
     uint32_t ExternalClass(Ptr<QueueDiscItem> item);
     void DropChain(struct cfc_pkt* chain);
     void WakeAt(uint64_t ns);
@@ -115,12 +116,14 @@ class ConfuciusQueueDisc : public QueueDisc
     uint8_t m_mode;
     uint8_t m_classes;
     uint8_t m_pace;
+    uint8_t m_isolate;
     std::string m_weights;
     uint32_t m_perturbation;
 
     bool m_started;
     struct cfc_sched m_core;
     std::vector<uint8_t> m_table;
+    std::vector<uint8_t> m_hosts;
     std::vector<uint8_t> m_heaps; //!< the classes' heaps, in modes class and external
     Ptr<ConfuciusStore> m_store;
     EventId m_wake;

@@ -35,6 +35,8 @@ enum {
 	TCA_CONFUCIUS_AQM_INTERVAL,	/* u32, us: old flows' AQM interval */
 	TCA_CONFUCIUS_ECN,		/* u32, 0 or 1: the AQM marks ECN-capable packets */
 	TCA_CONFUCIUS_AQM_SETTLE,	/* u32, us: the AQM's wait once no flow is new */
+	TCA_CONFUCIUS_ISOLATE,		/* u32, enum tc_confucius_isolate */
+	TCA_CONFUCIUS_NAT,		/* u32, 0 or 1: hosts inside the router's NAT */
 	__TCA_CONFUCIUS_MAX
 };
 
@@ -49,6 +51,14 @@ enum tc_confucius_mode {
 enum tc_confucius_pace {
 	TC_CONFUCIUS_PACE_FIXED,	/* new weights double every interval */
 	TC_CONFUCIUS_PACE_ADAPTIVE,	/* a standing old queue holds a tick */
+};
+
+/* Which hosts share the link fairly before their old flows do (cake's modes). */
+enum tc_confucius_isolate {
+	TC_CONFUCIUS_ISOLATE_FLOWS,
+	TC_CONFUCIUS_ISOLATE_DUAL_SRCHOST,
+	TC_CONFUCIUS_ISOLATE_DUAL_DSTHOST,
+	TC_CONFUCIUS_ISOLATE_TRIPLE,
 };
 
 #define TC_CONFUCIUS_MAX_CLASSES 8
