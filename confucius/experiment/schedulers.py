@@ -117,10 +117,11 @@ def _check_options(name: str, options: str) -> list[str]:
         words = shlex.split(options)
     except ValueError as err:
         raise SchedulerError(f"options for {name}: {err}") from None
-    if any(not w.replace(".", "").replace(":", "").replace("_", "").replace("%", "").isalnum()
-           for w in words):
+    # '-' inside a word for cake's and confucius's isolate modes (dual-dsthost), never first.
+    if any(w.startswith("-") or not w.replace(".", "").replace(":", "").replace("_", "").replace("%", "")
+           .replace("-", "").isalnum() for w in words):
         raise SchedulerError(f"options for {name} must be plain tc words (letters, digits, "
-                             f"'.', ':', '_', '%'), got {options!r}")
+                             f"'.', ':', '_', '%', '-' after the first), got {options!r}")
     return words
 
 

@@ -117,7 +117,9 @@ def test_hosts_toml_puts_eight_downloads_on_host_two(tmp_path):
     scenario = load_hosts(tmp_path)
     assert scenario.link.clients == 2 and not scenario.link.nat
     assert [(b.cca, b.host, b.start_s, b.duration_s) for b in scenario.bulk] == [("cubic", 2, 0.0, None)] * 8
-    assert [s.name for s in scenario.schedulers] == ["fq_codel", "cake", "cake-flows", "confucius"]
+    assert [s.name for s in scenario.schedulers] == ["fq_codel", "cake", "cake-flows", "confucius", "confucius-flows",
+                                                       "confucius-dsthost"]
+    assert [s.options for s in scenario.schedulers[-2:]] == ["isolate flows", "isolate dual-dsthost"]
 
 
 @pytest.mark.parametrize("edit, message", [
@@ -199,3 +201,9 @@ def test_a_database_of_schema_11_gains_host_bytes(tmp_path):
     with lab_db.Database(path) as db:
         assert db.query("SELECT COUNT(*) FROM host_bytes")[0][0] == 0
         assert schema_version(db) == str(lab_db.SCHEMA_VERSION)
+
+
+def test_a_variant_names_an_isolate_mode_but_no_word_starts_with_a_dash(tmp_path):
+    edit = lambda t: t.replace('options = "isolate dual-dsthost"', 'options = "isolate -dsthost"')
+    with pytest.raises(sc.ScenarioError, match=r"options for confucius-dsthost must be plain tc words"):
+        load_hosts(tmp_path, edit)
