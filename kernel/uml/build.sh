@@ -60,4 +60,6 @@ export KCFLAGS="-ffile-prefix-map=$PWD=." KAFLAGS="-ffile-prefix-map=$PWD=."
 make ARCH=um -j"$jobs" linux modules
 # The module tree the guest's modprobe reads (modules.dep, modules.builtin ...).
 make ARCH=um modules_install INSTALL_MOD_PATH="$out/modules" >/dev/null
-cp linux "$out/linux"
+# Replaced, not overwritten: a guest running the old kernel keeps its file.
+cp linux "$out/linux.new"
+mv -f "$out/linux.new" "$out/linux"
