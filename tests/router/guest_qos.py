@@ -149,6 +149,7 @@ def as_sqm_recipe():
     start = f"""
         SQM_LIB_DIR=/usr/lib/sqm IFACE={IFACE} UPLINK=10000 DOWNLINK=20000 DEV={IFB}
         TC=tc IP=ip INSMOD='modprobe -q' LINKLAYER=atm OVERHEAD=44 STAB_MPU=0 EECN=NOECN IECN=ECN
+        EQDISC_OPTS='triple-isolate nonat' IQDISC_OPTS='nat dual-dsthost ingress'
         . {SCRIPT}
         echo "sourced: $QDISC"
         sqm_prepare_script && ip link add name "$DEV" type ifb && egress && ingress
@@ -204,7 +205,8 @@ def timed(seconds, phase, work):
 def main():
     seconds = {}
     topology()
-    found = {"baseline": state(), "bad": timed(seconds, "bad", bad_inputs)}
+    found = {"baseline": state(), "bad": timed(seconds, "bad", bad_inputs),
+             "conntrack": os.path.exists("/proc/sys/net/netfilter/nf_conntrack_max")}
     found["started"], found["stopped"] = timed(seconds, "start_stop", started_and_stopped)
     found["sqm"] = timed(seconds, "sqm", as_sqm_recipe)
     # Once under busybox's shell, as on OpenWrt.

@@ -70,6 +70,9 @@ def test_start_puts_confucius_on_both_directions(found):
     for shaper in (egress, ifb):
         assert {k: shaper["stab"][k] for k in ("linklayer", "overhead", "mpu")} == \
             {"linklayer": "ethernet", "overhead": 100, "mpu": 64}
+    # the hosts behind the router share: as sources on the way out, as destinations in
+    assert (egress["options"]["isolate"], ifb["options"]["isolate"]) == ("dual-srchost", "dual-dsthost")
+    assert egress["options"]["nat"] is ifb["options"]["nat"] is found["conntrack"]
     assert qdisc(started["wan0"], "ingress")["handle"] == "ffff:"
     actions = [a for f in started["filters"] for a in f.get("options", {}).get("actions", [])]
     assert [(a["kind"], a["mirred_action"], a["to_dev"]) for a in actions] == \
@@ -101,15 +104,19 @@ def test_stop_removes_all_that_start_added(found):
 
 def test_sourced_as_an_sqm_recipe_it_sets_up_what_sqm_asks(found):
     """Sourcing runs nothing (sqm's variables stand, the IFB is sqm's); egress() and
-    ingress() put confucius with sqm's rates, its ATM size table and its ECN settings (sqm's
-    defaults: NOECN out, ECN in) on both sides."""
+    ingress() put confucius with sqm's rates, its ATM size table, its ECN settings (sqm's
+    defaults: NOECN out, ECN in) and cake's host words in its option strings on both sides
+    (`ingress`, cake's word for the direction, is dropped)."""
     sqm = found["sqm"]
     assert sqm["start"]["returncode"] == 0, sqm["start"]["stderr"]
     assert sqm["start"]["stdout"] == "sourced: confucius\n" and sqm["start"]["stderr"] == ""
-    for listing, bandwidth, ecn in ((sqm["wan0"], 10_000_000 // 8, False), (sqm["ifb"], 20_000_000 // 8, True)):
+    for listing, bandwidth, ecn, isolate, nat in (
+            (sqm["wan0"], 10_000_000 // 8, False, "triple-isolate", False),
+            (sqm["ifb"], 20_000_000 // 8, True, "dual-dsthost", True)):
         shaper = qdisc(listing, "confucius")
         assert shaper["options"]["bandwidth"] == bandwidth
         assert shaper["options"]["ecn"] is ecn
+        assert (shaper["options"]["isolate"], shaper["options"]["nat"]) == (isolate, nat)
         assert (shaper["stab"]["linklayer"], shaper["stab"]["overhead"]) == ("atm", 44)
     assert sqm["state_after_stop"] == found["baseline"]
 
