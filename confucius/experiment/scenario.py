@@ -19,7 +19,7 @@ The format is described in confucius/experiment/README.md ("Scenarios"); in shor
     buffer = 1000                 # packets (or a size, "1.5mb", counted in 1514-byte packets)
     shaping = "egress"            # or "ingress": the router's WAN-side ingress, through an IFB
     clients = 1                   # client hosts behind the bottleneck (2: [[bulk]] host picks one)
-    nat = false                   # the router masquerades towards the server (qemu only)
+    nat = false                   # the router masquerades towards the server (nftables)
 
     [schedulers]
     names = ["pfifo", "fq_codel", "cake", "confucius"]
@@ -622,13 +622,6 @@ def _bulk_host(t: Table, clients: int) -> int:
     return host
 
 
-def _check_nat(scenario: Scenario, link_table: Table) -> None:
-    """NAT needs conntrack, which the UML kernels are built without (kernel/uml/uml.config)."""
-    if scenario.link.nat and scenario.engine == "uml":
-        raise link_table.error("nat", "the UML kernels have no conntrack (CONFIG_NETFILTER is not set): "
-                                      "run with engine = \"qemu\" or remove nat")
-
-
 def _read_probes(t: Table | None) -> Probes | None:
     if t is None:
         return None
@@ -748,7 +741,6 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     )
     top.done()
     _check_labels(scenario)
-    _check_nat(scenario, link_table)
     return _with_digest(scenario, trace, engine, kernel)
 
 

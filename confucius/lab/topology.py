@@ -32,8 +32,8 @@ router and the clients keep the one /16 as with one client; it holds 198.19.0.25
 source of its own ARP requests. With one client (the default) none of this exists and the
 commands are those of the dumbbell above. With `nat=True` the router masquerades what leaves
 towards the server (nftables on `rtr-srv`), so the server sees the router's address as behind
-a home router; it needs a kernel with conntrack and NAT (Debian's, under qemu: the UML
-kernels are built without CONFIG_NETFILTER).
+a home router; it needs conntrack, NAT and nftables in the kernel (the UML kernels build them
+in, Debian's loads them as modules) and the `nft` program.
 With `shaping="ingress"` the bottleneck moves to an IFB in the router (`rtr-ifb`), fed by
 a redirect of everything arriving on `rtr-srv`, as home routers shape their download; the
 router's egress towards the client is then left without a qdisc of the lab's.

@@ -2,7 +2,8 @@
 """Two client hosts in the lab's kernel (UML 6.1, virtual time): both reach the server
 through the LAN hop, the qdisc under test on the router's client side sees both hosts'
 downloads, and the guest's per-host counters (guest/hosts.py) tell the hosts apart: a
-download to host 2 alone grows host 2's received bytes, not host 1's."""
+download to host 2 alone grows host 2's received bytes, not host 1's. Then with the router's
+NAT: the server sees both hosts as the router's address."""
 
 import json
 import os
@@ -45,6 +46,17 @@ counters.stop()
 counters.record(None)
 found["samples"] = [json.loads(line) for line in (scratch / "hosts.jsonl").read_text().splitlines()]
 found["bottleneck"] = run("tc", "-s", "-j", "-n", "rtr", "qdisc", "show", "dev", "rtr-cli")
+
+t.Topology(qdisc="fq_codel", rate="20mbit", rtt="40ms", clients=2, nat=True).up()
+listener = subprocess.Popen(["ip", "netns", "exec", "srv", "python3", "-c",
+    "import socket\\ns = socket.create_server(('198.18.0.2', 9000))\\n"
+    "for _ in range(2):\\n    c, a = s.accept()\\n    print(a[0], flush=True)\\n    c.close()"],
+    stdout=subprocess.PIPE, text=True)
+time.sleep(0.5)
+for ns in ("cli", "cli2"):
+    run("ip", "netns", "exec", ns, "python3", "-c",
+        "import socket; socket.create_connection(('198.18.0.2', 9000), timeout=5).close()")
+found["server_saw"] = listener.communicate(timeout=20)[0].split()
 t.down()
 json.dump(found, open(os.path.join(os.environ["RESULTS"], "hosts.json"), "w"))
 """
@@ -73,6 +85,10 @@ def test_the_counters_see_host_2_s_download_and_not_host_1(found):
     # 3 s at up to 20 Mbit/s to host 2; host 1 only its neighbour's chatter, if any.
     assert 3 * 20 * 0.6 < host2_mbit <= (times[-1] - times[0]) / 1e9 * 20 * 1.05
     assert last[0] - first[0] < 10_000
+
+
+def test_behind_the_nat_the_server_sees_the_router_for_both_hosts(found):
+    assert found["server_saw"] == ["198.18.0.1", "198.18.0.1"]
 
 
 def test_the_bottleneck_carried_the_download(found):
