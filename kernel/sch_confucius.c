@@ -20,6 +20,7 @@
 #include <linux/mm.h>
 #include <linux/ktime.h>
 #include <linux/version.h>
+#include <linux/if_vlan.h>
 #include <linux/jhash.h>
 #include <linux/random.h>
 #include <linux/netfilter.h>
@@ -269,24 +270,31 @@ static bool skb_is_ect(struct sk_buff *skb)
 /*
  * With nat, the hosts as the router's inside knows them, as cake's nat. A
  * packet conntrack has seen (on egress) carries its connection, whose tuple in
- * the packet's direction names the sender before NAT rewrote it. One it has
- * not seen yet (on an IFB fed by the ingress) is looked up, and the tuple of
- * the other direction comes back: when that tuple's destination is this
- * packet's sender, its source is the inside host NAT will deliver this packet
- * to. IPv4 only, as conntrack's lookup for qdiscs is.
+ * the packet's direction, when it goes where the packet goes, names the sender
+ * before NAT rewrote it. One it has not seen yet (on an IFB fed by the
+ * ingress) is looked up, and the tuple of the other direction comes back: when
+ * that tuple's destination is this packet's sender, its source is the inside
+ * host NAT will deliver this packet to. IPv4 only, as conntrack's lookup for
+ * qdiscs is, and only where the dissector read the addresses conntrack reads
+ * (not a tunnel's inner ones).
  */
 static void hosts_inside_nat(const struct sk_buff *skb, struct flow_keys *keys)
 {
 #if IS_ENABLED(CONFIG_NF_CONNTRACK)
+	struct flow_dissector_key_ipv4_addrs *addrs = &keys->addrs.v4addrs;
 	struct nf_conntrack_tuple tuple;
 
-	if (keys->control.addr_type != FLOW_DISSECTOR_KEY_IPV4_ADDRS ||
-	    !nf_ct_get_tuple_skb(&tuple, skb))
+	if (skb_protocol(skb, true) != htons(ETH_P_IP) ||
+	    keys->control.addr_type != FLOW_DISSECTOR_KEY_IPV4_ADDRS ||
+	    (keys->control.flags & FLOW_DIS_ENCAPSULATION) ||
+	    !nf_ct_get_tuple_skb(&tuple, skb) || tuple.src.l3num != NFPROTO_IPV4)
 		return;
-	if (skb_nfct(skb))
-		keys->addrs.v4addrs.src = tuple.src.u3.ip;
-	else if (tuple.dst.u3.ip == keys->addrs.v4addrs.src)
-		keys->addrs.v4addrs.dst = tuple.src.u3.ip;
+	if (skb_nfct(skb)) {
+		if (tuple.dst.u3.ip == addrs->dst)
+			addrs->src = tuple.src.u3.ip;
+	} else if (tuple.dst.u3.ip == addrs->src) {
+		addrs->dst = tuple.src.u3.ip;
+	}
 #endif
 }
 
@@ -305,7 +313,10 @@ static u32 address_hash(const struct flow_keys *keys, bool source, u32 salt)
 	return 0;	/* not IP: all such packets come from and go to one host */
 }
 
-/* The packet's flow, and, when hosts are isolated, its hosts. */
+/*
+ * The packet's flow, and its hosts where they divide anything: hosts are
+ * isolated, in mode flow (classes served earliest-first have no quanta).
+ */
 static void packet_key(const struct confucius_sched_data *q, struct sk_buff *skb,
 		       struct cfc_key *key)
 {
@@ -314,7 +325,7 @@ static void packet_key(const struct confucius_sched_data *q, struct sk_buff *skb
 	key->flow = skb_get_hash(skb);
 	key->srchost = 0;
 	key->dsthost = 0;
-	if (q->core.cfg.isolate == CFC_ISOLATE_FLOWS)
+	if (q->core.cfg.isolate == CFC_ISOLATE_FLOWS || q->core.cfg.mode != CFC_MODE_FLOW)
 		return;
 	skb_flow_dissect_flow_keys(skb, &keys, 0);
 	if (q->nat)

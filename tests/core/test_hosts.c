@@ -129,10 +129,52 @@ static void isolation_changes_under_load(void **state)
 	check_and_free(ts);
 }
 
+/*
+ * Flows told of no hosts (the kernel's keys under isolate flows) are one host's; told of
+ * them later while backlogged (after a change to dual-dsthost), they take their load along.
+ */
+static void backlogged_flows_told_their_hosts_move_with_their_load(void **state)
+{
+	struct tsched *ts = two_hosts(CFC_ISOLATE_DSTHOST, false);
+	u32 i;
+
+	(void)state;
+	for (i = 0; i < ALL_FLOWS; i++)
+		ts_set_hosts(ts, i, 0, 0);
+	assert_share(lone_flow_share(ts), 1.0 / ALL_FLOWS);
+	for (i = 0; i < ALL_FLOWS; i++)
+		ts_set_hosts(ts, i, FIRST_PEER + i, i == ALONE ? OTHER_HOST : BUSY_HOST);
+	assert_share(ts_measured_share(ts, RATE, ALL_FLOWS, ALONE, 10 * SEC), 1.0 / 2);
+	check_and_free(ts);
+}
+
+/* A host of more flows than a quantum has bytes still gets one quantum a round in all. */
+static void a_host_of_many_flows_loses_nothing_to_rounding(void **state)
+{
+	struct cfc_config cfg = ts_default_config();
+	struct tsched *ts;
+	u32 i, many = 200;
+
+	(void)state;
+	cfg.isolate = CFC_ISOLATE_DSTHOST;
+	cfg.quantum = 300;	/* 1.5 bytes a flow a round: rounding down would give 1 */
+	cfg.aqm_target_ns = 0;	/* 800 packets queued: no drop may take its part */
+	cfg.maxdelay_ns = 0;
+	ts = ts_new(&cfg, many + 1);
+	for (i = 0; i < many + 1; i++)
+		ts_set_hosts(ts, i, FIRST_PEER + i, i == many ? OTHER_HOST : BUSY_HOST);
+	ts_measured_share(ts, RATE, many + 1, many, 10 * SEC);	/* until all are old */
+	assert_int_equal(ts->s.nold, many + 1);
+	assert_share(ts_measured_share(ts, RATE, many + 1, many, 10 * SEC), 1.0 / 2);
+	check_and_free(ts);
+}
+
 CFC_TEST_GROUP(run_host_tests, "hosts",
 	cmocka_unit_test(dual_dsthost_shares_among_destinations),
 	cmocka_unit_test(dual_srchost_shares_among_sources),
 	cmocka_unit_test(triple_isolate_shares_in_both_directions),
 	cmocka_unit_test(isolate_flows_shares_per_flow),
 	cmocka_unit_test(a_hosts_flows_share_its_part_equally),
-	cmocka_unit_test(isolation_changes_under_load))
+	cmocka_unit_test(isolation_changes_under_load),
+	cmocka_unit_test(backlogged_flows_told_their_hosts_move_with_their_load),
+	cmocka_unit_test(a_host_of_many_flows_loses_nothing_to_rounding))

@@ -149,7 +149,7 @@ def as_sqm_recipe():
     start = f"""
         SQM_LIB_DIR=/usr/lib/sqm IFACE={IFACE} UPLINK=10000 DOWNLINK=20000 DEV={IFB}
         TC=tc IP=ip INSMOD='modprobe -q' LINKLAYER=atm OVERHEAD=44 STAB_MPU=0 EECN=NOECN IECN=ECN
-        EQDISC_OPTS='triple-isolate nonat' IQDISC_OPTS='nat dual-dsthost ingress'
+        EQDISC_OPTS='isolate triple-isolate nonat' IQDISC_OPTS='nat dual-dsthost ingress'
         . {SCRIPT}
         echo "sourced: $QDISC"
         sqm_prepare_script && ip link add name "$DEV" type ifb && egress && ingress

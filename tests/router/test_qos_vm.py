@@ -105,8 +105,8 @@ def test_stop_removes_all_that_start_added(found):
 def test_sourced_as_an_sqm_recipe_it_sets_up_what_sqm_asks(found):
     """Sourcing runs nothing (sqm's variables stand, the IFB is sqm's); egress() and
     ingress() put confucius with sqm's rates, its ATM size table, its ECN settings (sqm's
-    defaults: NOECN out, ECN in) and cake's host words in its option strings on both sides
-    (`ingress`, cake's word for the direction, is dropped)."""
+    defaults: NOECN out, ECN in) and the host words in its option strings on both sides:
+    confucius's own out, cake's in (`ingress`, cake's word for the direction, is dropped)."""
     sqm = found["sqm"]
     assert sqm["start"]["returncode"] == 0, sqm["start"]["stderr"]
     assert sqm["start"]["stdout"] == "sourced: confucius\n" and sqm["start"]["stderr"] == ""
