@@ -124,7 +124,9 @@ def check_scenario(scenario: Scenario) -> None:
         (scenario.web.mode != "episodes", f"web.mode {scenario.web.mode!r} (only episodes)"),
         (bool(scenario.bulk), "[[bulk]] iperf3 flows"),
         (scenario.probes is not None, "[probes] irtt probes"),
-        (scenario.link.shaping != "egress", f"link.shaping {scenario.link.shaping!r} (only egress)"))
+        (scenario.link.shaping != "egress", f"link.shaping {scenario.link.shaping!r} (only egress)"),
+        (scenario.link.clients != 1, f"link.clients {scenario.link.clients} (one client host)"),
+        (scenario.link.nat, "link.nat (no NAT in the router)"))
         if bad]
     if problems:
         raise PlanError(f"{scenario.path}: the simulator has no {', '.join(problems)}")

@@ -127,6 +127,11 @@ def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path, small):
     typo = small(sim="speed = 2")
     result = runner.invoke(app, ["run", str(typo), "--db", str(tmp_path / "x.sqlite")])
     assert result.exit_code == 2 and "sim: unknown key speed" in result.output
+    two_hosts = small()
+    two_hosts.write_text(two_hosts.read_text().replace("[link]\n", "[link]\nclients = 2\nnat = true\n"))
+    result = runner.invoke(app, ["run", str(two_hosts), "--db", str(tmp_path / "x.sqlite")])
+    assert result.exit_code == 2 and "the simulator has no link.clients 2 (one client host), link.nat" in \
+        result.output
 
 
 def test_a_sweep_on_a_local_dask_cluster_resumes_and_reports_a_failed_cell(tmp_path, small):
