@@ -331,10 +331,11 @@ static void flow_set_hosts(struct cfc_sched *s, struct cfc_flow *f, const struct
 	struct cfc_hosts *of = &s->hosts[flow_index(s, f)];
 	u16 src = (u16)reciprocal_scale(key->srchost, s->cfg.flows);
 	u16 dst = (u16)reciprocal_scale(key->dsthost, s->cfg.flows);
-	bool counted = f->qlen && flow_loads_hosts(s, f);
+	bool counted;
 
 	if (of->flow_src == src && of->flow_dst == dst)
 		return;
+	counted = f->qlen && flow_loads_hosts(s, f);
 	if (counted)
 		hosts_load(s, f, -1);
 	of->flow_src = src;
