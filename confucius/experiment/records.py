@@ -20,7 +20,9 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal, Union
 
 # The Flent tests a scenario can run (lab/guest/flent.py); lab/flent_files.py summarises each.
-FLENT_TESTS = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown", "voip", "voip-rrul")
+FLENT_TESTS = ("rrul", "rrul_be", "tcp_nup", "tcp_ndown", "voip", "voip-rrul", "rtt_fair", "rtt_fair_var")
+# The tests that load one server per RTT (Flent's -H each), and how many they take.
+FLENT_RTT_FAIR_SERVERS = {"rtt_fair": (4, 4), "rtt_fair_var": (2, 15)}
 
 
 class ContractError(ValueError):
@@ -170,8 +172,10 @@ class Probes(Record):
 class Flent(Record):
     """Flent's tests, as the scenario gives them: each runs for `length_s` (Flent's -l;
     its loads start after Flent's own 5 s delay), sampled every `step_s` (-s);
-    `upload_streams` is tcp_nup's number of TCP uploads."""
+    `upload_streams` is tcp_nup's number of TCP uploads; `server_rtts_s` the round trips
+    of rtt_fair's servers, one server address each (topology.add_rtt_servers)."""
     tests: list[Literal[FLENT_TESTS]]
     length_s: int
     step_s: float
     upload_streams: int
+    server_rtts_s: list[float] = dataclasses.field(default_factory=list)

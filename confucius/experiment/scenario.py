@@ -45,6 +45,7 @@ The format is described in confucius/experiment/README.md ("Scenarios"); in shor
     [flent]                       # instead of [rt] and [web]: Flent's tests (guest/flent.py)
     tests = ["rrul", "rrul_be", "tcp_nup", "voip"]
     length = "30s"
+    server_rtts = ["20ms", "40ms", "80ms", "160ms"]   # rtt_fair's servers, one RTT each
     [uml]                         # only the uml engine reads it
     seed = 1                      # the guest's random numbers in repetition 0 (r: seed + r);
                                   # unset: a fresh seed per run, recorded (vm/README.md)
@@ -74,7 +75,7 @@ from confucius.units import UnitError, parse_rate, parse_size, parse_time
 from . import engines
 from . import schedulers as sched
 from .engines import DEFAULT_GENERATION, GENERATIONS, SEED_LIMIT, VM_ENGINES
-from .records import FLENT_TESTS, MAX_CLIENTS, Bulk, Flent, Probes, Warmup  # the parts an engine's spec carries as they are
+from .records import FLENT_RTT_FAIR_SERVERS, FLENT_TESTS, MAX_CLIENTS, Bulk, Flent, Probes, Warmup  # the parts an engine's spec carries as they are
 from .shaping import SHAPINGS, TopologyError, TraceSet, read_trace
 
 MTU_BYTES = sched.MTU_BYTES
@@ -648,9 +649,49 @@ def _read_flent(t: Table) -> Flent:
     if not 0.01 <= step <= 1:
         raise t.error("step", f"must be from 10ms to 1s (Flent's -s), got {t.data['step']!r}")
     flent = Flent(tests=tests, length_s=int(length), step_s=step,
-                  upload_streams=t.integer("upload_streams", 4, 1, 64))
+                  upload_streams=t.integer("upload_streams", 4, 1, 64), server_rtts_s=_read_server_rtts(t, tests))
     t.done()
     return flent
+
+
+def _read_server_rtts(t: Table, tests: list[str]) -> list[float]:
+    """rtt_fair's servers (`server_rtts`, one round trip each): as many as each rtt_fair test
+    listed takes, and only with one; `_check_server_rtts` checks them against the link."""
+    if not t.has("server_rtts"):
+        needing = [name for name in tests if name in FLENT_RTT_FAIR_SERVERS]
+        if needing:
+            raise t.error("server_rtts", f"{needing[0]} needs servers at different RTTs: "
+                                         f"give server_rtts, e.g. [\"20ms\", \"40ms\", \"80ms\", \"160ms\"]")
+        return []
+    texts = t.get("server_rtts")
+    if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+        raise t.error("server_rtts", f"must be a list of round trips such as \"40ms\", got {texts!r}")
+    rtts = []
+    for text in texts:
+        try:
+            rtts.append(parse_time(text))
+        except UnitError as err:
+            raise t.error("server_rtts", str(err)) from None
+    users = [name for name in tests if name in FLENT_RTT_FAIR_SERVERS]
+    if not users:
+        raise t.error("server_rtts", f"only {' and '.join(FLENT_RTT_FAIR_SERVERS)} use servers at different "
+                                     f"RTTs: add one to tests, or remove server_rtts")
+    for name in users:
+        least, most = FLENT_RTT_FAIR_SERVERS[name]
+        if not least <= len(rtts) <= most:
+            wanted = f"{least}" if least == most else f"{least} to {most}"
+            raise t.error("server_rtts", f"{name} takes {wanted} servers, got {len(rtts)}")
+    return rtts
+
+
+def _check_server_rtts(flent: Flent, link: Link, path: Path) -> None:
+    """Each server's RTT includes the client's half of the link's (netem on the client's
+    egress, as for every scenario), so none can be shorter than that half."""
+    least = link.rtt_s / 2
+    short = [rtt for rtt in flent.server_rtts_s if rtt < least]
+    if short:
+        raise ScenarioError(f"{path}: flent.server_rtts: each must be at least half the link's rtt "
+                            f"({least * 1e3:g} ms, the client's side of it), got {short[0] * 1e3:g} ms")
 
 
 def _flent_parts(top: Table, link_table: Table | None, path: Path) -> Flent:
@@ -718,6 +759,8 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     flent = _flent_parts(top, link_table, path) if top.has("flent") else None
     ccas = lab_kernel_ccas() if ccas is None else ccas
     link = _read_link(link_table, path)
+    if flent is not None:
+        _check_server_rtts(flent, link, path)
     if flent is None:
         rt_sets, rt = _read_rt(top.table("rt"), path, ccas)
     else:  # one cell per scheduler, with no RT flow

@@ -70,6 +70,11 @@ SERVER_NETWORK = ipaddress.ip_network("198.18.0.0/16")
 CLIENT_NETWORK = ipaddress.ip_network("198.19.0.0/16")
 DOMAIN_NETWORK = ipaddress.ip_network("198.18.128.0/17")
 ROUTER_SERVER_SIDE, SERVER_ADDRESS = "198.18.0.1", "198.18.0.2"
+# rtt_fair's servers: extra addresses of the server, each reached at its own RTT
+# (add_rtt_servers), at most one per prio band but the first, which keeps the link's RTT.
+RTT_SERVER_NETWORK = ipaddress.ip_network("198.18.1.0/24")
+PRIO_MAX_BANDS = 16
+MAX_RTT_SERVERS = PRIO_MAX_BANDS - 1
 ROUTER_CLIENT_SIDE, CLIENT_ADDRESS = "198.19.0.1", "198.19.0.2"
 CLIENT2_ADDRESS, LAN_ADDRESS = "198.19.0.3", "198.19.0.254"
 # Client hosts by number (a scenario's `host`, from 1): namespace, address, device.
@@ -306,7 +311,7 @@ class Topology:
         return steps
 
     def _qdiscs(self) -> list[Step]:
-        netem = f"netem delay {self._one_way * 1e6:.0f}us limit {NETEM_LIMIT}"
+        netem = _netem(self._one_way)
         steps = [_tc_batch(SERVER, [f"qdisc add dev srv-rtr root {netem}"])]
         steps += [_tc_batch(ns, [f"qdisc add dev {dev} root {netem}"]) for ns, _, dev in CLIENT_HOSTS[:self.clients]]
         router = [] if self._qdisc is None else bottleneck_commands(self._qdisc, self.rate, htb_burst_s(),
@@ -356,6 +361,54 @@ def add_server_addresses(addresses: Iterable[str]) -> None:
             raise TopologyError(f"server addresses must be free addresses of {SERVER_NETWORK}, got {text}")
         lines.append(f"addr add {address}/{SERVER_NETWORK.prefixlen} dev srv-rtr")
     _run(_ip_batch(lines, SERVER))
+
+
+def rtt_server_addresses(count: int) -> list[str]:
+    """The first `count` addresses of RTT_SERVER_NETWORK: one per rtt_fair server."""
+    if not 0 <= count <= MAX_RTT_SERVERS:
+        raise TopologyError(f"at most {MAX_RTT_SERVERS} servers at their own RTTs, {count} asked")
+    hosts = RTT_SERVER_NETWORK.hosts()
+    return [str(next(hosts)) for _ in range(count)]
+
+
+def _netem(delay_s: float) -> str:
+    return f"netem delay {delay_s * 1e6:.0f}us limit {NETEM_LIMIT}"
+
+
+def rtt_server_steps(link_rtt_s: float, server_rtts_s: Sequence[float]) -> list[Step]:
+    """The commands that give the server one address per RTT in `server_rtts_s`, each reached
+    at that RTT; none for none.
+
+    The client's egress keeps its netem (half the link's RTT) for every destination, so the
+    client's side and the router's are the same as in every other scenario; the server's
+    egress takes the rest of each RTT. Its netem becomes a prio qdisc's bands: the first
+    (ARP and the server's own address, the priomap's band) keeps half the link's RTT, each
+    further band holds a netem of the rest of one server's RTT, chosen by the packet's
+    source address (u32). The veth takes a packet as soon as its netem lets it go, so the
+    bands' strict priority orders only packets released at the same instant."""
+    if not server_rtts_s:
+        return []
+    one_way = link_rtt_s / 2
+    if any(rtt < one_way for rtt in server_rtts_s):
+        raise TopologyError(f"each server's RTT must be at least half the link's ({one_way * 1e3:g} ms), "
+                            f"got {', '.join(f'{rtt * 1e3:g} ms' for rtt in server_rtts_s)}")
+    addresses = rtt_server_addresses(len(server_rtts_s))
+    dev = "srv-rtr"
+    tc = [f"qdisc replace dev {dev} root handle 1: prio bands {len(addresses) + 1} priomap {' '.join(['0'] * 16)}",
+          f"qdisc add dev {dev} parent 1:1 handle 10: {_netem(one_way)}"]
+    for band, (address, rtt) in enumerate(zip(addresses, server_rtts_s), start=2):
+        tc += [f"qdisc add dev {dev} parent 1:{band:x} handle {0x10 + band - 1:x}: {_netem(rtt - one_way)}",
+               f"filter add dev {dev} parent 1: protocol ip prio 1 u32 match ip src {address}/32 flowid 1:{band:x}"]
+    ip = [f"addr add {address}/{SERVER_NETWORK.prefixlen} dev {dev}" for address in addresses]
+    return [_ip_batch(ip, SERVER), _tc_batch(SERVER, tc)]
+
+
+def add_rtt_servers(link_rtt_s: float, server_rtts_s: Sequence[float]) -> list[str]:
+    """Run `rtt_server_steps` on a topology that is up; returns the servers' addresses, in
+    the order of their RTTs."""
+    for step in rtt_server_steps(link_rtt_s, server_rtts_s):
+        _run(step)
+    return rtt_server_addresses(len(server_rtts_s))
 
 
 def _tc_show(what: str, dev: str) -> list[list[str]]:

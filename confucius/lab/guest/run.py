@@ -47,7 +47,7 @@ def runners(ctx: Context, flows: FlowSampler) -> list[Runner]:
     if spec.probes:
         chosen.append(RttProbes(spec.probes, ctx.procs, ctx.scratch))
     if spec.flent:
-        chosen.append(FlentServers(ctx.procs))
+        chosen.append(FlentServers(ctx.procs, spec.flent, spec.topology.rtt))
     if spec.topology.clients > 1:
         chosen.append(HostCounters(spec.topology.clients, spec.stats_interval_s, ctx.procs, ctx.scratch))
     chosen.append(BulkFlows(spec.bulk, ctx.procs, ctx.scratch))
