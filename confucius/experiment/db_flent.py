@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Flent's part of the results database: one row per Flent test of a run (its data file,
-plot and summary, lab/flent_files.py) and one per bulk flow of a test (its own RTT), how
-they are written and how the report reads them."""
+plot and summary, lab/flent_files.py), one per bulk flow of a test (its own RTT) and one
+per server of an rtt_fair test (its flows' throughput and own RTT, its ping), how they are
+written and how the report reads them."""
 
 from __future__ import annotations
 
@@ -32,7 +33,17 @@ CREATE TABLE IF NOT EXISTS flent_flows (
     flow TEXT NOT NULL,                -- Flent's series (uploads) or the sender's socket (downloads)
     samples INTEGER NOT NULL, rtt_median_ms REAL NOT NULL, rtt_p95_ms REAL NOT NULL);
 CREATE INDEX IF NOT EXISTS flent_flows_test ON flent_flows (flent_test_id);
+CREATE TABLE IF NOT EXISTS flent_servers (
+    id INTEGER PRIMARY KEY, flent_test_id INTEGER NOT NULL REFERENCES flent_tests(id),
+    address TEXT NOT NULL, rtt_ms REAL NOT NULL,    -- rtt_fair's server and the RTT the lab gives it
+    download_mbps REAL, upload_mbps REAL,           -- its download's and upload's netperf figures
+    down_rtt_median_ms REAL, down_rtt_p95_ms REAL,  -- their own RTT (tcp_info) over the window
+    up_rtt_median_ms REAL, up_rtt_p95_ms REAL,
+    ping_samples INTEGER NOT NULL, ping_median_ms REAL);
+CREATE INDEX IF NOT EXISTS flent_servers_test ON flent_servers (flent_test_id);
 """
+SERVER_COLUMNS = ("address", "rtt_ms", "download_mbps", "upload_mbps", "down_rtt_median_ms", "down_rtt_p95_ms",
+                  "up_rtt_median_ms", "up_rtt_p95_ms", "ping_samples", "ping_median_ms")
 # What schema 10 added to the tables of older databases (db.py's upgrade adds them).
 ADDED_COLUMNS = {"flent_tests": tuple((name, "REAL") for name in (
     "down_rtt_median_ms", "down_rtt_p95_ms", "up_rtt_median_ms", "up_rtt_p95_ms"))}
@@ -46,11 +57,13 @@ def store_flent_test(db: Database, run_id: int, test) -> None:
            "plot_file": str(test.plot.resolve()) if test.plot else None, "error": test.error, "plot_error": test.plot_error}
     if summary is not None:
         row.update(window_from_s=summary.window_s[0], window_to_s=summary.window_s[1],
-                   **{k: v for k, v in summary.to_dict().items() if k not in ("test", "window_s", "flows")})
+                   **{k: v for k, v in summary.to_dict().items() if k not in ("test", "window_s", "flows", "servers")})
     test_id = db.insert("flent_tests", row)
     if summary is not None:
         db.insert_many("flent_flows", ("flent_test_id", "direction", "flow", "samples", "rtt_median_ms", "rtt_p95_ms"),
                        [(test_id, f.direction, f.flow, f.samples, f.median_ms, f.p95_ms) for f in summary.flows])
+        db.insert_many("flent_servers", ("flent_test_id", *SERVER_COLUMNS),
+                       [(test_id, *(getattr(share, name) for name in SERVER_COLUMNS)) for share in summary.servers])
 
 
 def summarised_tests(db: Database, scenario: str | None = None) -> list:
@@ -61,3 +74,9 @@ def summarised_tests(db: Database, scenario: str | None = None) -> list:
         "SELECT s.name AS scenario, r.scheduler, r.engine, r.time_mode, f.* FROM flent_tests f "
         "JOIN runs r ON r.id = f.run_id JOIN scenarios s ON s.id = r.scenario_id "
         f"WHERE r.status = 'ok' AND r.valid = 1 AND f.latency_samples > 0 {where} ORDER BY r.id, f.number", params)
+
+
+def stored_servers(db: Database, flent_test_id: int) -> list:
+    """An rtt_fair test's servers as stored, in the order of their RTTs."""
+    return db.query(f"SELECT {', '.join(SERVER_COLUMNS)} FROM flent_servers WHERE flent_test_id = ? ORDER BY id",
+                    [flent_test_id])

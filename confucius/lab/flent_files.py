@@ -27,6 +27,13 @@ The figures, in Flent's terms:
   had more bytes acknowledged than received). Per flow its median and 95th percentile; per
   direction the same over all its flows' samples. None where the test has no such flows
   or the samples are missing (runs before the sampling).
+
+rtt_fair's tests load several servers, one RTT each (`servers.txt` beside the data file,
+guest/flent.py: an address and its RTT in ms per line). Per server (`ServerShare`): its
+download's and upload's throughput (the flow's MEAN_VALUE, as above), their own RTT (the
+download's from the server's sockets on that address, the upload's from Flent's socket
+stats of the flow to it) and its ping's median; the test's latency is every server's ping
+at once (`Ping (ms) ICMP*`), which mixes their RTTs and stands only as the test's row.
 """
 
 from __future__ import annotations
@@ -55,6 +62,7 @@ VOIP, VOIP_DELAY, VOIP_KEY = "VoIP", "VoIP::delay", "owd_up"
 UDP_PREFIX = "Ping (ms) UDP"
 DOWNLOAD, UPLOAD = "TCP download sum", "TCP upload sum"
 SERVER_SOCKETS = "ss-server.txt"        # guest/flent.py's SERVER_SOCKETS
+SERVERS = "servers.txt"                 # guest/flent.py's SERVERS
 SS_TIME = re.compile(rf"{SS_TIME_MARK}(\d+(?:\.\d+)?)$")
 SS_SOCKET = re.compile(r"\d+\s+\d+\s+(\S+:\d+)\s+(\S+:\d+)\s*$")   # Recv-Q Send-Q local peer
 SS_RTT, SS_ACKED, SS_RECEIVED = (re.compile(rf"\b{name}:(\d+(?:\.\d+)?)")
@@ -76,6 +84,21 @@ class FlowRtt:
 
 
 @dataclass(frozen=True)
+class ServerShare:
+    """One of rtt_fair's servers: what its flows carried and their own RTT (ms)."""
+    address: str
+    rtt_ms: float                    # the RTT the lab gives it
+    download_mbps: float | None
+    upload_mbps: float | None
+    down_rtt_median_ms: float | None
+    down_rtt_p95_ms: float | None
+    up_rtt_median_ms: float | None
+    up_rtt_p95_ms: float | None
+    ping_samples: int
+    ping_median_ms: float | None
+
+
+@dataclass(frozen=True)
 class FlentSummary:
     test: str
     latency: str                     # the series of latency under load (ICMP or VoIP::delay)
@@ -93,6 +116,7 @@ class FlentSummary:
     up_rtt_median_ms: float | None = None
     up_rtt_p95_ms: float | None = None
     flows: tuple[FlowRtt, ...] = ()
+    servers: tuple[ServerShare, ...] = ()    # rtt_fair's, in the order of their RTTs
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -197,21 +221,80 @@ def _pooled(by_flow: dict[str, list[float]], percent: float) -> float | None:
     return metrics.nearest_rank(every, percent) if every else None
 
 
+def read_servers(text: str) -> dict[str, float]:
+    """servers.txt: each rtt_fair server's address and RTT (ms), in order."""
+    servers = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        words = line.split()
+        try:
+            address, rtt = words
+            servers[address] = float(rtt)
+        except ValueError:
+            raise FlentDataError(f"{SERVERS}:{number}: expected an address and its RTT in ms, "
+                                 f"got {line[:80]!r}") from None
+    return servers
+
+
 def summarise_file(path: Path) -> FlentSummary:
-    """`summarise` of a data file, with the server's sockets beside it if they were sampled."""
-    sockets = path.with_name(SERVER_SOCKETS)
-    return summarise(read(path), sockets.read_text() if sockets.is_file() else None)
+    """`summarise` of a data file, with the server's sockets and rtt_fair's servers beside
+    it if there are."""
+    sockets, servers = path.with_name(SERVER_SOCKETS), path.with_name(SERVERS)
+    return summarise(read(path), sockets.read_text() if sockets.is_file() else None,
+                     read_servers(servers.read_text()) if servers.is_file() else None)
 
 
-def summarise(data: dict, server_sockets: str | None = None) -> FlentSummary:
+def _of_server(by_flow: dict[str, list[float]], address: str, named) -> dict[str, list[float]]:
+    return {flow: rtts for flow, rtts in by_flow.items() if named(flow, address)}
+
+
+def _download_of(socket: str, address: str) -> bool:
+    return socket.split(":")[0] == address           # the sender's local address
+
+
+def _series_of(series: str, address: str) -> bool:
+    return series.endswith(f" {address}")            # rtt_fair.inc names each flow after its host
+
+
+def server_shares(data: dict, servers: dict[str, float], window: tuple[float, float],
+                  down: dict[str, list[float]], up: dict[str, list[float]]) -> tuple[ServerShare, ...]:
+    """Each rtt_fair server's share (module docstring), from the test's series and the bulk
+    flows' RTTs by flow (`download_rtts`, `upload_rtts`)."""
+    shares = []
+    for address, rtt in servers.items():
+        flows = {direction: [name for name in data["raw_values"] if name.startswith(f"TCP {direction} ")
+                             and _series_of(name, address)] for direction in ("download", "upload")}
+        pings = [v for name in sorted(data["raw_values"]) if name.startswith(ICMP) and _series_of(name, address)
+                 for v in _raw_in(data, name, window)]
+        its_down, its_up = _of_server(down, address, _download_of), _of_server(up, address, _series_of)
+        shares.append(ServerShare(
+            address=address, rtt_ms=rtt, download_mbps=_flows_sum(data, flows["download"]),
+            upload_mbps=_flows_sum(data, flows["upload"]),
+            down_rtt_median_ms=_pooled(its_down, 50), down_rtt_p95_ms=_pooled(its_down, 95),
+            up_rtt_median_ms=_pooled(its_up, 50), up_rtt_p95_ms=_pooled(its_up, 95),
+            ping_samples=len(pings), ping_median_ms=metrics.nearest_rank(pings, 50) if pings else None))
+    return tuple(shares)
+
+
+def _flows_sum(data: dict, series: list[str]) -> float | None:
+    totals = [_flows_total(data, name) for name in series]
+    return sum(totals) if totals and None not in totals else None
+
+
+def summarise(data: dict, server_sockets: str | None = None, servers: dict[str, float] | None = None) -> FlentSummary:
     """Latency under load, bulk RTT and throughput per direction of one Flent test (module
-    docstring); `server_sockets` is the text of its ss-server.txt, if there is one."""
+    docstring); `server_sockets` is the text of its ss-server.txt, if there is one, and
+    `servers` rtt_fair's servers (`read_servers`), if it has them."""
     metadata = data["metadata"]
     test = metadata.get("NAME", "?")
     window = load_window(metadata)
     voip = VOIP in data["raw_values"]
-    latency = VOIP_DELAY if voip else ICMP
-    delays = _raw_in(data, VOIP, window, VOIP_KEY) if voip else _raw_in(data, ICMP, window)
+    if voip:
+        latency, delays = VOIP_DELAY, _raw_in(data, VOIP, window, VOIP_KEY)
+    elif ICMP not in data["raw_values"]:    # rtt_fair's: one ping per server
+        latency = f"{ICMP} *"
+        delays = [v for name in sorted(data["raw_values"]) if name.startswith(ICMP) for v in _raw_in(data, name, window)]
+    else:
+        latency, delays = ICMP, _raw_in(data, ICMP, window)
     if not delays:
         raise FlentDataError(f"{test}: no {latency} samples between {window[0]:g} and {window[1]:g} s")
     udp = [v for name in sorted(data["raw_values"]) if name.startswith(UDP_PREFIX)
@@ -226,7 +309,8 @@ def summarise(data: dict, server_sockets: str | None = None) -> FlentSummary:
         download_mbps=_flows_total(data, DOWNLOAD), upload_mbps=_flows_total(data, UPLOAD), window_s=window,
         down_rtt_median_ms=_pooled(down, 50), down_rtt_p95_ms=_pooled(down, 95),
         up_rtt_median_ms=_pooled(up, 50), up_rtt_p95_ms=_pooled(up, 95),
-        flows=(*_flow_rtts("download", down), *_flow_rtts("upload", up)))
+        flows=(*_flow_rtts("download", down), *_flow_rtts("upload", up)),
+        servers=server_shares(data, servers, window, down, up) if servers else ())
 
 
 def plot(data_file: Path) -> tuple[Path | None, str | None]:

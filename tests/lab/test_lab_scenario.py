@@ -332,3 +332,31 @@ FLENT_MISTAKES = [
 @pytest.mark.parametrize("change, words", FLENT_MISTAKES, ids=[m[0][1][:30] or "no tests" for m in FLENT_MISTAKES])
 def test_flent_mistakes_are_refused_naming_the_key(tmp_path, change, words):
     assert_refused(tmp_path, FLENT, change, words)
+
+
+RTT_FAIR = FLENT.replace('tests = ["rrul", "tcp_nup"]',
+                         'tests = ["rrul", "rtt_fair_var"]\nserver_rtts = ["20ms", "40ms", "80ms", "160ms"]')
+
+
+def test_rtt_fair_s_servers_are_read_as_round_trips_in_seconds(tmp_path):
+    s = sc.load(write(tmp_path, RTT_FAIR))
+    assert s.flent.server_rtts_s == [0.02, 0.04, 0.08, 0.16]
+    assert sc.load(write(tmp_path, FLENT)).flent.server_rtts_s == []   # none unless given
+
+
+RTT_FAIR_MISTAKES = [
+    (('"rrul", "rtt_fair_var"', '"rrul"'), ["flent.server_rtts", "only rtt_fair and rtt_fair_var", "remove"]),
+    (('server_rtts = ["20ms", "40ms", "80ms", "160ms"]', ''), ["flent.server_rtts", "rtt_fair_var needs servers"]),
+    (('"rtt_fair_var"]\nserver_rtts = ["20ms", "40ms", "80ms", "160ms"]', '"rtt_fair"]\nserver_rtts = ["20ms"]'),
+     ["flent.server_rtts", "rtt_fair takes 4 servers, got 1"]),
+    (('"20ms", "40ms", "80ms", "160ms"', '"20ms"'), ["flent.server_rtts", "rtt_fair_var takes 2 to 15 servers, got 1"]),
+    (('"20ms", "40ms", "80ms", "160ms"', '"19ms", "40ms"'), ["flent.server_rtts", "at least half the link's rtt",
+                                                            "20 ms", "got 19 ms"]),
+    (('"20ms", "40ms", "80ms", "160ms"', '"20ms", "soon"'), ["flent.server_rtts", "soon"]),
+    (('"20ms", "40ms", "80ms", "160ms"', '20, 40'), ["flent.server_rtts", "list of round trips"]),
+]
+
+
+@pytest.mark.parametrize("change, words", RTT_FAIR_MISTAKES, ids=[m[1][1][:30] for m in RTT_FAIR_MISTAKES])
+def test_rtt_fair_mistakes_are_refused_naming_the_key(tmp_path, change, words):
+    assert_refused(tmp_path, RTT_FAIR, change, words)
