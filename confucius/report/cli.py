@@ -552,6 +552,13 @@ def _print_flent(found) -> None:
                   "every step in the window; uploads from Flent's socket stats, downloads from the server's "
                   "sockets); Mbit/s: Flent's TCP download sum / TCP upload sum, each flow's throughput as "
                   "netperf reported it at its end, summed per direction.")
+    from . import flent_table
+    if (servers := flent_table.servers_table(found)) is not None:
+        console.print(servers)
+        console.print("rtt_fair: per server (an address of the server's namespace at that RTT) its download's and "
+                      "upload's Mbit/s and share of the direction, their own RTT (median / p95) and its ping's "
+                      "median; JFI: Jain's index over the servers' throughput. Its row above pools every "
+                      "server's ping and flows.")
 
 
 def _median_p95(median: float, p95: float) -> str:

@@ -3,7 +3,9 @@
 scheduler and test, latency under load (median and 99th percentile), the bulk flows' own
 RTT (median and 95th percentile per direction) and throughput per direction, the figures
 operators read off Flent's own summaries and plots; and Flent's own plots of the data
-files, the schedulers of a test side by side (`plots`).
+files, the schedulers of a test side by side (`plots`). For rtt_fair's tests, per server
+(one RTT each): its download's and upload's throughput and their share of the direction's,
+their own RTT and the server's ping, with Jain's fairness index over the servers.
 
 The data file is the source of truth, as the frames are for `report summary`: each test's
 figures are computed again from its `*.flent.gz` with `lab/flent_files.summarise_file` when the file is
@@ -18,21 +20,46 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from rich.table import Table
+
 from confucius import metrics
 from confucius.lab import flent_files
 from confucius.experiment.records import FLENT_TESTS
 from confucius.experiment import db_flent
 from confucius.experiment.db import Database
 
+from . import summary
+
 FIGURES = ("latency_median_ms", "latency_p99_ms", "udp_median_ms", "udp_p99_ms", "download_mbps", "upload_mbps",
            "down_rtt_median_ms", "down_rtt_p95_ms", "up_rtt_median_ms", "up_rtt_p95_ms")
 # Flent's own plots per test, each over the schedulers' data files: the sparse flows'
 # latency (ping_cdf, voip_delay_cdf), the uploads' own RTT from Flent's socket stats
 # (tcp_rtt_cdf; Flent samples no download's sender) and the throughput (box_totals).
-PLOTS = {"rrul": ("ping_cdf", "tcp_rtt_cdf", "box_totals"), "rrul_be": ("ping_cdf", "tcp_rtt_cdf", "box_totals"),
+PLOTS = {"rrul": ("ping_cdf", "tcp_rtt_cdf", "box_totals"),
+         # rtt_fair's: each server's download and upload, and its ping, the schedulers side by side.
+         "rtt_fair": ("bar_combine_down", "bar_combine_up", "ping_cdf_combine"),
+         "rtt_fair_var": ("bar_combine_down", "bar_combine_up", "ping_cdf_combine"), "rrul_be": ("ping_cdf", "tcp_rtt_cdf", "box_totals"),
          "tcp_nup": ("ping_cdf", "tcp_rtt_cdf", "box_totals"), "tcp_ndown": ("ping_cdf", "box_totals"),
          "voip": ("voip_delay_cdf",), "voip-rrul": ("voip_delay_cdf", "ping_cdf", "tcp_rtt_cdf", "box_totals")}
 PLOT_TIMEOUT_S = 300.0
+SERVER_FIGURES = ("download_mbps", "upload_mbps", "down_rtt_median_ms", "down_rtt_p95_ms", "up_rtt_median_ms",
+                  "up_rtt_p95_ms", "ping_median_ms")
+
+
+@dataclass(frozen=True)
+class ServerRow:
+    """One of rtt_fair's servers under one scheduler, means over the runs' tests."""
+    address: str
+    rtt_ms: float                    # the RTT the lab gives it
+    download_mbps: float
+    upload_mbps: float
+    download_share: float            # of the servers' download total
+    upload_share: float
+    down_rtt_median_ms: float        # its flows' own RTT (flent_files.ServerShare)
+    down_rtt_p95_ms: float
+    up_rtt_median_ms: float
+    up_rtt_p95_ms: float
+    ping_median_ms: float
 
 
 @dataclass(frozen=True)
@@ -54,6 +81,9 @@ class FlentRow:
     up_rtt_median_ms: float
     up_rtt_p95_ms: float
     data_files: tuple[str, ...]
+    servers: tuple[ServerRow, ...] = ()   # rtt_fair's, in the order of their RTTs
+    download_jfi: float = math.nan        # Jain's index over the servers' throughput
+    upload_jfi: float = math.nan
 
 
 def rows(db: Database, scenario: str | None = None) -> list[FlentRow]:
@@ -63,7 +93,7 @@ def rows(db: Database, scenario: str | None = None) -> list[FlentRow]:
     for row in found:
         groups.setdefault((row["scenario"], row["scheduler"], row["test"]), []).append(row)
     order = {name: n for n, name in enumerate(FLENT_TESTS)}
-    result = [_row(key, group) for key, group in groups.items()]
+    result = [_row(db, key, group) for key, group in groups.items()]
     return sorted(result, key=lambda r: (r.scenario, order.get(r.test, len(order)), _first_run(groups, r)))
 
 
@@ -72,28 +102,85 @@ def _first_run(groups: dict, row: FlentRow) -> int:
     return groups[(row.scenario, row.scheduler, row.test)][0]["run_id"]
 
 
-def _figures(row) -> dict:
-    """A test's figures: from its data file if it is there, else as stored."""
+def _figures(db: Database, row) -> tuple[dict, list[dict]]:
+    """A test's figures and its servers' (rtt_fair's): from its data file if it is there,
+    else as stored."""
     path = Path(row["data_file"]) if row["data_file"] else None
     if path is None or not path.is_file():
-        return {name: row[name] for name in FIGURES}
+        return {name: row[name] for name in FIGURES}, [dict(s) for s in db_flent.stored_servers(db, row["id"])]
     summary = flent_files.summarise_file(path).to_dict()
-    return {name: summary[name] for name in FIGURES}
+    return {name: summary[name] for name in FIGURES}, summary["servers"]
 
 
-def _row(key: tuple, group: list) -> FlentRow:
+def _row(db: Database, key: tuple, group: list) -> FlentRow:
     scenario, scheduler, test = key
-    each = [_figures(r) for r in group]
-    figures = {name: metrics.mean(f[name] for f in each) for name in FIGURES}
+    each = [_figures(db, r) for r in group]
+    figures = {name: metrics.mean(f[name] for f, _ in each) for name in FIGURES}
+    servers = _server_rows([servers for _, servers in each])
     return FlentRow(scenario=scenario, scheduler=scheduler, test=test, latency=group[0]["latency"], runs=len(group),
                     engine=f"{group[0]['engine']} ({group[0]['time_mode']})", **figures,
-                    data_files=tuple(r["data_file"] for r in group))
+                    data_files=tuple(r["data_file"] for r in group), servers=servers,
+                    download_jfi=_jfi([s.download_mbps for s in servers]),
+                    upload_jfi=_jfi([s.upload_mbps for s in servers]))
+
+
+def _server_rows(runs: list[list[dict]]) -> tuple[ServerRow, ...]:
+    """Each server's figures, means over the runs (matched by address: the same scenario
+    gives the same servers in the same order), with its share of each direction."""
+    by_address: dict[str, list[dict]] = {}
+    for servers in runs:
+        for server in servers:
+            by_address.setdefault(server["address"], []).append(server)
+    means = {address: {name: metrics.mean(s[name] for s in found) for name in SERVER_FIGURES}
+             for address, found in by_address.items()}
+    totals = {name: sum(m[name] for m in means.values()) for name in ("download_mbps", "upload_mbps")}
+    return tuple(ServerRow(address=address, rtt_ms=found[0]["rtt_ms"], **means[address],
+                           download_share=_share(means[address]["download_mbps"], totals["download_mbps"]),
+                           upload_share=_share(means[address]["upload_mbps"], totals["upload_mbps"]))
+                 for address, found in by_address.items())
+
+
+def _share(part: float, total: float) -> float:
+    return part / total if total > 0 else math.nan
+
+
+def _jfi(throughputs: list[float]) -> float:
+    if not throughputs or any(math.isnan(t) for t in throughputs):
+        return math.nan
+    return metrics.jfi(throughputs)
 
 
 def rows_json(found: list[FlentRow]) -> str:
     def clean(value):
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
         return None if isinstance(value, float) and math.isnan(value) else value
-    return json.dumps([{k: clean(v) for k, v in asdict(r).items()} for r in found], indent=1)
+    return json.dumps([clean(asdict(r)) for r in found], indent=1)
+
+
+def servers_table(found: list[FlentRow]) -> Table | None:
+    """rtt_fair's servers, one line each per scenario, test and scheduler; None without any."""
+    with_servers = [r for r in found if r.servers]
+    if not with_servers:
+        return None
+    table = Table(title="Flent rtt_fair: each server's share, its flows' own RTT and its ping")
+    for column in ("scenario", "test", "scheduler", "server RTT ms", "down Mbit/s", "down share", "up Mbit/s",
+                   "up share", "bulk RTT down ms", "bulk RTT up ms", "ping median ms", "JFI down / up"):
+        table.add_column(column, justify="left" if column in ("scenario", "test", "scheduler") else "right")
+    for r in with_servers:
+        for n, s in enumerate(r.servers):
+            table.add_row(r.scenario, r.test, r.scheduler, f"{s.rtt_ms:g}", summary.fmt(s.download_mbps, "{:.2f}"),
+                          summary.fmt(s.download_share, "{:.0%}"), summary.fmt(s.upload_mbps, "{:.2f}"),
+                          summary.fmt(s.upload_share, "{:.0%}"), _median_p95(s.down_rtt_median_ms, s.down_rtt_p95_ms),
+                          _median_p95(s.up_rtt_median_ms, s.up_rtt_p95_ms), summary.fmt(s.ping_median_ms, "{:.1f}"),
+                          "" if n else f"{summary.fmt(r.download_jfi, '{:.3f}')} / {summary.fmt(r.upload_jfi, '{:.3f}')}")
+    return table
+
+
+def _median_p95(median: float, p95: float) -> str:
+    return summary.fmt(median, "{:.1f}") + ("" if math.isnan(median) else f" / {p95:.1f}")
 
 
 class PlotError(RuntimeError):
