@@ -11,6 +11,10 @@ Address plan (RFC 2544's benchmarking range, which no real network routes):
                    (198.18.128.0/17) holds the extra addresses, one per Web domain
     198.19.0.0/16  client side: rtr 198.19.0.1, cli 198.19.0.2
 
+rtt_fair's servers (`add_rtt_servers`, for a Flent scenario's `server_rtts`) are extra
+addresses in 198.18.1.0/24, each reached at its own RTT: the server's egress netem becomes
+a prio qdisc with one netem per server, chosen by source address.
+
 Propagation delay is netem on the server's and the client's egress, half the RTT each, so
 that the router's egress towards the client (the bottleneck) carries the qdisc under test
 and nothing else. The qdisc is given as a tc spec (`fq_codel`, `cake bandwidth 20mbit`,
