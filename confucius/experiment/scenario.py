@@ -56,6 +56,9 @@ The format is described in confucius/experiment/README.md ("Scenarios"); in shor
     samples = "flows"             # the scheduler's statistics and Confucius's flows (as the lab), or
                                   # "queues": the statistics only (no per-flow timeline; 0.2-0.3 MB less
                                   # per confucius page), for sweeps of many pages
+    tcp = "linux"                 # every TCP connection as Linux's (200 ms least RTO, 40 ms delayed
+                                  # ACKs, buffers that never limit), or "ns3": ns-3's own defaults
+                                  # there (1 s, 200 ms, 128 KiB)
 
 Unknown keys are errors (a typo must not silently fall back to a default).
 """
@@ -81,6 +84,8 @@ from .shaping import SHAPINGS, TopologyError, TraceSet, read_trace
 MTU_BYTES = sched.MTU_BYTES
 # What the simulator samples of the scheduler ([sim] samples).
 SIM_SAMPLES = ("flows", "queues")
+# Whose TCP defaults the simulator's connections take ([sim] tcp).
+SIM_TCP = ("linux", "ns3")
 # How the RT flow's two ends get the guest's CPU (guest/rt.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
 # [uml] seed: repetition r's guest gets seed + r. The engine takes seeds below
@@ -194,6 +199,7 @@ class SimSettings:
     seed: int
     warmup_s: float
     samples: str = "flows"
+    tcp: str = "linux"
 
 
 @dataclass(frozen=True)
@@ -713,7 +719,8 @@ def _flent_parts(top: Table, link_table: Table | None, path: Path) -> Flent:
 def _read_sim(t: Table | None) -> SimSettings:
     data = t or Table({}, "sim", Path())
     settings = SimSettings(seed=data.integer("seed", 1, 1, 2**31 - 1), warmup_s=data.time("warmup", "10s"),
-                           samples=data.choice("samples", "flows", SIM_SAMPLES))
+                           samples=data.choice("samples", "flows", SIM_SAMPLES),
+                           tcp=data.choice("tcp", "linux", SIM_TCP))
     data.done()
     return settings
 

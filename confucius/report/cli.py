@@ -523,6 +523,41 @@ def _print_hosts(found) -> None:
                   "stall, largest frame delay and PLT: means over the latest valid loads.")
 
 
+@app.command("engines")
+def engines_command(
+    db: Path = _DB,
+    against: Path = typer.Option(..., "--against", help="The database to compare with (e.g. the lab's, when --db "
+                                                        "is the simulator's)."),
+    scenario: Optional[str] = _SCENARIO,
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """The same pages in two databases (the simulator's and the lab's): per scheduler and
+    controller, each one's mean PLT, stall and largest frame delay, and the ratio of their
+    PLTs with its 95 % paired bootstrap interval."""
+    from . import engines_table
+
+    with _open(db) as database, _open(against) as other:
+        found = engines_table.rows(database, other, scenario)
+    _show(found, f"no page both {db} and {against} loaded validly"
+          f"{f' in scenario {scenario}' if scenario else ''}", as_json, engines_table.rows_json, _print_engines)
+
+
+def _print_engines(found) -> None:
+    table = Table(title="The same pages in two databases: --db against --against")
+    for column in ("scheduler", "controller", "pages", "PLT s", "PLT ratio (95 %)", "stall s", "max delay ms"):
+        table.add_column(column, justify="left" if column in ("scheduler", "controller") else "right")
+    for r in found:
+        table.add_row(r.scheduler, r.controller, str(r.pages),
+                      f"{summary.fmt(r.plt_s, '{:.2f}')} / {summary.fmt(r.other_plt_s, '{:.2f}')}",
+                      f"{summary.fmt(r.plt_ratio, '{:.3f}')} ({summary.fmt(r.plt_ratio_low, '{:.3f}')}-"
+                      f"{summary.fmt(r.plt_ratio_high, '{:.3f}')})",
+                      f"{summary.fmt(r.stall_s, '{:.3f}')} / {summary.fmt(r.other_stall_s, '{:.3f}')}",
+                      f"{summary.fmt(r.max_delay_ms, '{:.0f}')} / {summary.fmt(r.other_max_delay_ms, '{:.0f}')}")
+    console.print(table)
+    console.print("Pairs: --db / --against, means over the pages both loaded validly (same scheduler, controller, "
+                  "repetition and page); PLT ratio: Σ PLT --db over Σ PLT --against.")
+
+
 def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:
     """A report's rows as JSON or as its table; `missing` is the error when there are none."""
     if not rows:

@@ -202,7 +202,8 @@ def episode_args(scenario: Scenario) -> list[str]:
             f"--shaper={'own' if link.shaper == 'own' else 'tbf'}",
             f"--web-cca={web.cca}", f"--ns3::PageLoader::MaxPerDomain={web.max_per_domain}",
             "--web-flows=0", f"--page-tail={web.settle_s + DRAIN_S}s",
-            f"--calm={CALM_S}s", f"--late={STALL_THRESHOLD_S}s", f"--drain={DRAIN_S}s"]
+            f"--calm={CALM_S}s", f"--late={STALL_THRESHOLD_S}s", f"--drain={DRAIN_S}s",
+            f"--tcp={scenario.sim.tcp}"]
     if link.rate_bps is not None:
         args.append(f"--rate={link.rate_bps:.0f}bps")
     return args

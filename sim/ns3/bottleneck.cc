@@ -47,7 +47,6 @@ const uint16_t RT_PORT = 5000;
 const uint16_t WEB_PORT = 8000;
 const uint32_t MTU_BYTES = 1514; // the lab's unit for byte limits (schedulers.py)
 const uint32_t IP_UDP_HEADERS = 28;
-const uint32_t TCP_SEGMENT = 1448; // a 1500-byte MTU less IPv4, TCP and timestamps
 const std::map<std::string, std::string> TCP_TYPES = {
     {"cubic", "ns3::TcpCubic"}, {"bbr", "ns3::TcpBbr"}, {"vegas", "ns3::TcpVegas"}};
 // --rt=tcp-CCA: rtflow's TCP mode over one of TCP_TYPES.
@@ -76,6 +75,7 @@ struct Options
     std::string web = "udp";
     std::string page;
     std::string webCca = "cubic";
+    std::string tcp = "linux";
     uint32_t webFlows = 9;
     std::string webRate = "2.5Mbps";
     uint64_t webBytes = 0;
@@ -443,6 +443,8 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("late", "with --calm: a frame later than this is not on time (the stall threshold)",
                  o.late);
     cmd.AddValue("web-cca", "the web flows' TCP congestion control: cubic, bbr, vegas", o.webCca);
+    cmd.AddValue("tcp", "every TCP connection's defaults: linux (Linux's where ns-3's differ) or ns3 "
+                        "(ns-3's own, with full-sized segments)", o.tcp);
     cmd.AddValue("web-flows", "web flows", o.webFlows);
     cmd.AddValue("web-rate", "each web flow's UDP rate", o.webRate);
     cmd.AddValue("web-bytes", "each web flow's bytes (0 = until the end)", o.webBytes);
@@ -460,12 +462,16 @@ ParseOptions(int argc, char** argv)
         Fail("web must be udp or tcp, got '" + o.web + "'");
     if (!TCP_TYPES.count(o.webCca))
         Fail("web-cca must be cubic, bbr or vegas, got '" + o.webCca + "'");
+    if (o.tcp != "linux" && o.tcp != "ns3")
+        Fail("tcp must be linux or ns3, got '" + o.tcp + "'");
     if (o.buffer < 1)
         Fail("the buffer must be at least 1 packet");
     // Every TCP connection (web flows, page loads; the TCP video sets its own) runs this CCA
     // with full-sized segments.
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
     Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
+    if (o.tcp == "linux")
+        LinuxTcpDefaults();
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
         !o.sample.IsStrictlyPositive() || !o.sampling.statsInterval.IsStrictlyPositive() ||
         !o.sampling.flowInterval.IsStrictlyPositive())

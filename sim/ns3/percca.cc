@@ -43,8 +43,6 @@ using namespace ns3;
 namespace
 {
 
-const uint32_t TCP_SEGMENT = 1448;       // a 1500-byte MTU less IPv4, TCP and timestamps
-const uint32_t SOCKET_BUFFER = 4 << 20;  // Linux's tcp_wmem maximum: never the limit here
 const char* FAST_LINK = "100Gbps";       // faster than any bottleneck: the shaper sets the rate
 const Time START_SPREAD = MilliSeconds(100);
 
@@ -144,6 +142,7 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("describe", "print the CCAs and queue discs this program has as JSON, and exit",
                  o.describe);
     cmd.Parse(argc, argv);
+    LinuxTcpDefaults();
     if (o.describe)
         return o;
     o.flows = ParseFlows(o.flowsText);
@@ -182,18 +181,6 @@ Describe()
     std::cout << ",\"qdiscs\":[\"confucius\"],\"missing\":";
     PrintJsonTable(std::cout, MISSING_QDISCS, same);
     std::cout << "}\n";
-}
-
-/* Linux's TCP where ns-3's defaults differ: full-size segments, IW 10, 200 ms least RTO. */
-void
-LinuxTcpDefaults()
-{
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
-    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
-    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(SOCKET_BUFFER));
-    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(SOCKET_BUFFER));
-    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(40)));
-    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
 }
 
 /* ------------------------------------------------------------------ traffic */
@@ -363,7 +350,6 @@ main(int argc, char** argv)
         return 0;
     }
     RngSeedManager::SetRun(o.seed);
-    LinuxTcpDefaults();
 
     // Nodes: 0 server, 1 router, 2 client. The RTT is on the bottleneck link, whose device
     // holds one packet, so the queue forms in the disc; Confucius shapes to the rate at a fast

@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: MIT
 /*
  * What the simulator's programs (bottleneck.cc, percca.cc) share: the JSON and the
- * "expected one of" list of a name table, the dumbbell's two kinds of link, and a timed run.
+ * "expected one of" list of a name table, the dumbbell's two kinds of link, Linux's TCP
+ * defaults, and a timed run.
  */
 #ifndef CONFUCIUS_PROGRAM_PARTS_H
 #define CONFUCIUS_PROGRAM_PARTS_H
 
+#include "ns3/config.h"
 #include "ns3/nstime.h"
 #include "ns3/point-to-point-helper.h"
 #include "ns3/simulator.h"
 #include "ns3/string.h"
+#include "ns3/uinteger.h"
 
 #include <chrono>
 #include <ctime>
@@ -43,6 +46,25 @@ PrintJsonTable(std::ostream& out, const Table& table, Text text)
         sep = ",";
     }
     out << "}";
+}
+
+const uint32_t TCP_SEGMENT = 1448;      // a 1500-byte MTU less IPv4, TCP and timestamps
+const uint32_t SOCKET_BUFFER = 4 << 20; // Linux's tcp_wmem maximum: never the limit here
+
+/* Linux's TCP where ns-3's defaults differ, for every connection a program opens (an
+ * application may still set its own socket's options): full-size segments (ns-3: 536
+ * bytes), buffers that never limit the window (ns-3: 128 KiB; Linux autotunes up to
+ * 4-6 MiB), delayed ACKs after at most 40 ms (ns-3: 200; Linux's least ATO) and a least
+ * RTO of 200 ms (ns-3: 1 s; Linux's TCP_RTO_MIN). */
+inline void
+LinuxTcpDefaults()
+{
+    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
+    Config::SetDefault("ns3::TcpSocket::InitialCwnd", UintegerValue(10));
+    Config::SetDefault("ns3::TcpSocket::SndBufSize", UintegerValue(SOCKET_BUFFER));
+    Config::SetDefault("ns3::TcpSocket::RcvBufSize", UintegerValue(SOCKET_BUFFER));
+    Config::SetDefault("ns3::TcpSocket::DelAckTimeout", TimeValue(MilliSeconds(40)));
+    Config::SetDefault("ns3::TcpSocketBase::MinRto", TimeValue(MilliSeconds(200)));
 }
 
 /* The links to the router: instantaneous, at `fast`. */

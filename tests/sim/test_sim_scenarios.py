@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from confucius import rtflow
 from confucius.experiment import keys
 from confucius.provenance import program_digest
-from confucius.experiment.scenario import SchedulerChoice, load
+from confucius.experiment.scenario import SchedulerChoice, ScenarioError, load
 from confucius.report.cli import app as report_app
 from confucius.sim.cli import app
 from confucius.sim.bottleneck import BOTTLENECK, SimError, describe, run_bottleneck
@@ -198,3 +198,11 @@ def test_confucius_aqm_options_of_a_variant_reach_the_simulated_core():
         "c: option 'aqm_target' needs a value"
     assert scheduler_args(SchedulerChoice("c", "confucius", "ecn on"), describe()) == \
         "c: option 'on' has no ConfuciusQueueDisc attribute"
+
+
+def test_the_scenario_chooses_whose_tcp_defaults_every_connection_takes(small):
+    linux = plan(load(small()))[0][0].cell.args
+    ns3 = plan(load(small(sim='tcp = "ns3"')))[0][0].cell.args
+    assert "--tcp=linux" in linux and "--tcp=ns3" in ns3
+    with pytest.raises(ScenarioError, match="tcp"):
+        load(small(sim='tcp = "freebsd"'))
