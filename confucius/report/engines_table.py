@@ -68,16 +68,11 @@ def compare(results: list[PageResult], others: list[PageResult]) -> list[Engines
 def _row(key: tuple[str, str], a: list[PageResult], b: list[PageResult]) -> EnginesRow:
     plts = [(x.plt_s, y.plt_s) for x, y in zip(a, b)]
     low, high = intervals.ratio_interval(plts)
-    return EnginesRow(*key, pages=len(a), plt_s=_mean(x.plt_s for x in a), other_plt_s=_mean(y.plt_s for y in b),
+    return EnginesRow(*key, pages=len(a), plt_s=metrics.mean(x.plt_s for x in a), other_plt_s=metrics.mean(y.plt_s for y in b),
                       plt_ratio=metrics.ratio_of_sums(plts), plt_ratio_low=low, plt_ratio_high=high,
-                      stall_s=_mean(x.stall_s for x in a), other_stall_s=_mean(y.stall_s for y in b),
-                      max_delay_ms=_mean(x.max_delay_ms for x in a),
-                      other_max_delay_ms=_mean(y.max_delay_ms for y in b))
-
-
-def _mean(values) -> float:
-    kept = [v for v in values if not math.isnan(v)]
-    return sum(kept) / len(kept) if kept else math.nan
+                      stall_s=metrics.mean(x.stall_s for x in a), other_stall_s=metrics.mean(y.stall_s for y in b),
+                      max_delay_ms=metrics.mean(x.max_delay_ms for x in a),
+                      other_max_delay_ms=metrics.mean(y.max_delay_ms for y in b))
 
 
 def rows_json(found: list[EnginesRow]) -> str:
