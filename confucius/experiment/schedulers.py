@@ -13,7 +13,14 @@ there (HTB and its leaf, classes and filters all on the IFB):
 - the label-based schedulers of the seeds (strict priority, class-based 1:1 and 1:5) get
   two classes, class 1 for the real-time flow and class 2 for everything else, and a u32
   filter that sends packets to the RT flow's destination port (UDP or TCP) to class 1 —
-  the "label" that a DiffServ-style deployment would get from the end host.
+  the "label" that a DiffServ-style deployment would get from the end host;
+- `pias`, the seeds' shortest-job-first baseline as PIAS approximates it without knowing
+  the jobs (a multi-level feedback queue), is a prio qdisc whose bands are the levels: the
+  router's conntrack counts each flow's bytes (both directions; its accounting switched on)
+  and an nftables rule marks each packet leaving through the bottleneck with the level its
+  flow has reached (PIAS_THRESHOLDS), which fw filters map to the band. PIAS's hosts tag
+  their own packets; at a home router conntrack is the counter it has. The marks are set
+  after routing, so an IFB on the router's ingress never sees them: egress only.
 
 The buffer (scenario `link.buffer`, in packets) becomes each qdisc's limit: `limit N` for
 packet-limited qdiscs, `limit N*1514` bytes for RED, `memlimit N*1514` for CAKE (which
@@ -36,6 +43,12 @@ from typing import Sequence
 from .shaping import LEAF_HANDLE, ROOT_HANDLE, TopologyError, bottleneck_commands, shaping_device
 
 MTU_BYTES = 1514
+# PIAS's levels: a flow moves down one each time the bytes it has sent pass the next of these
+# (four levels: the first 100 kB, to 1 MB, to 10 MB, beyond), a decade apart as PIAS's
+# thresholds follow its flow sizes' spread; ns-3's PiasQueueDisc takes the same.
+PIAS_THRESHOLDS = (100_000, 1_000_000, 10_000_000)
+# The nftables table that marks packets with their flow's level, in the router.
+PIAS_TABLE = "lab_pias"
 
 
 class SchedulerError(ValueError):
@@ -52,6 +65,7 @@ class Scheduler:
     shapes_itself: bool = False     # has a `bandwidth` option (cake, confucius)
     rt_weight: int | None = None    # label-based: None no labels, 0 strict priority, else RT weight
     web_weight: int | None = None   # label-based weighted classes: the other class's weight
+    levels: tuple[int, ...] = ()    # PIAS: the bytes sent that demote a flow, one band more
 
 
 SCHEDULERS: dict[str, Scheduler] = {s.name: s for s in (
@@ -70,6 +84,8 @@ SCHEDULERS: dict[str, Scheduler] = {s.name: s for s in (
     Scheduler("pie", "pie", "PIE AQM, one FIFO"),
     Scheduler("fq_pie", "fq_pie", "fair queueing + PIE"),
     Scheduler("hhf", "hhf", "heavy-hitter filter"),
+    Scheduler("pias", "prio", "shortest job first without labels (PIAS's multi-level feedback queue, "
+              "conntrack's bytes per flow)", levels=PIAS_THRESHOLDS),
     Scheduler("cake", "cake", "CAKE, default (triple-isolate) mode", limit="memlimit",
               shapes_itself=True),
     Scheduler("cake-flows", "cake", "CAKE, per-flow fairness (flows)", options="flows",
@@ -96,12 +112,20 @@ class TcSetup:
     rate: str | None
     lines: tuple[str, ...] = ()
     shaping: str = "egress"
+    netfilter: tuple[str, ...] = ()   # ROUTER_PROGRAMS lines after the tc lines (pias)
 
     def commands(self, htb_burst_s: float | None = None) -> list[str]:
-        """The scheduler's installation at the bottleneck, whole, as tc batch lines for the
-        router (shaping.bottleneck_commands, then the classes and filters); HTB's bucket
-        `htb_burst_s` (shaping.htb_burst_s; None: tc's default)."""
-        return bottleneck_commands(self.qdisc, self.rate, htb_burst_s, self.shaping) + list(self.lines)
+        """The scheduler's installation at the bottleneck, whole, for the router: tc batch
+        lines (shaping.bottleneck_commands, then the classes and filters), then any lines
+        for the ROUTER_PROGRAMS; HTB's bucket `htb_burst_s` (shaping.htb_burst_s; None:
+        tc's default)."""
+        return bottleneck_commands(self.qdisc, self.rate, htb_burst_s, self.shaping) + list(self.lines) + \
+            list(self.netfilter)
+
+
+# A router line that starts with one of these words is for that program, not a tc batch line:
+# nft's (its script's syntax after the word) and sysctl's (a setting).
+ROUTER_PROGRAMS = ("nft", "sysctl")
 
 
 def scheduler(name: str) -> Scheduler:
@@ -126,8 +150,8 @@ def _check_options(name: str, options: str) -> list[str]:
 
 
 def _limit_words(s: Scheduler, buffer_packets: int) -> list[str]:
-    if s.rt_weight is not None:
-        return []  # the classes' pfifos hold the buffer
+    if s.rt_weight is not None or s.levels:
+        return []  # the classes' or bands' pfifos hold the buffer
     if s.limit == "bytes":
         return ["limit", str(buffer_packets * MTU_BYTES)]
     if s.limit == "memlimit":
@@ -153,6 +177,29 @@ def _label_lines(s: Scheduler, dev: str, handle: str, buffer_packets: int, rt_po
     lines.append(f"filter add dev {dev} parent {handle} protocol all prio 2 u32 "
                  f"match u32 0 0 flowid {major}:2")
     return lines
+
+
+def _pias_lines(s: Scheduler, dev: str, handle: str, buffer_packets: int) -> list[str]:
+    """A pfifo of the whole buffer in each band of the prio qdisc at `handle`, and the fw
+    filters that send mark N to band N."""
+    major = handle.rstrip(":")
+    bands = range(1, len(s.levels) + 2)
+    return ([f"qdisc add dev {dev} parent {major}:{band} handle {major}{band}: pfifo limit {buffer_packets}"
+             for band in bands] +
+            [f"filter add dev {dev} parent {handle} protocol all prio 1 handle {band} fw flowid {major}:{band}"
+             for band in bands])
+
+
+def _pias_netfilter(s: Scheduler, dev: str) -> list[str]:
+    """conntrack's byte counts switched on, and the rule that marks each packet leaving
+    through `dev` with its flow's level + 1 (the band), by the bytes both directions of the
+    flow have carried so far."""
+    edges = [0, *s.levels, 2**64]
+    levels = ", ".join(f"{low}-{high - 1} : {band}" for band, (low, high) in enumerate(zip(edges, edges[1:]), 1))
+    return [f"nft add table ip {PIAS_TABLE}",
+            f"nft add chain ip {PIAS_TABLE} forward {{ type filter hook forward priority 0 ; }}",
+            f'nft add rule ip {PIAS_TABLE} forward oifname "{dev}" meta mark set ct bytes map {{ {levels} }}',
+            "sysctl net.netfilter.nf_conntrack_acct=1"]
 
 
 def tc_setup(name: str, *, rate_bps: float, buffer_packets: int, rt_ports: Sequence[int] = (),
@@ -184,10 +231,18 @@ def tc_setup(name: str, *, rate_bps: float, buffer_packets: int, rt_ports: Seque
     words += _limit_words(s, buffer_packets)
     if s.kind == "red":
         words += ["bandwidth", f"{rate_bps:.0f}bit"]  # RED's idle-time estimate needs the rate
-    if s.kind == "prio":
+    if s.levels:
+        if shaping != "egress":
+            raise SchedulerError(f"{name} marks packets after routing: it shapes the router's egress only")
+        bands = len(s.levels) + 1
+        words += ["bands", str(bands), "priomap", *[str(bands - 1)] * 16]  # unmarked: the last band
+    elif s.kind == "prio":
         words += ["bands", "2", "priomap", *["1"] * 16]  # unlabelled traffic to band 2
     words += extra
     handle = ROOT_HANDLE if own_shaper else LEAF_HANDLE
     lines = _label_lines(s, dev, handle, buffer_packets, rt_ports) if s.rt_weight is not None else []
+    if s.levels:
+        lines = _pias_lines(s, dev, handle, buffer_packets)
     return TcSetup(qdisc=shlex.join(words), rate=None if own_shaper else f"{rate_bps:.0f}bit",
-                   lines=tuple(lines), shaping=shaping)
+                   lines=tuple(lines), shaping=shaping,
+                   netfilter=tuple(_pias_netfilter(s, dev)) if s.levels else ())

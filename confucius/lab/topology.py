@@ -65,6 +65,7 @@ from confucius.experiment.shaping import (CLIENT_SIDE_DEVICE, IFB_DEVICE, MIN_RA
                                           bottleneck_commands, htb_burst_s, htb_class, htb_lines, rate_bps,
                                           read_trace, shaping_device)
 from confucius.experiment.records import MAX_CLIENTS
+from confucius.experiment.schedulers import ROUTER_PROGRAMS
 from confucius.units import UnitError, parse_time
 
 SERVER, ROUTER, CLIENT = "srv", "rtr", "cli"
@@ -168,10 +169,28 @@ def nat_lines() -> list[str]:
             f'add rule ip {NAT_TABLE} postrouting oifname "{WAN_DEVICE}" masquerade']
 
 
+def router_steps(commands: Sequence[str]) -> list[Step]:
+    """The programs that run a bottleneck's `commands` in the router's namespace: the tc
+    batch lines as one batch, then the nft lines as one script (their first word dropped)
+    and the sysctl settings (schedulers.ROUTER_PROGRAMS), which need what the tc lines and
+    the nft rules set up (nft's conntrack rules load conntrack, whose settings follow)."""
+    def of(program: str) -> list[str]:
+        return [line.split(" ", 1)[1] for line in commands if line.split(" ", 1)[0] == program]
+
+    tc = [line for line in commands if line.split(" ", 1)[0] not in ROUTER_PROGRAMS]
+    steps = [_tc_batch(ROUTER, tc)] if tc else []
+    if of("nft"):
+        steps.append(Step(("ip", "netns", "exec", ROUTER, "nft", "-f", "-"), tuple(of("nft"))))
+    if of("sysctl"):
+        steps.append(Step(("ip", "netns", "exec", ROUTER, "sysctl", "-qw", *of("sysctl"))))
+    return steps
+
+
 def install_bottleneck(commands: Sequence[str]) -> list[str]:
-    """Run `commands` (tc batch lines) in the router's namespace, as one batch; returns
-    the lines run, for the run's record of what ran."""
-    _run(_tc_batch(ROUTER, commands))
+    """Run `commands` (router_steps) in the router's namespace; returns the lines run, for
+    the run's record of what ran."""
+    for step in router_steps(commands):
+        _run(step)
     return list(commands)
 
 

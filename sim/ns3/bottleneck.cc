@@ -143,6 +143,19 @@ Confucius(Slot& slot, const Options& o, DataRate)
     Place(slot, "ns3::ConfuciusQueueDisc", "Limit", UintegerValue(o.buffer));
 }
 
+/* Two classes under DRR, the RT flow's (band 0) at one MTU a round, the rest's at `weight`. */
+LabScheduler
+WeightedClasses(const std::string& summary, uint32_t weight)
+{
+    auto install = [](Slot& t, const Options& o, DataRate) {
+        uint16_t root = Place(t, "ns3::DeficitRoundRobinQueueDisc");
+        for (auto cls : t.helper.AddQueueDiscClasses(root, 2, "ns3::QueueDiscClass"))
+            t.helper.AddChildQueueDisc(root, cls, "ns3::FifoQueueDisc", "MaxSize", Packets(o.buffer));
+    };
+    return {summary, false, {0, 1}, install,
+            {{"Quanta", std::to_string(MTU_BYTES) + " " + std::to_string(weight * MTU_BYTES)}}};
+}
+
 const std::map<std::string, LabScheduler>&
 Schedulers()
 {
@@ -172,6 +185,9 @@ Schedulers()
         {"fq_pie", {"fair queueing + PIE", false, UNLABELLED, Limited("ns3::FqPieQueueDisc")}},
         // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
         // buffer in each band, as the lab's pfifo per class.
+        // As the lab's: four levels, demoted at 100 kB, 1 MB and 10 MB sent (PiasQueueDisc).
+        {"pias", {"shortest job first without labels (PIAS's multi-level feedback queue)", false,
+                  UNLABELLED, Limited("ns3::PiasQueueDisc")}},
         {"prio",
          {"strict priority for the labelled RT flow", false, {0, 1},
           [](Slot& t, const Options& o, DataRate) {
@@ -181,6 +197,10 @@ Schedulers()
                   t.helper.AddChildQueueDisc(root, cls, "ns3::FifoQueueDisc", "MaxSize",
                                       Packets(o.buffer));
           }}},
+        // As the lab's weighted classes: DRR with the RT flow's class 1 at quantum one MTU,
+        // class 2 at one MTU times its weight; a FIFO of the whole buffer in each class.
+        {"drr-1:1", WeightedClasses("weighted classes RT:rest = 1:1 (DRR), RT labelled", 1)},
+        {"drr-1:5", WeightedClasses("weighted classes RT:rest = 1:5 (DRR), RT labelled", 5)},
         {"confucius",
          {"Confucius, mode flow, adaptive pace (default)", true, UNLABELLED,
           Confucius, {{"Mode", "flow"}}}},
@@ -204,8 +224,6 @@ const std::map<std::string, std::string> NO_COUNTERPART = {
     {"cake", "ns-3 has no CAKE"},
     {"cake-flows", "ns-3 has no CAKE"},
     {"hhf", "ns-3 has no heavy-hitter filter"},
-    {"drr-1:1", "ns-3 has no DRR (weighted classes) queue disc"},
-    {"drr-1:5", "ns-3 has no DRR (weighted classes) queue disc"},
 };
 
 /* {"ns3": version, "simulated": {name: summary}, "missing": {name: why}}: what `confucius sim` asks first. */

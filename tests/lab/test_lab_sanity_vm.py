@@ -45,8 +45,14 @@ for name, s in setups.items():
         done = subprocess.run(["tc", "-n", t.ROUTER, "-batch", "-"], input="".join(l + "\\n" for l in s["lines"]),
                               capture_output=True, text=True)
         entry["lines_error"] = done.stderr.strip() if done.returncode else None
+        ran = [subprocess.run(step.argv, input="".join(l + "\\n" for l in step.lines), capture_output=True, text=True)
+               for step in t.router_steps(s["netfilter"])]
+        entry["netfilter_error"] = "; ".join(r.stderr.strip() for r in ran if r.returncode) or None
+        entry["ruleset"] = subprocess.run(["ip", "netns", "exec", t.ROUTER, "nft", "list", "ruleset"],
+                                          capture_output=True, text=True).stdout if s["netfilter"] else ""
         entry["qdiscs"] = [q["kind"] for q in json.loads(tc("-j", "qdisc", "show", "dev", "rtr-cli").stdout)]
-        entry["filters"] = tc("filter", "show", "dev", "rtr-cli", "parent", "10:").stdout.count("flowid")
+        filters = tc("filter", "show", "dev", "rtr-cli", "parent", "10:").stdout
+        entry["filters"] = filters.count("flowid") + filters.count("classid")  # u32's word, fw's
         t.set_rate("7mbit")
         entry["after_rate"] = tc("qdisc", "show", "dev", "rtr-cli").stdout + tc("class", "show", "dev", "rtr-cli").stdout
     except Exception as err:
@@ -79,7 +85,7 @@ def installed(request, tmp_path_factory) -> dict:
     results = tmp_path_factory.mktemp("install")
     engines.engine(request.param).boot(
         INSTALL_SCRIPT, results_dir=results, timeout=400,
-        args=[json.dumps({n: {"qdisc": s.qdisc, "rate": s.rate, "lines": list(s.lines)}
+        args=[json.dumps({n: {"qdisc": s.qdisc, "rate": s.rate, "lines": list(s.lines), "netfilter": list(s.netfilter)}
                           for n, s in setups.items()})]).check()
     return json.loads((results / "install.json").read_text())
 
@@ -97,6 +103,11 @@ def test_every_scheduler_installs(installed, name):
         assert entry["qdiscs"][0] == "htb" and "rate 7Mbit" in entry["after_rate"]
     if s.rt_weight is not None:
         assert entry["qdiscs"].count("pfifo") == 2 and entry["filters"] == 2
+    assert entry["netfilter_error"] is None
+    if s.levels:  # pias: a band per level, a filter per mark, conntrack's bytes marking
+        bands = len(s.levels) + 1
+        assert entry["qdiscs"].count("pfifo") == bands and entry["filters"] == bands
+        assert "meta mark set ct bytes map" in entry["ruleset"]
 
 
 def test_a_flow_s_packets_stay_in_order(installed):

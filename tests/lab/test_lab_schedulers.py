@@ -59,6 +59,21 @@ def test_strict_priority_labels_the_rt_flow_by_port():
     )
 
 
+def test_pias_marks_each_flows_level_by_conntracks_bytes_and_serves_the_levels_in_priority():
+    s = setup("pias", rt_ports=[])
+    assert s.qdisc == "prio bands 4 priomap " + " ".join(["3"] * 16)   # unmarked: the lowest
+    assert s.lines == (
+        *(f"qdisc add dev rtr-cli parent 10:{b} handle 10{b}: pfifo limit 1000" for b in range(1, 5)),
+        *(f"filter add dev rtr-cli parent 10: protocol all prio 1 handle {b} fw flowid 10:{b}" for b in range(1, 5)))
+    assert s.netfilter == (
+        "nft add table ip lab_pias",
+        "nft add chain ip lab_pias forward { type filter hook forward priority 0 ; }",
+        'nft add rule ip lab_pias forward oifname "rtr-cli" meta mark set ct bytes map '
+        "{ 0-99999 : 1, 100000-999999 : 2, 1000000-9999999 : 3, 10000000-18446744073709551615 : 4 }",
+        "sysctl net.netfilter.nf_conntrack_acct=1")
+    assert s.commands()[-len(s.netfilter):] == list(s.netfilter)
+
+
 @pytest.mark.parametrize("name, web_quantum", [("drr-1:1", 1514), ("drr-1:5", 7570)])
 def test_weighted_classes_rt_to_rest(name, web_quantum):
     s = setup(name)
@@ -108,6 +123,7 @@ def test_ingress_shaping_puts_the_labels_on_the_ifb():
     (lambda: setup("pfifo", shaper="tbf"), "'own' or 'htb'"),
     (lambda: setup("pfifo", extra_options="limit 5; rm -rf /"), "plain tc words"),
     (lambda: setup("pfifo", extra_options="'unbalanced"), "options for pfifo"),
+    (lambda: setup("pias", shaping="ingress"), "egress only"),
 ])
 def test_bad_requests_are_refused(call, message):
     with pytest.raises(sched.SchedulerError, match=message):
@@ -118,5 +134,18 @@ def test_every_scheduler_of_the_issue_is_in_the_table():
     kinds = {s.kind for s in sched.SCHEDULERS.values()}
     assert {"pfifo", "fq_codel", "codel", "red", "pie", "fq_pie", "hhf", "cake", "prio", "drr",
             "confucius"} <= kinds
+    assert sched.SCHEDULERS["pias"].levels == sched.PIAS_THRESHOLDS
     modes = {s.options for s in sched.SCHEDULERS.values() if s.kind == "confucius"}
     assert modes == {"mode flow", "mode flow pace fixed maxdelay 0", "mode class"}
+
+
+def test_the_router_runs_the_tc_lines_as_one_batch_then_nfts_script_then_the_settings():
+    from confucius.lab import topology
+
+    steps = topology.router_steps(setup("pias", rt_ports=[]).commands())
+    assert [step.argv for step in steps] == [
+        ("tc", "-n", "rtr", "-batch", "-"), ("ip", "netns", "exec", "rtr", "nft", "-f", "-"),
+        ("ip", "netns", "exec", "rtr", "sysctl", "-qw", "net.netfilter.nf_conntrack_acct=1")]
+    assert steps[0].lines[-1] == "filter add dev rtr-cli parent 10: protocol all prio 1 handle 4 fw flowid 10:4"
+    assert steps[1].lines[0] == "add table ip lab_pias"
+    assert [step.argv[0] for step in topology.router_steps(setup("pfifo").commands())] == ["tc"]
