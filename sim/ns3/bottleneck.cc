@@ -185,6 +185,7 @@ Schedulers()
         {"fq_pie", {"fair queueing + PIE", false, UNLABELLED, Limited("ns3::FqPieQueueDisc")}},
         // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
         // buffer in each band, as the lab's pfifo per class.
+        {"hhf", {"heavy-hitter filter (sch_hhf's defaults)", false, UNLABELLED, Limited("ns3::HhfQueueDisc")}},
         // As the lab's: four levels, demoted at 100 kB, 1 MB and 10 MB sent (PiasQueueDisc).
         {"pias", {"shortest job first without labels (PIAS's multi-level feedback queue)", false,
                   UNLABELLED, Limited("ns3::PiasQueueDisc")}},
@@ -223,7 +224,6 @@ Schedulers()
 const std::map<std::string, std::string> NO_COUNTERPART = {
     {"cake", "ns-3 has no CAKE"},
     {"cake-flows", "ns-3 has no CAKE"},
-    {"hhf", "ns-3 has no heavy-hitter filter"},
 };
 
 /* {"ns3": version, "simulated": {name: summary}, "missing": {name: why}}: what `confucius sim` asks first. */

@@ -16,7 +16,7 @@ from confucius.sim.bottleneck import named_page, write_sim_page
 REPO = Path(__file__).resolve().parents[2]
 BOTTLENECK = REPO / "build" / "sim" / "bottleneck"
 SCHEDULERS = ["pfifo", "fq_codel", "fq", "codel", "red", "pie", "fq_pie", "prio", "drr-1:1", "drr-1:5",
-              "pias", "confucius", "confucius-fixed", "confucius-class", "confucius-external"]
+              "pias", "hhf", "confucius", "confucius-fixed", "confucius-class", "confucius-external"]
 # The motivating example's windows after the page load starts (ms) and the RT flow's share:
 # new flows' weight S doubles every 250 ms (1, 2, 4, 8) until all 10 flows are equal.
 TICKS = [((0, 250), 1 / 2), ((250, 500), 1 / 3), ((500, 750), 1 / 5), ((750, 1000), 1 / 9),
@@ -63,12 +63,15 @@ def test_the_rt_flow_has_the_whole_link_before_the_page_load(fixed):
 
 @pytest.mark.parametrize("scheduler, share", [("fq", 1 / 10), ("fq_codel", 1 / 10),
                                                ("confucius-external", 1 / 10), ("prio", 1.0),
-                                               ("drr-1:1", 1 / 2), ("drr-1:5", 1 / 6), ("pias", 0.0)])
+                                               ("drr-1:1", 1 / 2), ("drr-1:5", 1 / 6), ("pias", 0.0),
+                                               ("hhf", 1 / 3)])
 def test_other_schedulers_give_their_own_shares(scheduler, share):
     # Fair queueing cuts to the fair share at once; the labelled RT flow's own class has
     # 1 flow of 10 (external); strict priority gives it everything it asks for; the
     # weighted classes their weight's share; PIAS the link to the 9 new flows (22.5 Mbit/s
-    # offered), their first 100 kB above the RT flow's, which sent 1.9 MB before them.
+    # offered), their first 100 kB above the RT flow's, which sent 1.9 MB before them; HHF
+    # a third to the RT flow, a heavy hitter at 30 Mbit/s (150 kB in 40 ms), against the
+    # others' double quantum.
     run = simulate(f"--scheduler={scheduler}", "--duration=1.5s")
     assert mean(run["samples"], "rt", 0, 900) == pytest.approx(share, abs=0.015)
 
@@ -130,7 +133,7 @@ def failure(*args: str) -> str:
 
 
 def test_lab_schedulers_without_an_ns3_counterpart_are_refused():
-    for name in ("cake", "hhf"):
+    for name in ("cake", "cake-flows"):
         assert f"scheduler {name} cannot be simulated" in failure(f"--scheduler={name}")
     assert "unknown scheduler 'nope'" in failure("--scheduler=nope")
 
