@@ -791,6 +791,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     )
     top.done()
     _check_labels(scenario)
+    _check_marks(scenario)
     return _with_digest(scenario, trace, engine, kernel)
 
 
@@ -798,6 +799,16 @@ def _check_labels(scenario: Scenario) -> None:
     labelled = [c.name for c in scenario.schedulers if sched.SCHEDULERS[c.base].rt_weight is not None]
     if labelled and not any(scenario.rt_sets):
         raise ScenarioError(f"{scenario.path}: schedulers: {', '.join(labelled)} need an RT flow to label")
+
+
+def _check_marks(scenario: Scenario) -> None:
+    """PIAS's levels are marked on the packets the router forwards to the client: an IFB on
+    its ingress sees them before, and the upload is not marked at all."""
+    marked = [c.name for c in scenario.schedulers if sched.SCHEDULERS[c.base].levels]
+    link = scenario.link
+    if marked and (link.shaping != "egress" or link.upload_rate_bps is not None):
+        raise ScenarioError(f"{scenario.path}: schedulers: {', '.join(marked)} mark the packets the router "
+                            f"forwards to the client: only with link.shaping = \"egress\" and no upload_rate")
 
 
 def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None,

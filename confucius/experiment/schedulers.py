@@ -122,6 +122,11 @@ class TcSetup:
         return bottleneck_commands(self.qdisc, self.rate, htb_burst_s, self.shaping) + list(self.lines) + \
             list(self.netfilter)
 
+    def own_lines(self) -> list[str]:
+        """The scheduler's own part of `commands`, for reading: its qdisc's line, its classes
+        and filters and its router programs' lines, without the shaper and redirect before."""
+        return self.commands()[-1 - len(self.lines) - len(self.netfilter):]
+
 
 # A router line that starts with one of these words is for that program, not a tc batch line:
 # nft's (its script's syntax after the word) and sysctl's (a setting).
@@ -233,16 +238,18 @@ def tc_setup(name: str, *, rate_bps: float, buffer_packets: int, rt_ports: Seque
         words += ["bandwidth", f"{rate_bps:.0f}bit"]  # RED's idle-time estimate needs the rate
     if s.levels:
         if shaping != "egress":
-            raise SchedulerError(f"{name} marks packets after routing: it shapes the router's egress only")
+            raise SchedulerError(f"{name} marks the packets the router forwards to the client: only with the "
+                                 f"download shaped at the router's egress, not {shaping!r}")
         bands = len(s.levels) + 1
         words += ["bands", str(bands), "priomap", *[str(bands - 1)] * 16]  # unmarked: the last band
     elif s.kind == "prio":
         words += ["bands", "2", "priomap", *["1"] * 16]  # unlabelled traffic to band 2
     words += extra
     handle = ROOT_HANDLE if own_shaper else LEAF_HANDLE
-    lines = _label_lines(s, dev, handle, buffer_packets, rt_ports) if s.rt_weight is not None else []
-    if s.levels:
-        lines = _pias_lines(s, dev, handle, buffer_packets)
+    if s.rt_weight is not None:
+        lines = _label_lines(s, dev, handle, buffer_packets, rt_ports)
+    else:
+        lines = _pias_lines(s, dev, handle, buffer_packets) if s.levels else []
     return TcSetup(qdisc=shlex.join(words), rate=None if own_shaper else f"{rate_bps:.0f}bit",
                    lines=tuple(lines), shaping=shaping,
                    netfilter=tuple(_pias_netfilter(s, dev)) if s.levels else ())

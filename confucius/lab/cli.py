@@ -415,7 +415,7 @@ def plan_command(
         setup = keys.tc_setup(loaded, task.cell)
         table.add_row(task.cell.scheduler.name, task.cell.controller, str(task.cell.repetition),
                       ", ".join(unit.ref.key for unit in task.pages[:4]) + (" ..." if len(task.pages) > 4 else ""),
-                      "\n".join(setup.commands()[-1 - len(setup.lines):]))
+                      "\n".join(setup.own_lines()))
     Console().print(table)
 
 
@@ -493,5 +493,5 @@ def schedulers_command():
         table.add_column(column)
     for s in sched.SCHEDULERS.values():
         setup = sched.tc_setup(s.name, rate_bps=20e6, buffer_packets=1000, rt_ports=[5000])
-        table.add_row(s.name, s.summary, "\n".join(setup.commands()[-1 - len(setup.lines):]))
+        table.add_row(s.name, s.summary, "\n".join(setup.own_lines()))
     Console().print(table)

@@ -537,7 +537,10 @@ def engines_command(
     from . import engines_table
 
     with _open(db) as database, _open(against) as other:
-        found = engines_table.rows(database, other, scenario)
+        try:
+            found = engines_table.rows(database, other, scenario)
+        except ReportError as err:
+            _fail(str(err))
     _show(found, f"no page both {db} and {against} loaded validly"
           f"{f' in scenario {scenario}' if scenario else ''}", as_json, engines_table.rows_json, _print_engines)
 
@@ -587,13 +590,31 @@ def _print_flent(found) -> None:
                   "every step in the window; uploads from Flent's socket stats, downloads from the server's "
                   "sockets); Mbit/s: Flent's TCP download sum / TCP upload sum, each flow's throughput as "
                   "netperf reported it at its end, summed per direction.")
-    from . import flent_table
-    if (servers := flent_table.servers_table(found)) is not None:
+    if (servers := _flent_servers_table(found)) is not None:
         console.print(servers)
         console.print("rtt_fair: per server (an address of the server's namespace at that RTT) its download's and "
                       "upload's Mbit/s and share of the direction, their own RTT (median / p95) and its ping's "
                       "median; JFI: Jain's index over the servers' throughput. Its row above pools every "
                       "server's ping and flows.")
+
+
+def _flent_servers_table(found) -> Table | None:
+    """rtt_fair's servers, one line each per scenario, test and scheduler; None without any."""
+    with_servers = [r for r in found if r.servers]
+    if not with_servers:
+        return None
+    table = Table(title="Flent rtt_fair: each server's share, its flows' own RTT and its ping")
+    for column in ("scenario", "test", "scheduler", "server RTT ms", "down Mbit/s", "down share", "up Mbit/s",
+                   "up share", "bulk RTT down ms", "bulk RTT up ms", "ping median ms", "JFI down / up"):
+        table.add_column(column, justify="left" if column in ("scenario", "test", "scheduler") else "right")
+    for r in with_servers:
+        for n, s in enumerate(r.servers):
+            table.add_row(r.scenario, r.test, r.scheduler, f"{s.rtt_ms:g}", summary.fmt(s.download_mbps, "{:.2f}"),
+                          summary.fmt(s.download_share, "{:.0%}"), summary.fmt(s.upload_mbps, "{:.2f}"),
+                          summary.fmt(s.upload_share, "{:.0%}"), _median_p95(s.down_rtt_median_ms, s.down_rtt_p95_ms),
+                          _median_p95(s.up_rtt_median_ms, s.up_rtt_p95_ms), summary.fmt(s.ping_median_ms, "{:.1f}"),
+                          "" if n else f"{summary.fmt(r.download_jfi, '{:.3f}')} / {summary.fmt(r.upload_jfi, '{:.3f}')}")
+    return table
 
 
 def _median_p95(median: float, p95: float) -> str:

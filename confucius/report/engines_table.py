@@ -8,7 +8,8 @@ metrics.ratio_of_sums) with its paired bootstrap interval over those pages
 
 A page pairs with its namesake: the same scheduler, controller, repetition and page key. The
 scenario's name is not compared, so a copy of a scenario that keeps fewer pages (`sample =
-20`) pairs with the full one; `scenario` keeps one name in both."""
+20`) pairs with the full one; a database that loaded a page in two scenarios is refused
+unless `scenario` keeps one name in both."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from confucius import metrics
 from confucius.experiment.db import Database
 
 from . import intervals
-from .data import PageResult, page_results
+from .data import PageResult, ReportError, page_results
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,18 @@ class EnginesRow:
 
 
 def _by_page(results: list[PageResult]) -> dict[tuple[str, str], dict[tuple, PageResult]]:
-    """Each scheduler's and controller's finished loads, by repetition and page key."""
+    """Each scheduler's and controller's finished loads, by repetition and page key; a page
+    that two scenarios loaded (e.g. at two rates) is refused, as its pair would be a guess."""
     found: dict[tuple[str, str], dict[tuple, PageResult]] = {}
     for page in results:
-        if page.plt_s is not None:
-            found.setdefault((page.scheduler, page.controller), {})[(page.repetition, page.page_key)] = page
+        if page.plt_s is None:
+            continue
+        pages = found.setdefault((page.scheduler, page.controller), {})
+        key = (page.repetition, page.page_key)
+        if key in pages and pages[key].scenario != page.scenario:
+            raise ReportError(f"page {page.page_key} under {page.scheduler} / {page.controller} was loaded in "
+                              f"scenarios {pages[key].scenario} and {page.scenario}: give --scenario")
+        pages[key] = page
     return found
 
 

@@ -20,7 +20,6 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from rich.table import Table
 
 from confucius import metrics
 from confucius.lab import flent_files
@@ -28,7 +27,6 @@ from confucius.experiment.records import FLENT_TESTS
 from confucius.experiment import db_flent
 from confucius.experiment.db import Database
 
-from . import summary
 
 FIGURES = ("latency_median_ms", "latency_p99_ms", "udp_median_ms", "udp_p99_ms", "download_mbps", "upload_mbps",
            "down_rtt_median_ms", "down_rtt_p95_ms", "up_rtt_median_ms", "up_rtt_p95_ms")
@@ -158,29 +156,6 @@ def rows_json(found: list[FlentRow]) -> str:
             return [clean(v) for v in value]
         return None if isinstance(value, float) and math.isnan(value) else value
     return json.dumps([clean(asdict(r)) for r in found], indent=1)
-
-
-def servers_table(found: list[FlentRow]) -> Table | None:
-    """rtt_fair's servers, one line each per scenario, test and scheduler; None without any."""
-    with_servers = [r for r in found if r.servers]
-    if not with_servers:
-        return None
-    table = Table(title="Flent rtt_fair: each server's share, its flows' own RTT and its ping")
-    for column in ("scenario", "test", "scheduler", "server RTT ms", "down Mbit/s", "down share", "up Mbit/s",
-                   "up share", "bulk RTT down ms", "bulk RTT up ms", "ping median ms", "JFI down / up"):
-        table.add_column(column, justify="left" if column in ("scenario", "test", "scheduler") else "right")
-    for r in with_servers:
-        for n, s in enumerate(r.servers):
-            table.add_row(r.scenario, r.test, r.scheduler, f"{s.rtt_ms:g}", summary.fmt(s.download_mbps, "{:.2f}"),
-                          summary.fmt(s.download_share, "{:.0%}"), summary.fmt(s.upload_mbps, "{:.2f}"),
-                          summary.fmt(s.upload_share, "{:.0%}"), _median_p95(s.down_rtt_median_ms, s.down_rtt_p95_ms),
-                          _median_p95(s.up_rtt_median_ms, s.up_rtt_p95_ms), summary.fmt(s.ping_median_ms, "{:.1f}"),
-                          "" if n else f"{summary.fmt(r.download_jfi, '{:.3f}')} / {summary.fmt(r.upload_jfi, '{:.3f}')}")
-    return table
-
-
-def _median_p95(median: float, p95: float) -> str:
-    return summary.fmt(median, "{:.1f}") + ("" if math.isnan(median) else f" / {p95:.1f}")
 
 
 class PlotError(RuntimeError):

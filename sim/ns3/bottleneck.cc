@@ -183,12 +183,12 @@ Schedulers()
           }}},
         {"pie", {"PIE AQM, one FIFO", false, UNLABELLED, Limited("ns3::PieQueueDisc")}},
         {"fq_pie", {"fair queueing + PIE", false, UNLABELLED, Limited("ns3::FqPieQueueDisc")}},
-        // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
-        // buffer in each band, as the lab's pfifo per class.
         {"hhf", {"heavy-hitter filter (sch_hhf's defaults)", false, UNLABELLED, Limited("ns3::HhfQueueDisc")}},
         // As the lab's: four levels, demoted at 100 kB, 1 MB and 10 MB sent (PiasQueueDisc).
         {"pias", {"shortest job first without labels (PIAS's multi-level feedback queue)", false,
                   UNLABELLED, Limited("ns3::PiasQueueDisc")}},
+        // The RT flow's packets to band 0, the rest to band 1; a FIFO of the whole
+        // buffer in each band, as the lab's pfifo per class.
         {"prio",
          {"strict priority for the labelled RT flow", false, {0, 1},
           [](Slot& t, const Options& o, DataRate) {
@@ -420,9 +420,7 @@ ParseOptions(int argc, char** argv)
     CommandLine cmd(__FILE__);
     cmd.Usage("Seed 000 Fig. 2: servers - router (scheduler under test) - client.\n"
               "Queue disc options: --ns3::ConfuciusQueueDisc::ATTRIBUTE=VALUE.");
-    cmd.AddValue("scheduler", "the lab's scheduler name (pfifo, fq_codel, fq, codel, red, pie, "
-                              "fq_pie, prio, confucius, confucius-fixed, confucius-class, "
-                              "confucius-external)", o.scheduler);
+    cmd.AddValue("scheduler", "the lab's scheduler name (--list-schedulers)", o.scheduler);
     cmd.AddValue("rate", "bottleneck rate (constant)", o.rate);
     cmd.AddValue("trace", "bottleneck rate from a 'time_s Mbps' file instead", o.trace);
     cmd.AddValue("shaper", "own: confucius shapes itself, the others under TBF (as the lab with "
@@ -487,9 +485,10 @@ ParseOptions(int argc, char** argv)
     // Every TCP connection (web flows, page loads; the TCP video sets its own) runs this CCA
     // with full-sized segments.
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
-    Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
     if (o.tcp == "linux")
         LinuxTcpDefaults();
+    else
+        Config::SetDefault("ns3::TcpSocket::SegmentSize", UintegerValue(TCP_SEGMENT));
     if (!o.rtt.IsStrictlyPositive() || !o.duration.IsStrictlyPositive() ||
         !o.sample.IsStrictlyPositive() || !o.sampling.statsInterval.IsStrictlyPositive() ||
         !o.sampling.flowInterval.IsStrictlyPositive())

@@ -360,3 +360,13 @@ RTT_FAIR_MISTAKES = [
 @pytest.mark.parametrize("change, words", RTT_FAIR_MISTAKES, ids=[m[1][1][:30] for m in RTT_FAIR_MISTAKES])
 def test_rtt_fair_mistakes_are_refused_naming_the_key(tmp_path, change, words):
     assert_refused(tmp_path, RTT_FAIR, change, words)
+
+
+@pytest.mark.parametrize("link_line", ['shaping = "ingress"', 'upload_rate = "5mbit"'])
+def test_pias_is_refused_where_the_router_does_not_mark_the_packets_it_shapes(tmp_path, link_line):
+    text = GOOD.replace('"pfifo", "confucius"', '"pias", "confucius"').replace(
+        'buffer = "300kb"', f'buffer = "300kb"\n{link_line}')
+    with pytest.raises(sc.ScenarioError, match='pias mark the packets the router forwards to the client: only with '
+                                               'link.shaping = "egress" and no upload_rate'):
+        sc.load(write(tmp_path, text))
+    assert [c.name for c in sc.load(write(tmp_path, GOOD.replace('"pfifo", "confucius"', '"pias", "confucius"'))).schedulers][0] == "pias"

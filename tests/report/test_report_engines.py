@@ -8,6 +8,7 @@ from test_report_summary import result
 
 from confucius.experiment.db import Database
 from confucius.report.cli import app
+from confucius.report.data import ReportError
 from confucius.report.engines_table import compare
 
 
@@ -43,3 +44,10 @@ def test_no_common_page_is_an_error(tmp_path):
     assert out.exit_code == 2
     assert "no page both" in out.output
     assert compare([], []) == []
+
+
+def test_a_page_two_scenarios_loaded_is_refused_not_guessed():
+    simulated = [result("fq", "p1", 0.0, 1.0), result("fq", "p1", 0.0, 9.0)]
+    simulated[1].scenario = "matrix-100"
+    with pytest.raises(ReportError, match="p1 under fq / gcc was loaded in scenarios s and matrix-100: give --scenario"):
+        compare(simulated, [result("fq", "p1", 0.0, 1.0)])

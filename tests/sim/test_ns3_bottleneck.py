@@ -251,3 +251,13 @@ def test_linux_tcp_defaults_recover_from_losses_as_linux_does(tmp_path):
     print(plts)
     assert plts["linux"] < 0.8 * plts["ns3"]
     assert "tcp must be linux or ns3" in failure("--tcp=bsd")
+
+
+def test_pias_levels_in_ns3_are_the_labs():
+    """PiasQueueDisc's default thresholds, which the simulator runs, are the lab's PIAS_THRESHOLDS."""
+    from confucius.experiment.schedulers import PIAS_THRESHOLDS
+
+    out = subprocess.run([str(BOTTLENECK), "--PrintAttributes=ns3::PiasQueueDisc"], capture_output=True,
+                         text=True, timeout=60, check=True).stdout
+    [line] = [l for l in out.splitlines() if "PiasQueueDisc::Thresholds=" in l]
+    assert line.split("[", 1)[1].rstrip("]") == " ".join(str(t) for t in PIAS_THRESHOLDS)

@@ -44,7 +44,7 @@ HhfQueueDisc::HhfQueueDisc()
 }
 
 HhfQueueDisc::Bucket
-HhfQueueDisc::Classify(Ptr<const QueueDiscItem> item)
+HhfQueueDisc::BucketOf(Ptr<const QueueDiscItem> item)
 {
     const Time now = Simulator::Now();
     if (now - m_periodStart > m_resetPeriod)
@@ -78,7 +78,7 @@ HhfQueueDisc::Weight(Bucket b) const
 bool
 HhfQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
-    const Bucket b = Classify(item);
+    const Bucket b = BucketOf(item);
     GetInternalQueue(b)->Enqueue(item);
     if (!m_listed[b])
     {
@@ -132,6 +132,11 @@ HhfQueueDisc::CheckConfig()
     if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0 || GetNInternalQueues() > 0)
     {
         NS_LOG_ERROR("HhfQueueDisc classifies by itself: no classes, packet filters or queues");
+        return false;
+    }
+    if (GetMaxSize().GetUnit() != QueueSizeUnit::PACKETS)
+    {
+        NS_LOG_ERROR("HhfQueueDisc's limit is in packets, as sch_hhf's");
         return false;
     }
     for (int b = 0; b < 2; b++)

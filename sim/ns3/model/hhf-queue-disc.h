@@ -44,7 +44,8 @@ class HhfQueueDisc : public QueueDisc
     bool CheckConfig() override;
     void InitializeParams() override;
 
-    Bucket Classify(Ptr<const QueueDiscItem> item);
+    /* The item's bucket, counting its bytes (and starting a new period when due). */
+    Bucket BucketOf(Ptr<const QueueDiscItem> item);
     uint32_t Weight(Bucket b) const;
 
     uint32_t m_quantum;

@@ -65,9 +65,9 @@ PiasQueueDisc::DoDequeue()
 bool
 PiasQueueDisc::CheckConfig()
 {
-    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0)
+    if (GetNQueueDiscClasses() > 0 || GetNPacketFilters() > 0 || GetNInternalQueues() > 0)
     {
-        NS_LOG_ERROR("PiasQueueDisc classifies by itself: no classes or packet filters");
+        NS_LOG_ERROR("PiasQueueDisc classifies by itself: no classes, packet filters or queues");
         return false;
     }
     std::istringstream words(m_thresholdsText);

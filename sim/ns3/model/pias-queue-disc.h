@@ -4,8 +4,9 @@
  * 2015; the papers' SJF baseline): a multi-level feedback queue. Each flow starts in the
  * highest-priority level and moves down a level each time the bytes it has sent pass the
  * next threshold; levels are served in strict priority, FIFO within a level. PIAS's hosts
- * count their flows' bytes and tag the packets; here the router counts them, every packet
- * of the flow that reaches it (as the lab's conntrack does), dropped ones included. Each
+ * count their flows' bytes and tag the packets; here the router counts them: every packet
+ * of the flow that reaches the disc, dropped ones included, in the one direction the disc
+ * sees (the lab's conntrack counts both, the ACKs adding 2-3 %). Each
  * level is a FIFO of the disc's limit, dropping at its tail.
  */
 #ifndef CONFUCIUS_PIAS_QUEUE_DISC_H
@@ -26,10 +27,10 @@ class PiasQueueDisc : public QueueDisc
     static TypeId GetTypeId();
     PiasQueueDisc();
 
+  private:
     /* The level of a flow that has sent `bytes`: how many thresholds it has passed. */
     size_t Level(uint64_t bytes) const;
 
-  private:
     bool DoEnqueue(Ptr<QueueDiscItem> item) override;
     Ptr<QueueDiscItem> DoDequeue() override;
     bool CheckConfig() override;
