@@ -37,20 +37,25 @@ json.dump(found, open(os.path.join(os.environ["RESULTS"], "install.json"), "w"))
 """
 
 
+# Every scheduler but those that mark packets as the router forwards them (pias), which an
+# IFB on the ingress sees before: refused there (test_lab_schedulers.py).
+ON_THE_IFB = [name for name, s in sched.SCHEDULERS.items() if not s.levels]
+
+
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory) -> dict:
     if not uml.KERNEL_BINARY.is_file():
         pytest.skip("no UML kernel: run `make uml`")
     commands = {name: sched.tc_setup(name, rate_bps=20e6, buffer_packets=500, rt_ports=[5000],
                                      shaping="ingress").commands(0.0)
-                for name in sched.SCHEDULERS}
+                for name in ON_THE_IFB}
     results = tmp_path_factory.mktemp("install")
     engines.engine("uml").boot(INSTALL_SCRIPT, results_dir=results, timeout=400,
                                 args=[json.dumps(commands)]).check()
     return json.loads((results / "install.json").read_text())
 
 
-@pytest.mark.parametrize("name", list(sched.SCHEDULERS))
+@pytest.mark.parametrize("name", ON_THE_IFB)
 def test_every_scheduler_installs_on_the_ifb_and_its_rate_changes(installed, name):
     entry = installed[name]
     assert "error" not in entry, entry.get("error")
