@@ -174,15 +174,18 @@ def router_steps(commands: Sequence[str]) -> list[Step]:
     batch lines as one batch, then the nft lines as one script (their first word dropped)
     and the sysctl settings (schedulers.ROUTER_PROGRAMS), which need what the tc lines and
     the nft rules set up (nft's conntrack rules load conntrack, whose settings follow)."""
-    def of(program: str) -> list[str]:
-        return [line.split(" ", 1)[1] for line in commands if line.split(" ", 1)[0] == program]
-
-    tc = [line for line in commands if line.split(" ", 1)[0] not in ROUTER_PROGRAMS]
-    steps = [_tc_batch(ROUTER, tc)] if tc else []
-    if of("nft"):
-        steps.append(Step(("ip", "netns", "exec", ROUTER, "nft", "-f", "-"), tuple(of("nft"))))
-    if of("sysctl"):
-        steps.append(Step(("ip", "netns", "exec", ROUTER, "sysctl", "-qw", *of("sysctl"))))
+    lines: dict[str, list[str]] = {program: [] for program in ("tc", *ROUTER_PROGRAMS)}
+    for line in commands:
+        program, rest = line.split(" ", 1)
+        if program in ROUTER_PROGRAMS:
+            lines[program].append(rest)
+        else:
+            lines["tc"].append(line)
+    steps = [_tc_batch(ROUTER, lines["tc"])] if lines["tc"] else []
+    if lines["nft"]:
+        steps.append(Step(("ip", "netns", "exec", ROUTER, "nft", "-f", "-"), tuple(lines["nft"])))
+    if lines["sysctl"]:
+        steps.append(Step(("ip", "netns", "exec", ROUTER, "sysctl", "-qw", *lines["sysctl"])))
     return steps
 
 
@@ -365,10 +368,14 @@ def down() -> None:
 
 def domain_addresses(count: int) -> list[str]:
     """The first `count` addresses of DOMAIN_NETWORK: one per Web domain."""
-    hosts = DOMAIN_NETWORK.hosts()
     if not 0 <= count <= DOMAIN_NETWORK.num_addresses - 2:
         raise TopologyError(f"{DOMAIN_NETWORK} has room for {DOMAIN_NETWORK.num_addresses - 2} "
                             f"domain addresses, {count} asked")
+    return _first_hosts(DOMAIN_NETWORK, count)
+
+
+def _first_hosts(network: ipaddress.IPv4Network, count: int) -> list[str]:
+    hosts = network.hosts()
     return [str(next(hosts)) for _ in range(count)]
 
 
@@ -390,8 +397,7 @@ def rtt_server_addresses(count: int) -> list[str]:
     """The first `count` addresses of RTT_SERVER_NETWORK: one per rtt_fair server."""
     if not 0 <= count <= MAX_RTT_SERVERS:
         raise TopologyError(f"at most {MAX_RTT_SERVERS} servers at their own RTTs, {count} asked")
-    hosts = RTT_SERVER_NETWORK.hosts()
-    return [str(next(hosts)) for _ in range(count)]
+    return _first_hosts(RTT_SERVER_NETWORK, count)
 
 
 def _netem(delay_s: float) -> str:
