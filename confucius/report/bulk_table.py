@@ -11,9 +11,8 @@ every scenario, and these figures exist only for the runs with bulk flows."""
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
 from confucius import metrics
 from confucius.experiment import db_runs
@@ -92,8 +91,3 @@ def _row(key: tuple[str, str, str], p: _Pooled) -> BulkRow:
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values) if values else math.nan
-
-
-def rows_json(found: list[BulkRow]) -> str:
-    return json.dumps([{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in asdict(r).items()}
-                       for r in found], indent=2)

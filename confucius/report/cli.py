@@ -287,7 +287,7 @@ def papers_command(
     if common:
         results = summary.common_loads(results)
     _show(papers.paper_rows(results, order), f"no valid page loads{' of ' + ', '.join(order) if order else ''} in {db}", as_json,
-          papers.rows_json, _print_papers)
+          summary.rows_json, _print_papers)
     if out is not None:
         for path in _paper_figures(results, out):
             print(f"wrote {path}", file=sys.stderr if as_json else sys.stdout)  # stdout stays JSON
@@ -429,7 +429,7 @@ def percca_command(
         rows = percca.point_rows(database, scenario)
         _note_mixed(percca.mixed_programs(database, scenario))
         _show(rows, f"no per-CCA runs{f' of scenario {scenario}' if scenario else ''} in {db} "
-              "(run `confucius percca run SCENARIO`)", as_json, percca.rows_json, _print_percca)
+              "(run `confucius percca run SCENARIO`)", as_json, summary.rows_json, _print_percca)
         if out is not None:
             console.print(f"wrote {percca.plot(database, rows, out)}")
 
@@ -448,7 +448,7 @@ def flent_command(
     with _open(db) as database:
         found = flent_table.rows(database, scenario)
     _show(found, f"no valid Flent tests{f' of scenario {scenario}' if scenario else ''} in {db} "
-          "(run `confucius lab run scenarios/flent.toml`)", as_json, flent_table.rows_json, _print_flent)
+          "(run `confucius lab run scenarios/flent.toml`)", as_json, summary.rows_json, _print_flent)
     if plots is not None:
         try:
             drawn = flent_table.plots(found, plots)
@@ -470,7 +470,7 @@ def bulk_command(
     with _open(db) as database:
         found = bulk_table.rows(database, scenario)
     _show(found, f"no valid loads beside bulk flows with RTT samples{f' of scenario {scenario}' if scenario else ''} "
-          f"in {db} (run `confucius lab run scenarios/demo-bulk.toml`)", as_json, bulk_table.rows_json, _print_bulk)
+          f"in {db} (run `confucius lab run scenarios/demo-bulk.toml`)", as_json, summary.rows_json, _print_bulk)
 
 
 def _print_bulk(found) -> None:
@@ -503,7 +503,7 @@ def hosts_command(
     with _open(db) as database:
         found = hosts_table.rows(database, scenario)
     _show(found, f"no valid loads with per-host counters{f' of scenario {scenario}' if scenario else ''} in {db} "
-          "(run `confucius lab run scenarios/hosts.toml`)", as_json, hosts_table.rows_json, _print_hosts)
+          "(run `confucius lab run scenarios/hosts.toml`)", as_json, summary.rows_json, _print_hosts)
 
 
 def _print_hosts(found) -> None:
@@ -542,7 +542,7 @@ def engines_command(
         except ReportError as err:
             _fail(str(err))
     _show(found, f"no page both {db} and {against} loaded validly"
-          f"{f' in scenario {scenario}' if scenario else ''}", as_json, engines_table.rows_json, _print_engines)
+          f"{f' in scenario {scenario}' if scenario else ''}", as_json, summary.rows_json, _print_engines)
 
 
 def _print_engines(found) -> None:

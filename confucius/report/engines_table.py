@@ -13,9 +13,7 @@ unless `scenario` keeps one name in both."""
 
 from __future__ import annotations
 
-import json
-import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 from confucius import metrics
 from confucius.experiment.db import Database
@@ -81,8 +79,3 @@ def _row(key: tuple[str, str], a: list[PageResult], b: list[PageResult]) -> Engi
                       stall_s=metrics.mean(x.stall_s for x in a), other_stall_s=metrics.mean(y.stall_s for y in b),
                       max_delay_ms=metrics.mean(x.max_delay_ms for x in a),
                       other_max_delay_ms=metrics.mean(y.max_delay_ms for y in b))
-
-
-def rows_json(found: list[EnginesRow]) -> str:
-    return json.dumps([{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in asdict(r).items()}
-                       for r in found], indent=2)

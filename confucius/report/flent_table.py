@@ -14,10 +14,9 @@ for a file that is gone."""
 
 from __future__ import annotations
 
-import json
 import math
 import subprocess
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 
@@ -146,16 +145,6 @@ def _jfi(throughputs: list[float]) -> float:
     if not throughputs or any(math.isnan(t) for t in throughputs):
         return math.nan
     return metrics.jfi(throughputs)
-
-
-def rows_json(found: list[FlentRow]) -> str:
-    def clean(value):
-        if isinstance(value, dict):
-            return {k: clean(v) for k, v in value.items()}
-        if isinstance(value, (list, tuple)):
-            return [clean(v) for v in value]
-        return None if isinstance(value, float) and math.isnan(value) else value
-    return json.dumps([clean(asdict(r)) for r in found], indent=1)
 
 
 class PlotError(RuntimeError):

@@ -12,10 +12,10 @@ loads: its first request to its last byte."""
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 
+from confucius import metrics
 from confucius.experiment import db_runs
 from confucius.experiment.db import Database
 
@@ -95,16 +95,6 @@ def _loading(page: PageResult) -> tuple[int, int]:
 
 
 def _row(key: tuple[str, str, str], p: _Pooled) -> HostsRow:
-    return HostsRow(*key, loads=len(p.plts), host1_video_mbps=_mean(p.video[1]), host2_video_mbps=_mean(p.video[2]),
-                    host1_page_mbps=_mean(p.page[1]), host2_page_mbps=_mean(p.page[2]),
-                    stall_s=_mean(p.stalls), max_delay_ms=_mean(p.max_delays), plt_s=_mean(p.plts))
-
-
-def _mean(values: list[float]) -> float:
-    kept = [v for v in values if not math.isnan(v)]
-    return sum(kept) / len(kept) if kept else math.nan
-
-
-def rows_json(found: list[HostsRow]) -> str:
-    return json.dumps([{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in asdict(r).items()}
-                       for r in found], indent=2)
+    return HostsRow(*key, loads=len(p.plts), host1_video_mbps=metrics.mean(p.video[1]), host2_video_mbps=metrics.mean(p.video[2]),
+                    host1_page_mbps=metrics.mean(p.page[1]), host2_page_mbps=metrics.mean(p.page[2]),
+                    stall_s=metrics.mean(p.stalls), max_delay_ms=metrics.mean(p.max_delays), plt_s=metrics.mean(p.plts))

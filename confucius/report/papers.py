@@ -13,9 +13,8 @@ bootstrap interval over pages (intervals.py).
 
 from __future__ import annotations
 
-import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Callable, Sequence
 
 from confucius import metrics
@@ -190,13 +189,6 @@ def paper_rows(results: list[PageResult], schedulers: Sequence[str] | None = Non
                     else ("", "")
                 rows.append(PaperRow(scenario, controller, quantity, s, value, unit, low, high, loads, figure, source))
     return rows
-
-
-def rows_json(rows: list[PaperRow]) -> str:
-    """The rows as JSON (NaN as null)."""
-    def clean(row: PaperRow) -> dict:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v) for k, v in asdict(row).items()}
-    return json.dumps([clean(r) for r in rows], indent=1)
 
 
 def formatted(value: float, unit: str) -> str:

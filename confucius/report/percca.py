@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import math
 import statistics
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -84,12 +84,6 @@ def point_rows(db: Database, scenario: str | None) -> list[PointRow]:
             model_simple=members[0]["model_simple"], model_advanced=members[0]["model_advanced"],
             drawn_simple=drawn["simple"], drawn_advanced=drawn["advanced"]))
     return rows
-
-
-def rows_json(rows: list[PointRow]) -> str:
-    def clean(value):
-        return None if isinstance(value, float) and math.isnan(value) else value
-    return json.dumps([{k: clean(v) for k, v in asdict(r).items()} for r in rows], indent=1)
 
 
 def _x(row: PointRow) -> float:

@@ -3,8 +3,9 @@
 
 from __future__ import annotations
 
+import json
 import math
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 from confucius import metrics
 
@@ -163,6 +164,18 @@ def ordered(rows: list, schedulers: list[str] | None = None) -> list:
     controller, then in the given scheduler order (else by name)."""
     rank = {name: n for n, name in enumerate(schedulers or [])}
     return sorted(rows, key=lambda r: (r.controller, rank.get(r.scheduler, len(rank)), r.scheduler))
+
+
+def rows_json(rows) -> str:
+    """Dataclass rows as a JSON list, every NaN (a figure there is none of) as null, in
+    nested lists and dicts too: the --json of every report."""
+    def clean(value):
+        if isinstance(value, dict):
+            return {k: clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        return None if isinstance(value, float) and math.isnan(value) else value
+    return json.dumps([clean(asdict(r)) for r in rows], indent=1)
 
 
 def fmt(value: float, pattern: str) -> str:

@@ -15,7 +15,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_report_summary import result  # noqa: E402
 from test_report_timeline import stored_page  # noqa: E402
 
-from confucius.report import data, papers  # noqa: E402
+from confucius.report import data, papers, summary  # noqa: E402
 from confucius.report.cli import app  # noqa: E402
 
 
@@ -97,7 +97,7 @@ def test_the_command_prints_the_table_and_json_from_one_set_of_rows_and_draws_th
     assert as_json.exit_code == 0, as_json.output
     rows = json.loads(as_json.output)
     with data.open_db(database) as db:
-        expected = json.loads(papers.rows_json(papers.paper_rows(data.page_results(db))))
+        expected = json.loads(summary.rows_json(papers.paper_rows(data.page_results(db))))
     assert rows == expected
     # The same stored load under every scheduler: no reduction, the same stall everywhere.
     reduction = next(r for r in rows if r["quantity"] == "stall reduction vs fq_codel")
