@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: MIT
 #include "drr-queue-disc.h"
 
+#include "number-list.h"
+
 #include "ns3/log.h"
 #include "ns3/string.h"
 
 #include <algorithm>
-#include <sstream>
 
 namespace ns3
 {
@@ -91,11 +92,9 @@ DeficitRoundRobinQueueDisc::CheckConfig()
         NS_LOG_ERROR("DeficitRoundRobinQueueDisc needs classes and a packet filter, and no internal queue");
         return false;
     }
-    std::istringstream words(m_quantaText);
-    m_quanta.clear();
-    for (uint32_t quantum; words >> quantum;)
-        m_quanta.push_back(quantum);
-    if (!words.eof() || m_quanta.size() != GetNQueueDiscClasses() ||
+    const auto quanta = ReadNumbers<uint32_t>(m_quantaText);
+    m_quanta = quanta.value_or(std::vector<uint32_t>{});
+    if (!quanta || m_quanta.size() != GetNQueueDiscClasses() ||
         std::find(m_quanta.begin(), m_quanta.end(), 0u) != m_quanta.end())
     {
         NS_LOG_ERROR("Quanta '" << m_quantaText << "': one positive number of bytes per class");

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: MIT
 #include "pias-queue-disc.h"
 
+#include "number-list.h"
+
 #include "ns3/drop-tail-queue.h"
 #include "ns3/log.h"
 #include "ns3/string.h"
 
 #include <algorithm>
-#include <sstream>
 
 namespace ns3
 {
@@ -70,11 +71,9 @@ PiasQueueDisc::CheckConfig()
         NS_LOG_ERROR("PiasQueueDisc classifies by itself: no classes, packet filters or queues");
         return false;
     }
-    std::istringstream words(m_thresholdsText);
-    m_thresholds.clear();
-    for (uint64_t bytes; words >> bytes;)
-        m_thresholds.push_back(bytes);
-    if (!words.eof() || m_thresholds.empty() ||
+    const auto thresholds = ReadNumbers<uint64_t>(m_thresholdsText);
+    m_thresholds = thresholds.value_or(std::vector<uint64_t>{});
+    if (!thresholds || m_thresholds.empty() ||
         std::adjacent_find(m_thresholds.begin(), m_thresholds.end(), std::greater_equal<>()) != m_thresholds.end())
     {
         NS_LOG_ERROR("Thresholds '" << m_thresholdsText << "': increasing numbers of bytes");
