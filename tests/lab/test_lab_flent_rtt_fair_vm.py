@@ -9,22 +9,12 @@ both ways at 20 Mbit/s, 5 s: fq_codel keeps ICMP apart from the bulk flows, so e
 ping stays within a few ms of the RTT the topology gives it, and each server's bulk flows'
 own RTT is above it."""
 
-import os
-
 import pytest
+from test_lab_flent_vm import pytestmark, run_scenario  # noqa: F401 (the marks apply here too)
 
-from confucius.lab import flent_files, runner, uml
 from confucius.experiment import db_flent
-from confucius.experiment import scenario as sc
 from confucius.experiment.db import Database
 from confucius.report import flent_table
-
-pytestmark = [
-    pytest.mark.vm,
-    pytest.mark.skipif(not uml.KERNEL_BINARY.is_file(), reason="no UML kernel: run `make uml`"),
-    pytest.mark.skipif(os.geteuid() != 0, reason="the UML guest writes the host's files as root"),
-    pytest.mark.skipif(not flent_files.FLENT.is_file(), reason="no Flent in the virtualenv: run `make venv`"),
-]
 
 SCENARIO = """
 name = "flent-rtt-fair-short"
@@ -43,10 +33,7 @@ SERVER_RTTS_MS = [20.0, 100.0]
 
 
 def test_each_server_answers_at_its_own_rtt(tmp_path):
-    path = tmp_path / "flent-rtt-fair-short.toml"
-    path.write_text(SCENARIO)
-    report = runner.run_matrix(sc.load(path), db_path=tmp_path / "lab.sqlite", results_root=tmp_path / "runs",
-                               progress=False)
+    report = run_scenario(tmp_path, SCENARIO)
     assert (report.runs, report.failed, report.units_valid) == (1, 0, 1)
     with Database(tmp_path / "lab.sqlite") as db:
         [row] = flent_table.rows(db)

@@ -46,14 +46,17 @@ upload_streams = 2
 GOODPUT_CEILING_MBPS = 20 * 1448 / 1514
 
 
+def run_scenario(root: Path, text: str):
+    """The scenario `text` run through the whole lab into root/lab.sqlite: its report."""
+    path = root / "scenario.toml"
+    path.write_text(text)
+    return runner.run_matrix(sc.load(path), db_path=root / "lab.sqlite", results_root=root / "runs", progress=False)
+
+
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
     root = tmp_path_factory.mktemp("flent")
-    path = root / "flent-short.toml"
-    path.write_text(SCENARIO)
-    report = runner.run_matrix(sc.load(path), db_path=root / "lab.sqlite", results_root=root / "runs",
-                               progress=False)
-    return root, report
+    return root, run_scenario(root, SCENARIO)
 
 
 def test_flent_runs_in_the_lab_and_its_data_file_is_kept(measured):

@@ -55,8 +55,10 @@ def test_the_report_puts_the_bulk_rtt_beside_latency_and_throughput(database):
     assert f"{summary.up_rtt_median_ms:.1f} / {summary.up_rtt_p95_ms:.1f}" in text
 
 
-def test_without_the_data_file_the_stored_figures_stand_in(database):
-    db, path = database
+@pytest.mark.parametrize("stored", ["database", "rtt_fair_database"])
+def test_without_the_data_file_the_stored_figures_stand_in(request, stored):
+    """rtt_fair's servers too: their figures are stored once the data file is gone."""
+    db, path = request.getfixturevalue(stored)
     before = json.loads(report(db, "--json").stdout)
     path.unlink()
     assert json.loads(report(db, "--json").stdout) == before
@@ -110,13 +112,6 @@ def test_rtt_fair_shows_each_server_s_share_own_rtt_and_ping(rtt_fair_database):
     assert "each server's share" in text and "server RTT ms" in text
     first = summary.servers[0]
     assert f"{first.down_rtt_median_ms:.1f} / {first.down_rtt_p95_ms:.1f}" in text
-
-
-def test_rtt_fair_s_servers_stand_in_as_stored_once_the_data_file_is_gone(rtt_fair_database):
-    db, path = rtt_fair_database
-    before = json.loads(report(db, "--json").stdout)
-    path.unlink()
-    assert json.loads(report(db, "--json").stdout) == before
 
 
 def test_other_tests_have_no_servers(database):
