@@ -97,7 +97,7 @@ soak: $(TC_PLUGIN) $(VENV_STAMP)
 # sparse the fetch builds, as the kernel refuses Debian 12's.
 KTREES := $(BUILD)/ktrees
 KMOD_COMPAT_TREES := 6.12 7.3
-kmod_tree_6.1   := $(KDIR)
+kmod_tree_6.1   = $(KDIR)
 kmod_tree_6.12  := $(KTREES)/6.12/build
 kmod_tree_7.3   := $(KTREES)/7.3/build
 kmod_args_7.3   := PAHOLE=false
