@@ -62,3 +62,61 @@ def test_bad_pages_are_refused(tmp_path):
     page.write_text("root a.com 100 -\nchild a.com 100 nowhere\n")
     result = subprocess.run([str(BOTTLENECK), f"--page={page}"], capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "child's parent nowhere is not on the page" in result.stderr
+
+
+def report_of(result: dict) -> tuple[dict, dict]:
+    """The load's objects and connections by id."""
+    report = result["report"]
+    return ({o["id"]: o for o in report["objects"]}, {c["id"]: c for c in report["connections"]})
+
+
+def test_a_multiplexed_domain_takes_one_connection_for_every_request(tmp_path):
+    # The tree page again, a.com over HTTP/2: its 13 objects share one connection, b.com
+    # keeps its three HTTP/1.1 connections, and every object arrives whole.
+    lines = ["root a.com 10000 - h2"] + [f"x{i} a.com 10000 root h2" for i in range(12)] + \
+            [f"y{i} b.com 10000 root" for i in range(3)]
+    page = tmp_path / "tree.page"
+    page.write_text("\n".join(lines) + "\n")
+    result = load(page)
+    objects, connections = report_of(result)
+    assert result["objects_done"] == 16 and result["connections"] == 1 + 3
+    assert {objects[f"x{i}"]["connection"] for i in range(12)} == {objects["root"]["connection"]}
+    assert all(o["received"] == o["size"] for o in objects.values())
+    by_protocol = sorted((c["protocol"], c["objects"]) for c in connections.values())
+    assert by_protocol == [("h1", 1), ("h1", 1), ("h1", 1), ("h2", 13)]
+
+
+@pytest.mark.parametrize("protocol", ["h2", "h3"])
+def test_a_multiplexed_connection_answers_in_order_or_interleaved(protocol, tmp_path):
+    # Two 1 MB objects asked for at once on one connection. In order (the default): the
+    # second ends about 0.4 s (1 MB at 20 Mbit/s) after the first. Interleaved: a frame
+    # of each in turn, so they end within a few frames of each other.
+    page = tmp_path / "two.page"
+    page.write_text(f"x a.com 1000000 - {protocol}\ny a.com 1000000 - {protocol}\n")
+    objects, _ = report_of(load(page))
+    assert 0.3 < (objects["y"]["last_byte_us"] - objects["x"]["last_byte_us"]) / 1e6 < 0.6
+    objects, _ = report_of(load(page, "--ns3::WebObjectServer::Interleave=true"))
+    frame_s = 16384 * 8 / RATE_BPS
+    assert abs(objects["x"]["last_byte_us"] - objects["y"]["last_byte_us"]) / 1e6 < 3 * frame_s
+
+
+def test_http3_is_simulated_as_http2(tmp_path):
+    # ns-3 has no QUIC: both versions are one multiplexed TCP connection, load for load.
+    results = []
+    for protocol in ("h2", "h3"):
+        page = tmp_path / f"{protocol}.page"
+        page.write_text(f"root a.com 30000 - {protocol}\n" +
+                        "".join(f"x{i} a.com 50000 root {protocol}\n" for i in range(8)))
+        results.append(load(page)["plt_s"])
+    assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("lines, message", [
+    (["root a.com 100 - h4"], "protocol 'h4' is not h1, h2 or h3"),
+    (["root a.com 100 - h2", "x a.com 100 root h1"], "domain a.com speaks two protocols"),
+])
+def test_bad_protocols_are_refused(lines, message, tmp_path):
+    page = tmp_path / "bad.page"
+    page.write_text("\n".join(lines) + "\n")
+    result = subprocess.run([str(BOTTLENECK), f"--page={page}"], capture_output=True, text=True, timeout=60)
+    assert result.returncode != 0 and message in result.stderr

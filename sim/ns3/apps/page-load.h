@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
  * A page load in ns-3 with the rules of tools/web's web-client: one server
- * address per domain; at most MaxPerDomain persistent HTTP/1.1 connections per
- * domain, opened on demand while more requests wait than connections are being
- * set up; requests wait in a per-domain FIFO for the first idle connection of
- * their domain; no pipelining; an object is requested when its parent has fully
- * arrived. The server answers a request for N bytes with a head and N bytes.
+ * address per domain; an object is requested when its parent has fully arrived.
+ *
+ * A domain speaks HTTP/1.1 or a multiplexed protocol. HTTP/1.1: at most
+ * MaxPerDomain persistent connections, opened on demand while more requests
+ * wait than connections are being set up; requests wait in a per-domain FIFO
+ * for the first idle connection of their domain; no pipelining; the server
+ * answers a request for N bytes with a head and N bytes. Multiplexed (HTTP/2,
+ * and HTTP/3 as ns-3 has no QUIC): one connection per domain, every request
+ * sent on it at once as its own stream; the server answers in HTTP/2's frames
+ * (a 9-byte header, at most 16 KiB of data), one response after another in the
+ * order asked, as Chrome's priorities (each stream depending on the one before)
+ * and HTTP/3's default (RFC 9218: not incremental) have servers send them; or,
+ * with Interleave, a frame of each response in turn, as servers that ignore
+ * priorities do.
  */
 #ifndef CONFUCIUS_PAGE_LOAD_H
 #define CONFUCIUS_PAGE_LOAD_H
@@ -25,15 +34,21 @@
 namespace ns3
 {
 
-/* One object of a page: `parent` is an index into the page, or -1 for the roots. */
+/* One object of a page: `parent` is an index into the page, or -1 for the roots;
+ * `protocol` is its domain's: h1, h2 or h3. */
 struct WebObject
 {
     std::string id, domain;
     uint64_t size;
     int parent;
+    std::string protocol;
 };
 
-/* A page as `confucius sim` writes it: one object per line, "id domain size parent|-". */
+/* Whether a protocol sends every request of a domain over one connection (h2, h3). */
+bool Multiplexed(const std::string& protocol);
+
+/* A page as `confucius sim` writes it: one object per line, "id domain size parent|-
+ * [protocol]" (h1 when absent; one protocol per domain). */
 std::vector<WebObject> ReadPage(const std::string& path);
 /* The page's domains, in order of first appearance. */
 std::vector<std::string> PageDomains(const std::vector<WebObject>& page);
@@ -44,19 +59,34 @@ class WebObjectServer : public Application
     static TypeId GetTypeId();
 
   private:
+    /* A response being sent on a multiplexed connection. */
+    struct Stream
+    {
+        uint32_t id;
+        uint64_t pending; // body bytes still to send
+        bool headSent = false;
+    };
+
     struct Client
     {
-        std::string request;  // bytes of the request being read
-        uint64_t pending = 0; // bytes of responses still to send
+        std::string request;   // bytes of requests not yet read whole
+        bool decided = false;  // whether the connection's protocol is known
+        bool multiplexed = false;
+        uint64_t pending = 0;  // HTTP/1.1: bytes of responses still to send
+        std::deque<Stream> streams; // multiplexed: in turn, a frame each
     };
 
     void StartApplication() override;
     void StopApplication() override;
     void Accept(Ptr<Socket> socket, const Address& from);
     void Read(Ptr<Socket> socket);
+    void ReadRequests(Client& c);
+    void ReadFrames(Client& c);
     void Write(Ptr<Socket> socket, uint32_t available);
+    void WriteFrames(Ptr<Socket> socket, Client& c);
 
     uint16_t m_port = 80;
+    bool m_interleave = false;
     Ptr<Socket> m_listener;
     std::map<Ptr<Socket>, Client> m_clients;
 };
@@ -97,7 +127,9 @@ class PageLoader : public Application
     void Failed(Ptr<Socket> socket);
     void Send(Connection& c, size_t object);
     void Read(Ptr<Socket> socket);
-    void Done(size_t connection);
+    void ReadFrames(size_t connection, const uint8_t* data, size_t size);
+    void ConnectionIdle(size_t connection);
+    void ObjectDone(size_t object);
     size_t IndexOf(Ptr<Socket> socket) const;
 
     uint16_t m_port = 80;
@@ -106,6 +138,7 @@ class PageLoader : public Application
     std::vector<std::string> m_domains; // PageDomains order
     std::vector<Ipv4Address> m_servers; // per domain
     std::vector<size_t> m_domainOf;     // per object
+    std::vector<std::string> m_protocols; // per domain
     std::vector<std::deque<size_t>> m_waiting;
     std::vector<std::vector<size_t>> m_connectionsOf; // per domain, into m_connections
     std::vector<Connection> m_connections;
