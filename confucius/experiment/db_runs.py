@@ -314,7 +314,7 @@ def _store_page(db: Database, run_id: int, page, rt_frames: list) -> None:
             "run_id": run_id, "kind": "web", "label": c.domain, "number": c.id, "page_id": page_id,
             "port": c.local_port, "started_ns": spans[c.id][0], "ended_ns": spans[c.id][1], "bytes": c.bytes,
             "details": _dump({"server": c.server, "established_s": c.established, "objects": c.objects,
-                              "error": c.error})})
+                              "error": c.error, "protocol": c.protocol})})
 
 
 def _finite(value: float) -> float | None:

@@ -32,8 +32,10 @@ from .scenario import PageRef, RtFlow, RtSettings, Scenario, ScenarioError, Sche
 # so far; a change to what is digested must come with a new format and a way to find the
 # measurements of the old one.
 KEY_FORMAT = 1
-# The fields of [web] that shape a load (the pages are named by the units' keys).
+# The fields of [web] that shape a load (the pages are named by the units' keys), and those
+# digested only when they differ from these (each option's absence).
 WEB_CONDITIONS = ("mode", "interval_s", "settle_s", "cca", "max_per_domain", "timeout_s")
+_OPTIONAL_WEB = {"http": "h1"}
 
 
 @dataclass(frozen=True)
@@ -196,7 +198,7 @@ def conditions(scenario: Scenario, cell: Cell) -> CellConditions:
         # have named it by since before the bucket was recorded.
         tc=tuple(tc_commands(scenario, cell, htb_burst_s=None)),
         rt=tuple(f.label for f in cell.rt), rt_settings=scenario.rt, warmup=scenario.warmup,
-        web=None if web is None else tuple((name, getattr(web, name)) for name in WEB_CONDITIONS),
+        web=None if web is None else _web_conditions(web),
         bulk=scenario.bulk, probes=scenario.probes, duration_s=scenario.duration_s,
         stats_interval_s=scenario.stats_interval_s, repetition=cell.repetition,
         engine=scenario.engine, time_mode=engines.entry(scenario.engine).time_mode,
@@ -207,6 +209,12 @@ def conditions(scenario: Scenario, cell: Cell) -> CellConditions:
 
 def _file_digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _web_conditions(web) -> tuple[tuple[str, object], ...]:
+    optional = tuple((name, getattr(web, name)) for name, absent in _OPTIONAL_WEB.items()
+                     if getattr(web, name) != absent)
+    return tuple((name, getattr(web, name)) for name in WEB_CONDITIONS) + optional
 
 
 def _trace_set_conditions(scenario: Scenario) -> tuple | None:

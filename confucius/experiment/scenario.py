@@ -75,6 +75,8 @@ from typing import Any, Sequence
 
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
+from confucius.web import protocols
+
 from . import engines
 from . import schedulers as sched
 from .engines import DEFAULT_GENERATION, GENERATIONS, SEED_LIMIT, VM_ENGINES
@@ -182,6 +184,7 @@ class Web:
     cca: str
     max_per_domain: int
     timeout_s: float
+    http: str = "h1"                # each domain's HTTP version (web/protocols.py)
 
 
 @dataclass(frozen=True)
@@ -601,7 +604,8 @@ def _read_web(t: Table | None, base: Path, ccas) -> Web | None:
               pages_per_run=t.integer("pages_per_run", 10, 1, 1000),
               cca=_cca(t, "cca", t.string("cca", "cubic"), ccas),
               max_per_domain=t.integer("max_per_domain", 6, 1, 64),
-              timeout_s=t.time("timeout", "60s"))
+              timeout_s=t.time("timeout", "60s"),
+              http=t.choice("http", "h1", protocols.CHOICES))
     t.done()
     return web
 

@@ -74,6 +74,9 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
     if scenario.link.traces is not None:
         raise RunnerError(f"{scenario.path}: link.traces: the lab plays one trace per run, not a trace drawn "
                           f"per load; run a set in the simulator (confucius sim), or give trace")
+    if scenario.web is not None and scenario.web.http != "h1":
+        raise RunnerError(f"{scenario.path}: web.http = {scenario.web.http!r}: the lab's web-client speaks "
+                          f"HTTP/1.1 only; run pages over HTTP/2 and HTTP/3 in the simulator (confucius sim)")
     chosen = planning.cells(scenario, schedulers, controllers)
     if db is None or not resume:
         return planning.plan(scenario, chosen, lambda cell: keys.cell_key(scenario, cell), attempts=attempts)

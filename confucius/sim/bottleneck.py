@@ -7,7 +7,7 @@ import functools
 from pathlib import Path
 
 from confucius.ns3 import BUILD, SimError, run_program
-from confucius.web import generate
+from confucius.web import generate, protocols
 from confucius.web.page import Page, PageError, read_page
 
 BOTTLENECK = BUILD / "bottleneck"
@@ -28,18 +28,22 @@ def describe(binary: Path = BOTTLENECK) -> dict:
     return run_bottleneck(["--list-schedulers"], binary)
 
 
-def write_sim_page(page: Page, path: Path) -> Path:
-    """The page as the simulator reads it: one object per line, `id domain size parent|-`."""
-    path.write_text(sim_page_text(page))
+def write_sim_page(page: Page, path: Path, http: str = "h1") -> Path:
+    """The page as the simulator reads it (sim_page_text)."""
+    path.write_text(sim_page_text(page, http))
     return path
 
 
-def sim_page_text(page: Page) -> str:
+def sim_page_text(page: Page, http: str = "h1") -> str:
+    """One object per line, `id domain size parent|-`, then its domain's HTTP version
+    (protocols.domain_protocols) where it is not HTTP/1.1."""
+    versions = protocols.domain_protocols(page, http)
     lines = []
     for o in page.objects:
         if any(c.isspace() for c in o.id + o.domain):
             raise SimError(f"page {page.id}: object {o.id!r} or its domain has a space")
-        lines.append(f"{o.id} {o.domain} {o.size} {o.parent or '-'}")
+        version = "" if versions[o.domain] == "h1" else f" {versions[o.domain]}"
+        lines.append(f"{o.id} {o.domain} {o.size} {o.parent or '-'}{version}")
     return "\n".join(lines) + "\n"
 
 

@@ -46,6 +46,9 @@ def episode_command(
         objects: int = typer.Option(9, help="With --page none: parallel TCP transfers."),
         object_size: str = typer.Option("250kb", help="With --page none: each transfer's size."),
         settle: str = typer.Option("10s", help="The video alone before the page."),
+        http: str = typer.Option("h1", help="The page's HTTP versions: h1, h2, h3 (one multiplexed TCP "
+                                            "connection per domain, as h2), or table3 (drawn per domain "
+                                            "from paper 000's Table 3)."),
         as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
         binary: Path = _BINARY) -> None:
     """Run the motivating example in ns-3 under each scheduler and print the video's metrics."""
@@ -67,10 +70,10 @@ def episode_command(
                 load = ["--web=tcp", f"--web-flows={objects}",
                         f"--web-bytes={int(units.parse_size(object_size))}"]
             else:
-                load = [f"--page={write_sim_page(named_page(page), Path(scratch) / 'page.txt')}"]
+                load = [f"--page={write_sim_page(named_page(page), Path(scratch) / 'page.txt', http)}"]
             episodes = [episode(name.strip(), controller, link, load, settle_s, binary)
                         for name in schedulers.split(",") if name.strip()]
-    except (SimError, units.UnitError) as err:
+    except (SimError, units.UnitError, ValueError) as err:
         console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(2)
     print_episodes(episodes, as_json, console)

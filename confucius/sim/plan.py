@@ -292,7 +292,7 @@ def plan(scenario: Scenario, db=None, *, binary: Path = bn.BOTTLENECK, scheduler
     known = bn.describe(binary)
     program = {"bottleneck": program_digest(binary)}
     pages = [workload.page(scenario, ref) for ref in scenario.web.pages]
-    texts = [bn.sim_page_text(page) for page in pages]
+    texts = [bn.sim_page_text(page, scenario.web.http) for page in pages]
     trace, episode = link_trace(scenario), episode_args(scenario)
     runnable, skipped, options = [], [], {}
     for cell in planning.cells(scenario, schedulers, controllers):

@@ -45,6 +45,7 @@ class Connection:
     objects: int
     bytes: int
     error: str | None
+    protocol: str = "h1"   # the simulator's reports name it; web-client speaks HTTP/1.1 only
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,8 @@ def parse_report(text: str) -> PageLoad:
             connections=tuple(Connection(
                 id=c["id"], domain=c["domain"], server=c["server"], local_port=c["local_port"],
                 opened=c["opened_us"] / 1e6, established=_seconds(c["established_us"]),
-                objects=c["objects"], bytes=c["bytes"], error=c["error"]) for c in data["connections"]),
+                objects=c["objects"], bytes=c["bytes"], error=c["error"],
+                protocol=c.get("protocol", "h1")) for c in data["connections"]),
             objects=tuple(ObjectTiming(
                 id=o["id"], domain=o["domain"], size=o["size"], parent=o["parent"], depth=o["depth"],
                 status=o["status"], connection=o["connection"], ready=_seconds(o["ready_us"]),

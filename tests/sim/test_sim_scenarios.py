@@ -206,3 +206,30 @@ def test_the_scenario_chooses_whose_tcp_defaults_every_connection_takes(small):
     assert "--tcp=linux" in linux and "--tcp=ns3" in ns3
     with pytest.raises(ScenarioError, match="tcp"):
         load(small(sim='tcp = "freebsd"'))
+
+
+def test_the_scenarios_http_versions_reach_the_page_and_the_record(tmp_path, small):
+    # HTTP/2 everywhere: each page line names its domain's version, the run's connections
+    # are one per domain and say so, and the cell's key is another than HTTP/1.1's.
+    h1 = load(small())
+    h2 = load(small(web='http = "h2"'))
+    [task] = [t for t in plan(h2)[0] if t.cell.cell.scheduler.name == "confucius"]
+    assert all(line.endswith(" h2") for page in task.pages for line in page.text.splitlines())
+    assert all(not line.endswith(" h2") for t in plan(h1)[0] for page in t.pages for line in page.text.splitlines())
+    cell = task.cell.cell
+    assert keys.cell_key(h1, cell) != keys.cell_key(h2, cell)
+    db = tmp_path / "sim.sqlite"
+    result = runner.invoke(app, ["run", str(tmp_path / "small.toml"), "--db", str(db), "-s", "confucius"])
+    assert result.exit_code == 0, result.output
+    connections = [json.loads(d)["protocol"] for (d,) in rows(db, "SELECT details FROM flows WHERE kind = 'web'")]
+    domains = rows(db, "SELECT COUNT(DISTINCT domain) FROM objects")[0][0]
+    assert connections == ["h2"] * domains
+    with pytest.raises(ScenarioError, match="http"):
+        load(small(web='http = "spdy"'))
+
+
+def test_the_lab_refuses_pages_over_http2_in_one_line(small):
+    from confucius.lab import runner as lab
+
+    with pytest.raises(lab.RunnerError, match="web-client speaks HTTP/1.1 only"):
+        lab.plan(load(small(web='http = "table3"')), None)
