@@ -45,14 +45,21 @@ def test_a_one_object_pages_plt_is_its_analytic_value(size, tmp_path):
     assert result["plt_s"] == pytest.approx(analytic_plt(size), rel=0.05)
 
 
-def test_objects_wait_for_their_parent_and_share_six_connections_per_domain(tmp_path):
-    # A root, then 12 objects on its domain and 3 on another: 6 + 3 connections, and two
-    # dependency levels, so the load takes longer than the root alone.
-    lines = ["root a.com 10000 -"] + [f"x{i} a.com 10000 root" for i in range(12)] + \
+def tree_page(folder: Path, a_version: str = "") -> Path:
+    """A root, then 12 objects on its domain, a.com (over `a_version`, if given), and 3 on
+    b.com (HTTP/1.1)."""
+    version = f" {a_version}" if a_version else ""
+    lines = [f"root a.com 10000 -{version}"] + [f"x{i} a.com 10000 root{version}" for i in range(12)] + \
             [f"y{i} b.com 10000 root" for i in range(3)]
-    page = tmp_path / "tree.page"
+    page = folder / "tree.page"
     page.write_text("\n".join(lines) + "\n")
-    result = load(page)
+    return page
+
+
+def test_objects_wait_for_their_parent_and_share_six_connections_per_domain(tmp_path):
+    # The tree page: 6 + 3 connections, and two dependency levels, so the load takes
+    # longer than the root alone.
+    result = load(tree_page(tmp_path))
     assert result["objects_done"] == 16 and result["connections"] == 1 + 5 + 3
     assert result["plt_s"] > 2 * analytic_plt(10_000)
 
@@ -71,13 +78,9 @@ def report_of(result: dict) -> tuple[dict, dict]:
 
 
 def test_a_multiplexed_domain_takes_one_connection_for_every_request(tmp_path):
-    # The tree page again, a.com over HTTP/2: its 13 objects share one connection, b.com
-    # keeps its three HTTP/1.1 connections, and every object arrives whole.
-    lines = ["root a.com 10000 - h2"] + [f"x{i} a.com 10000 root h2" for i in range(12)] + \
-            [f"y{i} b.com 10000 root" for i in range(3)]
-    page = tmp_path / "tree.page"
-    page.write_text("\n".join(lines) + "\n")
-    result = load(page)
+    # The tree page, a.com over HTTP/2: its 13 objects share one connection, b.com keeps
+    # its three HTTP/1.1 connections, and every object arrives whole.
+    result = load(tree_page(tmp_path, "h2"))
     objects, connections = report_of(result)
     assert result["objects_done"] == 16 and result["connections"] == 1 + 3
     assert {objects[f"x{i}"]["connection"] for i in range(12)} == {objects["root"]["connection"]}
