@@ -82,8 +82,9 @@ json.dump(found, open(os.path.join(os.environ["RESULTS"], "install.json"), "w"))
 
 
 # Under both engines: the UML kernel's config (kernel/uml/uml.config) must hold every
-# scheduler, filter and action of the table, as Debian's modules do.
-@pytest.fixture(scope="module", params=["qemu", "uml"])
+# scheduler, filter and action of the table, as Debian's modules do. Under qemu the 17
+# set-ups take 2-4 minutes of TCG: `make test-long`.
+@pytest.fixture(scope="module", params=[pytest.param("qemu", marks=pytest.mark.long), "uml"])
 def installed(request, tmp_path_factory) -> dict:
     if request.param == "uml" and not uml.KERNEL_BINARY.is_file():
         pytest.skip("no UML kernel: run `make uml`")
