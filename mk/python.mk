@@ -15,8 +15,8 @@ test-python: $(VENV_STAMP) $(PYTEST_NEEDS)
 
 # What `make test` leaves out to stay well under CI's time (the `long` marker): Debian
 # 6.12's packages installed under qemu (4-5 minutes) and every scheduler installed in
-# Debian's 6.1 under qemu (2-4 minutes); make test installs the packages in 6.1 and every
-# scheduler in the lab's UML kernel.
+# Debian's own 6.1 under qemu (2-4 minutes); make test installs the packages in 6.1 and
+# every scheduler in the lab's UML kernel, whose configuration is another.
 .PHONY: test-long
 test-long: $(VENV_STAMP) $(PYTEST_NEEDS)
 	$(PY) -m pytest -m long

@@ -67,6 +67,8 @@ def episode_command(
         settle_s = units.parse_time(settle)
         with tempfile.TemporaryDirectory() as scratch:
             if page == "none":
+                if http != "h1":
+                    raise SimError("--http is for a page; --page none loads parallel TCP transfers")
                 load = ["--web=tcp", f"--web-flows={objects}",
                         f"--web-bytes={int(units.parse_size(object_size))}"]
             else:

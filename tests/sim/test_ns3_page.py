@@ -110,8 +110,21 @@ def test_http3_is_simulated_as_http2(tmp_path):
         page = tmp_path / f"{protocol}.page"
         page.write_text(f"root a.com 30000 - {protocol}\n" +
                         "".join(f"x{i} a.com 50000 root {protocol}\n" for i in range(8)))
-        results.append(load(page)["plt_s"])
+        result = load(page)
+        _, connections = report_of(result)
+        assert result["connections"] == 1 and connections[0]["protocol"] == protocol
+        results.append(result["plt_s"])
     assert results[0] == results[1]
+
+
+def test_an_empty_response_ends_its_stream(tmp_path):
+    # A zero-byte object is a head and an empty last DATA frame; its child follows.
+    page = tmp_path / "empty.page"
+    page.write_text("root a.com 0 - h2\nchild a.com 5000 root h2\n")
+    result = load(page)
+    objects, _ = report_of(result)
+    assert result["objects_done"] == 2 and objects["root"]["received"] == 0
+    assert objects["child"]["request_us"] >= objects["root"]["last_byte_us"]
 
 
 @pytest.mark.parametrize("lines, message", [

@@ -37,6 +37,14 @@ def test_report_becomes_records_in_seconds():
     assert load.peak_active() == 1
 
 
+def test_a_connection_is_http1_unless_the_report_names_its_protocol():
+    # web-client's reports have no protocol (HTTP/1.1 only); the simulator's name it.
+    assert parse_report(_report()).connections[0].protocol == "h1"
+    named = json.loads(_report())
+    named["connections"][0]["protocol"] = "h2"
+    assert parse_report(json.dumps(named)).connections[0].protocol == "h2"
+
+
 def test_failed_load_keeps_missing_times():
     load = parse_report(_report(ok=False, plt_us=None, error="timeout after 1s"))
     assert load.plt is None and not load.ok

@@ -39,6 +39,7 @@ const uint32_t HPACKED_RESPONSE = 31;
 const uint8_t DATA = 0;
 const uint8_t HEADERS = 1;
 const uint8_t END_STREAM = 0x1;
+const uint8_t END_HEADERS = 0x4;
 
 /* A frame's header followed by `payload` (zeros when empty and `length` > 0). */
 std::vector<uint8_t>
@@ -109,7 +110,7 @@ CopyCubicFriendliness(Ptr<Socket> listener, Ptr<Socket> accepted)
 bool
 Multiplexed(const std::string& protocol)
 {
-    return protocol != "h1";
+    return protocol == "h2" || protocol == "h3";
 }
 
 std::vector<WebObject>
@@ -311,7 +312,7 @@ WebObjectServer::WriteFrames(Ptr<Socket> socket, Client& c)
         bool last = false;
         if (!s.headSent)
         {
-            frame = Frame(HEADERS, 0, s.id, HPACKED_RESPONSE);
+            frame = Frame(HEADERS, END_HEADERS, s.id, HPACKED_RESPONSE);
             s.headSent = true;
         }
         else
@@ -536,7 +537,8 @@ PageLoader::Send(Connection& c, size_t object)
     if (c.multiplexed)
     {
         const std::string asked = "bytes=" + std::to_string(m_page[object].size);
-        const std::vector<uint8_t> frame = Frame(HEADERS, END_STREAM, StreamOf(object), asked.size(), asked);
+        const std::vector<uint8_t> frame =
+            Frame(HEADERS, END_STREAM | END_HEADERS, StreamOf(object), asked.size(), asked);
         c.socket->Send(frame.data(), frame.size(), 0);
         return;
     }

@@ -41,7 +41,7 @@ struct WebObject
     std::string id, domain;
     uint64_t size;
     int parent;
-    std::string protocol;
+    std::string protocol = "h1";
 };
 
 /* Whether a protocol sends every request of a domain over one connection (h2, h3). */
