@@ -55,7 +55,7 @@ kmod: $(if $(filter uml,$(KTREE)),$(KMOD_UML),$(KMOD))
 kmod-uml: $(KMOD_UML)
 kmod-uml-6.12: $(KMOD_UML_612)
 kmod-uml-debug: $(KMOD_UML_DEBUG)
-PYTEST_NEEDS += $(KMOD) $(KMOD_UML) $(KMOD_UML_612)
+PYTEST_NEEDS += $(KMOD) $(KMOD_UML)
 
 # Per-packet cost and memory of confucius beside fq_codel, cake and fq in the lab's UML
 # kernels, 6.1 and 6.12, on the host's clock (bench/README.md); BENCH_KERNEL_ARGS passes

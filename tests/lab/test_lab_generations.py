@@ -33,10 +33,14 @@ def _built(engine: str, flavour: str) -> bool:
     return module.is_file()
 
 
+# UML 6.12 is built for `make test-long` (mk/python.mk); make test boots Debian's 6.12 under qemu.
+COMBINATIONS = [pytest.param(generation, engine, marks=[pytest.mark.long] if (engine, generation) == ("uml", "6.12") else [])
+                for generation in sorted(GENERATIONS) for engine in engines.VM_ENGINES]
+
+
 @pytest.mark.vm
 @pytest.mark.skipif(os.geteuid() != 0, reason="the guests write the host's files as root")
-@pytest.mark.parametrize("engine", engines.VM_ENGINES)
-@pytest.mark.parametrize("generation", sorted(GENERATIONS))
+@pytest.mark.parametrize("generation, engine", COMBINATIONS)
 def test_each_generation_boots_loads_the_module_and_shapes(tmp_path, engine, generation):
     flavour = GENERATIONS[generation]
     if not _built(engine, flavour):
