@@ -59,6 +59,7 @@ def episode_command(
     from confucius import units
     from confucius.sim.bottleneck import SimError, named_page, write_sim_page
     from confucius.sim.episode import episode, print_episodes
+    from confucius.web import protocols
 
     console = Console()
     try:
@@ -66,6 +67,8 @@ def episode_command(
         link.append(f"--trace={trace}" if trace else f"--rate={units.parse_rate(rate):.0f}bps")
         settle_s = units.parse_time(settle)
         with tempfile.TemporaryDirectory() as scratch:
+            if http not in protocols.CHOICES:
+                raise SimError(f"--http must be one of {', '.join(protocols.CHOICES)}, not {http!r}")
             if page == "none":
                 if http != "h1":
                     raise SimError("--http is for a page; --page none loads parallel TCP transfers")
@@ -75,7 +78,7 @@ def episode_command(
                 load = [f"--page={write_sim_page(named_page(page), Path(scratch) / 'page.txt', http)}"]
             episodes = [episode(name.strip(), controller, link, load, settle_s, binary)
                         for name in schedulers.split(",") if name.strip()]
-    except (SimError, units.UnitError, ValueError) as err:
+    except (SimError, units.UnitError) as err:
         console.print(f"[red]error:[/red] {err}")
         raise typer.Exit(2)
     print_episodes(episodes, as_json, console)
