@@ -71,7 +71,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from confucius.units import UnitError, parse_rate, parse_size, parse_time
 
@@ -82,6 +82,9 @@ from . import schedulers as sched
 from .engines import DEFAULT_GENERATION, GENERATIONS, SEED_LIMIT, VM_ENGINES
 from .records import FLENT_RTT_FAIR_SERVERS, FLENT_TESTS, MAX_CLIENTS, Bulk, Flent, Probes, Warmup  # the parts an engine's spec carries as they are
 from .shaping import SHAPINGS, TopologyError, TraceSet, read_trace
+
+if TYPE_CHECKING:
+    from .grid import GridPoint
 
 MTU_BYTES = sched.MTU_BYTES
 # What the simulator samples of the scheduler ([sim] samples).
@@ -737,13 +740,16 @@ def _read_uml(t: Table | None) -> UmlSettings:
 
 
 def read_top(text: str, path: Path, engine: str | None,
-             kernel: str | None = None) -> tuple[Table, str]:
+             kernel: str | None = None, point: GridPoint | None = None) -> tuple[Table, str]:
     """The top table of a scenario file's `text` (`engine` and `kernel`, when given,
-    replacing its own) and its name, checked: every kind of scenario starts here."""
+    replacing its own; a grid's `point` setting its values) and its name, checked: every
+    kind of scenario starts here."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ScenarioError(f"{path}: not valid TOML: {err}") from None
+    if point is not None:
+        point.apply(data, path)
     if engine is not None:
         data["engine"] = engine
     if kernel is not None:
@@ -752,17 +758,22 @@ def read_top(text: str, path: Path, engine: str | None,
     name = top.string("name")
     if not name or not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9_-]*", name):
         raise top.error("name", f"a name of letters, digits, '-' and '_' is required, got {name!r}")
-    return top, name
+    return top, name if point is None else f"{name}-{point.suffix}"
 
 
 def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | None = None,
-          kernel: str | None = None, ccas: tuple[str, ...] | None = None) -> Scenario:
+          kernel: str | None = None, ccas: tuple[str, ...] | None = None,
+          point: GridPoint | None = None) -> Scenario:
     """The scenario in `text` (read from `path`, which relative paths start from).
     `trace` replaces the link's rate or trace with this trace file; `engine` and `kernel`
     the scenario's engine and kernel generation; `ccas` the TCP congestion controls there
-    are (default: the lab kernel's; the simulator gives ns-3's)."""
+    are (default: the lab kernel's; the simulator gives ns-3's); `point` one point of the
+    file's grid (grid.py, which reads a file with a grid)."""
     path = Path(path)
-    top, name = read_top(text, path, engine, kernel)
+    top, name = read_top(text, path, engine, kernel, point)
+    if top.has("grid"):
+        raise top.error("grid", "the file stands for several scenarios, one per point of its grid: "
+                                "`confucius sim run`, `sim sweep`, `lab run`, `lab matrix` and `lab plan` run each")
     link_table = top.table("link")
     if trace is not None and link_table is not None:
         link_table.data = {k: v for k, v in link_table.data.items() if k not in ("rate", "traces")}
@@ -796,7 +807,7 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     top.done()
     _check_labels(scenario)
     _check_marks(scenario)
-    return _with_digest(scenario, trace, engine, kernel)
+    return _with_digest(scenario, trace, engine, kernel, point)
 
 
 def _check_labels(scenario: Scenario) -> None:
@@ -816,8 +827,9 @@ def _check_marks(scenario: Scenario) -> None:
 
 
 def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None,
-                 kernel: str | None = None) -> Scenario:
-    """The scenario's identity for resuming: its text, the traces' content and the page files'."""
+                 kernel: str | None = None, point: GridPoint | None = None) -> Scenario:
+    """The scenario's identity for resuming: its text (and grid point), the traces' content
+    and the page files'."""
     digest = hashlib.sha256(scenario.text.encode())
     traces = scenario.link.traces.files if scenario.link.traces else ()
     for extra in [scenario.link.trace, *traces, *(r.file for r in (scenario.web.pages if scenario.web else ()))]:
@@ -829,6 +841,8 @@ def _with_digest(scenario: Scenario, trace: Path | None, engine: str | None,
         digest.update(f"engine-override:{engine}".encode())
     if kernel is not None:
         digest.update(f"kernel-override:{kernel}".encode())
+    if point is not None:
+        digest.update(f"grid-point:{point.describe()}".encode())
     object.__setattr__(scenario, "digest", digest.hexdigest()[:16])
     return scenario
 

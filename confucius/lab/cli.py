@@ -280,11 +280,12 @@ def _scenario_command(name: str):
     return register
 
 
-def _load_scenario(choice: _ScenarioChoice):
-    from confucius.experiment import scenario
+def _load_scenarios(choice: _ScenarioChoice):
+    """The scenario, or each point of its grid."""
+    from confucius.experiment import grid, scenario
 
     try:
-        return scenario.load(choice.scenario, trace=choice.trace, engine=choice.engine, kernel=choice.kernel)
+        return grid.load_points(choice.scenario, trace=choice.trace, engine=choice.engine, kernel=choice.kernel)
     except scenario.ScenarioError as err:
         _fail(str(err))
 
@@ -299,12 +300,21 @@ def _names(values: Optional[List[str]]) -> Optional[List[str]]:
 def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional[Path], resume: bool,
                   attempts: int, max_failures: int, echo: bool, workers: int = 1,
                   address: Optional[str] = None) -> None:
+    runs = failed = 0
+    for loaded in _load_scenarios(choice):
+        report = _run_one(loaded, choice, db, results, resume, attempts, max_failures, echo, workers, address)
+        runs, failed = runs + report.runs, failed + report.failed
+    if runs and failed == runs:
+        raise typer.Exit(1)
+
+
+def _run_one(loaded, choice: _ScenarioChoice, db: Optional[Path], results: Optional[Path], resume: bool,
+             attempts: int, max_failures: int, echo: bool, workers: int, address: Optional[str]):
     from confucius.cluster import ClusterError
     from confucius.experiment import scenario as scenario_module
     from confucius.experiment.db import DatabaseError
     from confucius.lab import runner
 
-    loaded = _load_scenario(choice)
     try:
         report = runner.run_matrix(loaded, db_path=db or runner.DEFAULT_DB,
                                    results_root=results or runner.DEFAULT_RESULTS,
@@ -321,8 +331,7 @@ def _run_scenario(choice: _ScenarioChoice, db: Optional[Path], results: Optional
     typer.echo(f"{loaded.name}: {report.runs} runs ({report.failed} failed), "
                f"{report.units_valid} valid measurements, {report.units_invalid} invalid; "
                f"database {db or runner.DEFAULT_DB}", err=True)
-    if report.runs and report.failed == report.runs:
-        raise typer.Exit(1)
+    return report
 
 
 # The options of the commands that run a scenario.
@@ -395,19 +404,26 @@ def plan_command(
 ):
     """Check SCENARIO and show the runs a matrix would do (with --db: what is left)."""
     from rich.console import Console
-    from rich.table import Table
 
-    from confucius.experiment import keys
     from confucius.experiment.db import Database, DatabaseError
     from confucius.lab import runner
 
-    loaded = _load_scenario(choice)
+    scenarios = _load_scenarios(choice)
     try:
         database = Database(db) if db else None
-        tasks = runner.plan(loaded, database, schedulers=_names(choice.schedulers),
-                            controllers=_names(choice.controllers))
-    except DatabaseError as err:
+        for loaded in scenarios:
+            tasks = runner.plan(loaded, database, schedulers=_names(choice.schedulers),
+                                controllers=_names(choice.controllers))
+            Console().print(_plan_table(loaded, tasks))
+    except (DatabaseError, runner.RunnerError) as err:
         _fail(str(err))
+
+
+def _plan_table(loaded, tasks):
+    from rich.table import Table
+
+    from confucius.experiment import keys
+
     table = Table(title=f"{loaded.name}: {len(tasks)} runs, {sum(t.units for t in tasks)} measurements")
     for column in ("scheduler", "controller", "rep", "pages", "tc (bottleneck)"):
         table.add_column(column)
@@ -416,7 +432,7 @@ def plan_command(
         table.add_row(task.cell.scheduler.name, task.cell.controller, str(task.cell.repetition),
                       ", ".join(unit.ref.key for unit in task.pages[:4]) + (" ..." if len(task.pages) > 4 else ""),
                       "\n".join(setup.own_lines()))
-    Console().print(table)
+    return table
 
 
 @app.command("merge")

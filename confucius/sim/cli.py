@@ -16,7 +16,8 @@ app = typer.Typer(no_args_is_help=True, add_completion=False,
 BOTTLENECK = Path(__file__).resolve().parents[2] / "build" / "sim" / "bottleneck"
 DEFAULT_DB = Path("results") / "sim" / "sim.sqlite"
 
-_SCENARIO = typer.Argument(..., help="The lab's scenario file (TOML; a \\[sim] table for the simulator's own keys).")
+_SCENARIO = typer.Argument(..., help="The lab's scenario file (TOML; a \\[sim] table for the simulator's own keys; "
+                                             "with a \\[grid], each of its points).")
 _DB = typer.Option(DEFAULT_DB, "--db", help="Results database (the lab's schema).")
 _SCHEDULERS = typer.Option(None, "--schedulers", "-s", help="Only these schedulers (repeatable or comma-separated).")
 _CONTROLLERS = typer.Option(None, "--controllers", "-c", help="Only these RT controllers (repeatable or comma-separated).")
@@ -86,16 +87,30 @@ def episode_command(
 
 def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resume: bool, attempts: int,
               execute=None):
-    """Load the scenario, simulate, store; say what was skipped and what failed."""
+    """Load the scenario (each point of its grid), simulate, store; say what was skipped
+    and what failed. The scenarios and their reports."""
+    from confucius.experiment.grid import load_points
+    from confucius.experiment.scenario import ScenarioError
+    from confucius.sim.bottleneck import NS3_CCAS
+
+    try:
+        scenarios = load_points(path, ccas=NS3_CCAS)
+    except ScenarioError as err:
+        _fail(str(err))
+    return [(scenario, _simulate_one(scenario, db, schedulers, controllers, binary, resume, attempts, execute))
+            for scenario in scenarios]
+
+
+def _simulate_one(scenario, db: Path, schedulers, controllers, binary: Path, resume: bool, attempts: int,
+                  execute):
     from confucius.cluster import ClusterError
     from confucius.experiment.db import DatabaseError
-    from confucius.experiment.scenario import ScenarioError, load
+    from confucius.experiment.scenario import ScenarioError
     from confucius.sim import sweep
-    from confucius.sim.bottleneck import NS3_CCAS, SimError
+    from confucius.sim.bottleneck import SimError
     from confucius.sim.plan import PlanError, differences
 
     try:
-        scenario = load(path, ccas=NS3_CCAS)
         report = sweep.sweep(scenario, db, binary=binary, schedulers=_names(schedulers),
                              controllers=_names(controllers), resume=resume, attempts=attempts,
                              progress=sys.stderr.isatty(), execute=execute)
@@ -113,7 +128,12 @@ def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resum
                f"database {db}", err=True)
     for error in report.errors:
         typer.echo(f"failed: {error}", err=True)
-    return scenario, report
+    return report
+
+
+def _all_failed(reports) -> bool:
+    tasks = sum(r.tasks for _, r in reports)
+    return bool(tasks) and sum(r.failed for _, r in reports) == tasks
 
 
 @app.command("run")
@@ -123,13 +143,14 @@ def run_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Optional
     from confucius.report.cli import summary_command
     from confucius.report.summary import BASELINE
 
-    loaded, report = _simulate(scenario, db, schedulers, controllers, binary, resume=False, attempts=1)
-    if report.pages:
-        order = ",".join(c.name for c in loaded.schedulers)   # the scenario's order, as `make demo` prints it
-        summary_command(db=db, scenario=loaded.name, baseline=BASELINE, also_against=None,
-                        schedulers=[order], targets=False, json_out=None, max_held=None, min_start=None,
-                        common=False, pages_of=None)
-    if report.tasks and report.failed == report.tasks:
+    reports = _simulate(scenario, db, schedulers, controllers, binary, resume=False, attempts=1)
+    for loaded, report in reports:
+        if report.pages:
+            order = ",".join(c.name for c in loaded.schedulers)   # the scenario's order, as `make demo` prints it
+            summary_command(db=db, scenario=loaded.name, baseline=BASELINE, also_against=None,
+                            schedulers=[order], targets=False, json_out=None, max_held=None, min_start=None,
+                            common=False, pages_of=None)
+    if _all_failed(reports):
         raise typer.Exit(1)
 
 
@@ -145,10 +166,10 @@ def sweep_command(scenario: Path = _SCENARIO, db: Path = _DB, schedulers: Option
     database are skipped, a failed task is stored with its error and the others go on."""
     from confucius.sim import sweep
 
-    _, report = _simulate(scenario, db, schedulers, controllers, binary, resume=True, attempts=attempts,
-                          execute=lambda tasks, scenario, produced: sweep.on_dask(tasks, scenario, produced, binary,
-                                                                                 scheduler, workers))
-    if report.tasks and report.failed == report.tasks:
+    reports = _simulate(scenario, db, schedulers, controllers, binary, resume=True, attempts=attempts,
+                        execute=lambda tasks, scenario, produced: sweep.on_dask(tasks, scenario, produced, binary,
+                                                                               scheduler, workers))
+    if _all_failed(reports):
         raise typer.Exit(1)
 
 

@@ -67,3 +67,15 @@ def test_reports_without_a_database_say_what_to_run(tmp_path):
     assert result.exit_code == 2
     assert "no results database" in text(result) and "confucius lab run" in text(result)
     assert not (tmp_path / "none.sqlite").exists()
+
+
+def test_plan_lists_each_point_of_a_grid_and_refuses_what_the_lab_cannot_load(tmp_path):
+    grid = tmp_path / "grid.toml"
+    grid.write_text((REPO / "scenarios" / "demo.toml").read_text().replace('rate = "20mbit"\n', "")
+                    + '\n[grid]\nlink.rate = ["20mbit", "50mbit"]\n')
+    result = runner.invoke(lab_app, ["plan", str(grid)])
+    assert result.exit_code == 0, result.output
+    assert "demo-20mbit: 6 runs, 6 measurements" in text(result) and "demo-50mbit: 6 runs" in text(result)
+    result = runner.invoke(lab_app, ["plan", str(REPO / "scenarios" / "home.toml")])
+    assert result.exit_code == 2, result.output
+    assert "web.http = 'table3': the lab's web-client speaks HTTP/1.1 only" in text(result)
