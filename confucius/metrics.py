@@ -170,6 +170,12 @@ def long_plt(plt: float | None) -> bool:
     return plt is None or plt > LONG_PLT_S
 
 
+def no_plt_penalty(plt: float, baseline: float) -> bool:
+    """A page that loads no slower than under the baseline: paper 000 Fig. 12(b)'s "60 %
+    of websites have no PLT degradation"."""
+    return plt - baseline <= 0
+
+
 def degradation(plt: Mapping, baseline: Mapping) -> tuple[float, float, int]:
     """PLT degradation, paper 000 §7.1: "the increase of delay compared to FQ", over the
     pages both measured (same keys, e.g. page, controller and repetition): (mean

@@ -12,6 +12,7 @@ import json
 import math
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Sequence
 
 from confucius import metrics, provenance, rtflow
 from confucius.experiment import db_runs
@@ -82,6 +83,16 @@ class PageResult:
     def pair_key(self) -> tuple:
         """What makes two schedulers' measurements of a page comparable."""
         return self.scenario, self.controller, self.repetition, self.page_key
+
+
+def paired(mine: Sequence[PageResult], theirs: Sequence[PageResult],
+           value: Callable[[PageResult], float | None]) -> list[tuple[float, float]]:
+    """(mine, theirs) of `value` over the pages both measured (PageResult.pair_key), where
+    both have it."""
+    by_page = {r.pair_key: value(r) for r in theirs}
+    pairs = [(value(r), by_page[r.pair_key]) for r in mine if r.pair_key in by_page]
+    return [(a, b) for a, b in pairs if a is not None and b is not None
+            and not math.isnan(a) and not math.isnan(b)]
 
 
 def _connections(db: Database, page_row: int) -> list[tuple[int, int, int]]:

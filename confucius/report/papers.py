@@ -21,7 +21,7 @@ from confucius import metrics
 from confucius.experiment.schedulers import SCHEDULERS
 
 from . import intervals
-from .data import PageResult
+from .data import PageResult, paired
 from .summary import BASELINE
 
 CODEL = "fq_codel"
@@ -100,20 +100,6 @@ def _paper_figure(quantity: str, base: str) -> tuple[str, str]:
     return "", ""
 
 
-def _paired(mine: Sequence[PageResult], theirs: Sequence[PageResult], value: Callable) -> list[tuple[float, float]]:
-    by_page = {r.pair_key: value(r) for r in theirs}
-    pairs = [(value(r), by_page[r.pair_key]) for r in mine if r.pair_key in by_page]
-    return [(a, b) for a, b in pairs if a is not None and b is not None
-            and not math.isnan(a) and not math.isnan(b)]
-
-
-def _reduction(pairs: list[tuple[float, float]]) -> tuple[float, float, float]:
-    """1 - Σmine/Σtheirs with its interval: paper 000's "reduces ... by 60%"."""
-    ratio = metrics.ratio_of_sums(pairs)
-    low, high = intervals.ratio_interval(pairs)
-    return 1 - ratio, 1 - high, 1 - low
-
-
 def _share_row(loads: list[PageResult], flag: Callable[[PageResult], bool], per_1000: bool):
     flags = [flag(r) for r in loads]
     low, high = intervals.share_interval(flags)
@@ -127,18 +113,18 @@ def _comparisons(loads: list[PageResult], codel: list[PageResult], fq: list[Page
     found = {}
     if codel:
         for quantity, attribute in (("stall reduction vs fq_codel", "stall_s"), ("PLT reduction vs fq_codel", "plt_s")):
-            pairs = _paired(loads, codel, lambda r, a=attribute: getattr(r, a))
+            pairs = paired(loads, codel, lambda r, a=attribute: getattr(r, a))
             if pairs:
-                found[quantity] = (*_reduction(pairs), len(pairs), "%")
+                found[quantity] = (*intervals.reduction(pairs), len(pairs), "%")
     if fq:
         baseline = {r.pair_key: r.plt_s for r in fq}
-        mean_s, relative, paired = metrics.degradation({r.pair_key: r.plt_s for r in loads}, baseline)
-        if paired:
-            pairs = _paired(loads, fq, lambda r: r.plt_s)
+        mean_s, relative, count = metrics.degradation({r.pair_key: r.plt_s for r in loads}, baseline)
+        if count:
+            pairs = paired(loads, fq, lambda r: r.plt_s)
             low, high = intervals.ratio_interval(pairs)
-            found["PLT vs fq"] = (relative, low - 1, high - 1, paired, "±%")
-            found["mean PLT difference vs fq"] = (mean_s * 1e3, math.nan, math.nan, paired, "ms")
-            penalties = [r.plt_s - baseline[r.pair_key] <= 0 for r in loads
+            found["PLT vs fq"] = (relative, low - 1, high - 1, count, "±%")
+            found["mean PLT difference vs fq"] = (mean_s * 1e3, math.nan, math.nan, count, "ms")
+            penalties = [metrics.no_plt_penalty(r.plt_s, baseline[r.pair_key]) for r in loads
                          if r.plt_s is not None and baseline.get(r.pair_key) is not None]
             low, high = intervals.share_interval(penalties)
             found["loads with no PLT penalty vs fq"] = (metrics.share(penalties), low, high, len(penalties), "%")

@@ -235,3 +235,24 @@ def test_the_lab_refuses_pages_over_http2_in_one_line(small):
 
     with pytest.raises(lab.RunnerError, match="web-client speaks HTTP/1.1 only"):
         lab.plan(load(small(web='http = "table3"')), None)
+
+
+def test_a_grid_is_swept_point_by_point_and_reported_as_one(tmp_path, small):
+    # Two RT applications' rates as a grid: two scenarios in the database, each with its
+    # own cells, and `report promise --scenario` reads both by the grid's name.
+    path = small(extra=', "fq"')
+    path.write_text(path.read_text().replace('name = "sim-small"', 'name = "grid"')
+                    + '\n[grid]\nrt.max_rate = ["6mbit", "12mbit"]\n')
+    db = tmp_path / "sim.sqlite"
+    result = runner.invoke(app, ["run", str(path), "--db", str(db)])
+    assert result.exit_code == 0, result.output
+    assert "grid-6mbit: 3 simulated runs" in result.output and "grid-12mbit: 3 simulated runs" in result.output
+    assert rows(db, "SELECT DISTINCT name FROM scenarios ORDER BY id") == [("grid-6mbit",), ("grid-12mbit",)]
+    assert rows(db, "SELECT COUNT(DISTINCT cell_key) FROM runs") == [(6,)]
+    report = runner.invoke(report_app, ["promise", "--db", str(db), "--scenario", "grid", "--json"])
+    assert report.exit_code == 0, report.output
+    found = json.loads(report.output)
+    assert [(r["scenario"], r["scheduler"]) for r in found] == [("grid-6mbit", "confucius"), ("grid-12mbit", "confucius")]
+    assert all(r["plt_vs_fq"]["pairs"] == 1 for r in found)
+    missing = runner.invoke(report_app, ["promise", "--db", str(db), "--scenario", "home"])
+    assert missing.exit_code == 2 and "no scenario home (nor a grid of that name)" in missing.output
