@@ -492,7 +492,7 @@ def _rt_flow(t: Table, text, ccas) -> RtFlow:
                                  f"(e.g. tcp-bbr) or fixed-<rate> (e.g. fixed-8mbit)")
 
 
-def _read_rt(t: Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ...], ...], RtSettings]:
+def _read_rt(t: Table | None, path: Path, ccas, link: Link) -> tuple[tuple[tuple[RtFlow, ...], ...], RtSettings]:
     if t is None:
         raise ScenarioError(f"{path}: [rt] is missing (controllers = [\"gcc\"], ...)")
     entries = t.get("controllers")
@@ -507,13 +507,13 @@ def _read_rt(t: Table | None, path: Path, ccas) -> tuple[tuple[tuple[RtFlow, ...
     labels = [controller_label(s) for s in sets]
     if len(set(labels)) != len(labels):
         raise t.error("controllers", "a controller (or set of them) is listed twice")
-    settings = _rt_settings(t)
+    settings = _rt_settings(t, link)
     t.done()
     return tuple(sets), settings
 
 
-def _rt_settings(t: Table) -> RtSettings:
-    settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=t.rate("max_rate", "100mbit"),
+def _rt_settings(t: Table, link: Link) -> RtSettings:
+    settings = RtSettings(fps=t.integer("fps", 60, 1, 240), max_rate_bps=_max_rate(t, link),
                           start_rate_bps=t.rate("start_rate", "1mbit"), min_rate_bps=t.rate("min_rate", "100kbit"),
                           port=t.integer("port", 5000, 1024, 65000),
                           retransmit_s=t.time("retransmit", 0, positive=False),
@@ -521,6 +521,19 @@ def _rt_settings(t: Table) -> RtSettings:
     if not settings.min_rate_bps <= settings.start_rate_bps <= settings.max_rate_bps:
         raise t.error("start_rate", "needs min_rate <= start_rate <= max_rate")
     return settings
+
+
+def _max_rate(t: Table, link: Link) -> float:
+    """The RT flow's largest bitrate: `max_rate`, or `max_share` of the constant link's rate
+    (seed 002 Fig. 4's utilisation: the video's bitrate over the link's before the page)."""
+    if not t.has("max_share"):
+        return t.rate("max_rate", "100mbit")
+    share = t.number("max_share", None, 0.01, 1)
+    if t.has("max_rate"):
+        raise t.error("max_share", "give max_rate or max_share, not both")
+    if link.rate_bps is None:
+        raise t.error("max_share", "is a share of a constant link's rate: give [link] rate, or max_rate")
+    return share * link.rate_bps
 
 
 def _read_warmup(t: Table | None) -> Warmup:
@@ -784,9 +797,9 @@ def parse(text: str, path: Path, *, trace: Path | None = None, engine: str | Non
     if flent is not None:
         _check_server_rtts(flent, link, path)
     if flent is None:
-        rt_sets, rt = _read_rt(top.table("rt"), path, ccas)
+        rt_sets, rt = _read_rt(top.table("rt"), path, ccas, link)
     else:  # one cell per scheduler, with no RT flow
-        rt_sets, rt = ((),), _rt_settings(Table({}, "rt", path))
+        rt_sets, rt = ((),), _rt_settings(Table({}, "rt", path), link)
     web = _read_web(top.table("web"), path.parent, ccas)
     duration = top.time("duration")
     if flent is None and web is not None and duration is not None:

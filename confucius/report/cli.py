@@ -344,7 +344,17 @@ def _pages_of_grid(db: Path, scenario: Optional[str]) -> list[data.PageResult]:
     points = [n for n in names if n.startswith(f"{scenario}-")]
     if not points:
         _fail(f"no scenario {scenario} (nor a grid of that name) in {db} (scenarios: {', '.join(names) or 'none'})")
-    return [r for name in points for r in _pages(db, name)]
+    return _pages_of_names(db, points)
+
+
+def _pages_of_names(db: Path, names: list[str]) -> list[data.PageResult]:
+    """The loads of these scenarios (a grid's points, some perhaps not measured yet)."""
+    with _open(db) as database:
+        results = [r for name in names for r in data.page_results(database, name)]
+        if not results:
+            _fail(f"no valid page loads of {', '.join(names[:3])}{' ...' if len(names) > 3 else ''} in {db}")
+        _note_mixed(data.mixed_programs(database, results))
+    return results
 
 
 def _print_promise(rows) -> None:
@@ -374,6 +384,49 @@ def _print_promise(rows) -> None:
                   f"pages no slower than under fq; 95 % intervals over pages. The halves hold at removed >= "
                   f"{STALL_REMOVED_VS_CODEL:.0%} (fq_codel) and {STALL_REMOVED_VS_FQ:.0%} (fq), or no stall where "
                   f"the baseline had none; PLT <= {PLT_VS_FQ:+.0%} with >= {NO_PENALTY:.0%} of pages without a penalty.")
+
+
+@app.command("delay-map")
+def delay_map_command(
+    scenario: Path = typer.Argument(..., help="The grid's scenario file (its points' capacities and RT caps)."),
+    db: Path = _DB,
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Only these schedulers."),
+    out: Optional[Path] = typer.Option(None, help="PNG file for the heat maps, one per scheduler and controller."),
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """Seed 002 Fig. 4: per point of a grid of links and RT caps, controller and scheduler,
+    the video's largest frame delay while a page loads (the mean over loads and the largest),
+    over the capacity and the cap's share of it."""
+    from confucius.experiment import grid
+    from confucius.experiment.scenario import ScenarioError
+
+    from . import delay_map
+
+    try:
+        points = grid.load_points(scenario)
+    except ScenarioError as err:
+        _fail(str(err))
+    results, _ = _chosen(_pages_of_names(db, [p.name for p in points]), schedulers)
+    try:
+        cells = delay_map.delay_cells(points, results)
+    except ReportError as err:
+        _fail(str(err))
+    _show(cells, f"no loads of {scenario}'s points in {db}", as_json, summary.rows_json, _print_delay_map)
+    if out is not None:
+        print(f"wrote {delay_map.draw(cells, out)}", file=sys.stderr if as_json else sys.stdout)
+
+
+def _print_delay_map(cells) -> None:
+    table = Table(title="The video's largest frame delay while a page loads, over capacity and cap (seed 002 Fig. 4)")
+    for column in ("scenario", "RT", "scheduler", "capacity Mbit/s", "cap Mbit/s", "cap/capacity", "loads",
+                   "max delay ms", "largest ms", "stall s"):
+        table.add_column(column, justify="left" if column in ("scenario", "RT", "scheduler") else "right")
+    for c in cells:
+        table.add_row(c.scenario, c.controller, c.scheduler, f"{c.link_bps / 1e6:g}", f"{c.rt_max_bps / 1e6:g}",
+                      f"{c.share:.2f}", str(c.loads), f"{c.max_delay_ms:.0f}", f"{c.worst_ms:.0f}", f"{c.stall_s:.3f}")
+    console.print(table)
+    console.print("max delay: mean of each load's largest frame delay; largest: the largest of them; stall: mean "
+                  "per load (frame delay > 190 ms)")
 
 
 # `report seeds`, the command's first name, which docs/RESULTS.md and scenarios/seeds-eval.toml still use.

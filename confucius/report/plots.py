@@ -8,6 +8,7 @@
 - `site_counts`: loads per 1000 that stall the RT flow, and with PLT > 2 s (Fig. 11);
 - `cdfs`: per-load stall, PLT degradation against FQ, max frame delay, all frame delays (Fig. 12);
 - `sweeps`: stall and PLT degradation against the number and size of Web flows (Fig. 14/15);
+- `heat_maps`: a value over two axes, one map per panel (seed 002 Fig. 4, delay_map.py);
 - `four_cca`: four flows with four CCAs — delay and throughput over time, Confucius's
   classes over time, JFI per scheduler (Fig. 13, §7.4).
 """
@@ -342,3 +343,44 @@ def four_cca(runs: list[TimedRun], out: Path, detail: str = "confucius-class") -
     axes[2].tick_params(axis="x", rotation=30)
     axes[2].set_title("fairness")
     return _save(fig, out)
+
+
+# --------------------------------------------------------------------------- seed 002 Fig. 4
+
+def heat_maps(panels: dict[str, dict[tuple[float, float], float]], out: Path, across: str, up: str,
+              what: str) -> Path:
+    """One map per panel of {(x, y): value}, every panel on the same axes and colour scale
+    (logarithmic: delays span tens of ms to seconds), each square labelled with its value;
+    squares without a value are left blank."""
+    import numpy as np
+    from matplotlib.colors import LogNorm
+
+    plt = _pyplot()
+    xs = sorted({x for cells in panels.values() for x, _ in cells})
+    ys = sorted({y for cells in panels.values() for _, y in cells})
+    values = [v for cells in panels.values() for v in cells.values() if v > 0]
+    norm = LogNorm(vmin=min(values, default=1), vmax=max(values, default=10))
+    columns = min(len(panels), 3)
+    rows = math.ceil(len(panels) / columns)
+    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False, layout="constrained")
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, (title, cells) in zip(axes.flat, panels.items()):
+        grid = np.array([[cells.get((x, y), math.nan) for x in xs] for y in ys])
+        image = ax.imshow(grid, origin="lower", cmap="magma_r", norm=norm, aspect="auto")
+        for (row, column), value in np.ndenumerate(grid):
+            if not math.isnan(value):
+                ax.text(column, row, f"{value:.0f}", ha="center", va="center", fontsize=7,
+                        color="white" if norm(value) > 0.6 else "black")
+        ax.set_xticks(range(len(xs)), [f"{x:g}" for x in xs])
+        ax.set_yticks(range(len(ys)), [f"{y:g}" for y in ys])
+        ax.set_xlabel(across)
+        ax.set_ylabel(up)
+        ax.set_title(title, fontsize=9)
+    bar = fig.colorbar(image, ax=axes.ravel().tolist(), label=what, shrink=0.8)
+    bar.ax.yaxis.set_major_formatter(_plain_numbers())
+    bar.ax.yaxis.set_minor_formatter(_plain_numbers())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=130)
+    plt.close(fig)
+    return out

@@ -225,6 +225,9 @@ MISTAKES = [
     (('fps = 30', 'fps = 30.5'), ["rt.fps", "whole number"]),
     (('fps = 30', 'fps = 30\ncpu = "high"'), ["rt.cpu", "realtime, shared", "'high'"]),
     (('max_rate = "15mbit"', 'max_rate = "15mbit"\nstart_rate = "20mbit"'), ["start_rate", "min_rate <= start_rate"]),
+    (('max_rate = "15mbit"', 'max_rate = "15mbit"\nmax_share = 0.3'), ["rt.max_share", "max_rate or max_share"]),
+    (('max_rate = "15mbit"', 'max_share = 1.5'), ["rt.max_share", "between 0.01 and 1"]),
+    (('max_rate = "15mbit"', 'max_share = 0.04'), ["start_rate", "min_rate <= start_rate"]),   # 0.8 Mbit/s
     (('min = "4s"', 'min = "40s"'), ["warmup.max", "at least min"]),
     (('tolerance = 0.2', 'tolerance = 2'), ["warmup.tolerance", "between"]),
     (('min_share = 0.6', 'min_share = 1.5'), ["warmup.min_share", "between"]),
@@ -247,6 +250,15 @@ MISTAKES = [
 @pytest.mark.parametrize("change, words", MISTAKES, ids=[m[0][1][:30] for m in MISTAKES])
 def test_mistakes_are_refused_with_file_key_and_fix(tmp_path, change, words):
     assert_refused(tmp_path, GOOD, change, words)
+
+
+def test_the_rt_flows_cap_as_a_share_of_the_link_is_that_rate(tmp_path):
+    """Seed 002 Fig. 4's utilisation: max_share is the rate it names, keys and all."""
+    shared = sc.parse(GOOD.replace('max_rate = "15mbit"', "max_share = 0.75"), Path("s.toml"))
+    given = sc.parse(GOOD, Path("s.toml"))
+    assert shared.rt == given.rt and shared.rt.max_rate_bps == 15e6
+    on_a_trace = GOOD.replace('max_rate = "15mbit"', "max_share = 0.75").replace('rate = "20mbit"', 'trace = "t.log"')
+    assert_refused(tmp_path, on_a_trace, ("max_share", "max_share"), ["rt.max_share", "constant link's rate"])
 
 
 def assert_refused(tmp_path, text, change, words):

@@ -256,3 +256,10 @@ def test_a_grid_is_swept_point_by_point_and_reported_as_one(tmp_path, small):
     assert all(r["plt_vs_fq"]["pairs"] == 1 for r in found)
     missing = runner.invoke(report_app, ["promise", "--db", str(db), "--scenario", "home"])
     assert missing.exit_code == 2 and "no scenario home (nor a grid of that name)" in missing.output
+    mapped = runner.invoke(report_app, ["delay-map", str(path), "--db", str(db), "--json", "--out",
+                                        str(tmp_path / "fig4.png")])
+    assert mapped.exit_code == 0, mapped.output
+    cells = json.loads(mapped.stdout)
+    assert [(c["rt_max_bps"], c["scheduler"]) for c in cells] == [
+        (6e6, "confucius"), (6e6, "fq"), (6e6, "fq_codel"), (12e6, "confucius"), (12e6, "fq"), (12e6, "fq_codel")]
+    assert (tmp_path / "fig4.png").stat().st_size > 10_000
