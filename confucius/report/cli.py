@@ -369,19 +369,20 @@ def _print_promise(rows) -> None:
 
     table = Table(title="Both halves of the promise: the stall removed against fq_codel and fq, the pages against fq")
     for column in ("scenario", "RT", "scheduler", "loads", "stall s / fq_codel / fq", "removed vs fq_codel",
-                   "removed vs fq", "PLT vs fq", "no penalty", "max delay ms", "stall", "PLT"):
+                   "removed vs fq", "PLT vs fq", "no penalty", "median ΔPLT ms", "max delay ms", "stall", "PLT"):
         table.add_column(column, justify="left" if column in ("scenario", "RT", "scheduler") else "right",
                          no_wrap=column in ("scenario", "scheduler"))
     for r in rows:
         table.add_row(r.scenario, r.controller, r.scheduler, str(r.loads),
                       f"{r.stall_s:.3f} / {r.codel_stall_s:.3f} / {r.fq_stall_s:.3f}",
                       share(r.removed_vs_codel), share(r.removed_vs_fq), share(r.plt_vs_fq, signed=True),
-                      share(r.no_penalty), f"{r.max_delay_ms:.0f}", "yes" if r.stall_half else "no",
+                      share(r.no_penalty), f"{r.median_penalty_ms:+.0f}", f"{r.max_delay_ms:.0f}",
+                      "yes" if r.stall_half else "no",
                       "yes" if r.plt_half else "no")
     console.print(table)
     console.print(f"stall: mean per load (frame delay > 190 ms) over the pages both measured; removed: 1 − Σstall / "
                   f"Σthe baseline's (– where the baseline never stalled); PLT vs fq: ΣPLT / Σfq's − 1; no penalty: "
-                  f"pages no slower than under fq; 95 % intervals over pages. The halves hold at removed >= "
+                  f"pages no slower than under fq; median ΔPLT: the median page's PLT minus fq's; 95 % intervals over pages. The halves hold at removed >= "
                   f"{STALL_REMOVED_VS_CODEL:.0%} (fq_codel) and {STALL_REMOVED_VS_FQ:.0%} (fq), or no stall where "
                   f"the baseline had none; PLT <= {PLT_VS_FQ:+.0%} with >= {NO_PENALTY:.0%} of pages without a penalty.")
 

@@ -17,6 +17,7 @@ the link's capacity): each row's mean largest frame delay per load.
 from __future__ import annotations
 
 import math
+import statistics
 from dataclasses import dataclass
 
 from confucius import metrics
@@ -57,6 +58,7 @@ class PromiseRow:
     removed_vs_fq: Estimate
     plt_vs_fq: Estimate        # ΣPLT / ΣFQ's PLT − 1
     no_penalty: Estimate       # share of pages loading no slower than under FQ
+    median_penalty_ms: float   # the median page's PLT minus FQ's: how large a typical penalty is
     stall_half: bool
     plt_half: bool
 
@@ -80,16 +82,17 @@ def _stall_half_holds(estimate: Estimate, nothing_to_remove: bool, stall_s: floa
     return not math.isnan(estimate.value) and estimate.value >= target
 
 
-def _plt_vs_fq(mine: list[PageResult], fq: list[PageResult]) -> tuple[Estimate, Estimate]:
+def _plt_vs_fq(mine: list[PageResult], fq: list[PageResult]) -> tuple[Estimate, Estimate, float]:
     pairs = paired(mine, fq, lambda r: r.plt_s)
     if not pairs:
-        return NONE, NONE
+        return NONE, NONE, math.nan
     ratio = metrics.ratio_of_sums(pairs)
     low, high = intervals.ratio_interval(pairs)
     flags = [metrics.no_plt_penalty(a, b) for a, b in pairs]
     share_low, share_high = intervals.share_interval(flags)
     return (Estimate(ratio - 1, low - 1, high - 1, len(pairs)),
-            Estimate(metrics.share(flags), share_low, share_high, len(pairs)))
+            Estimate(metrics.share(flags), share_low, share_high, len(pairs)),
+            statistics.median(a - b for a, b in pairs) * 1e3)
 
 
 def _row(scenario: str, controller: str, scheduler: str, mine: list[PageResult],
@@ -97,7 +100,7 @@ def _row(scenario: str, controller: str, scheduler: str, mine: list[PageResult],
     stall_s = metrics.mean(r.stall_s for r in mine)
     vs_codel, codel_stall, codel_clean = _removed(mine, codel)
     vs_fq, fq_stall, fq_clean = _removed(mine, fq)
-    plt, no_penalty = _plt_vs_fq(mine, fq)
+    plt, no_penalty, median_penalty_ms = _plt_vs_fq(mine, fq)
     links = {r.link_bps for r in mine}
     return PromiseRow(
         scenario=scenario, controller=controller, scheduler=scheduler, loads=len(mine),
@@ -105,6 +108,7 @@ def _row(scenario: str, controller: str, scheduler: str, mine: list[PageResult],
         stall_s=stall_s, codel_stall_s=codel_stall, fq_stall_s=fq_stall,
         max_delay_ms=metrics.mean(r.max_delay_ms for r in mine),
         removed_vs_codel=vs_codel, removed_vs_fq=vs_fq, plt_vs_fq=plt, no_penalty=no_penalty,
+        median_penalty_ms=median_penalty_ms,
         stall_half=(_stall_half_holds(vs_codel, codel_clean, stall_s, STALL_REMOVED_VS_CODEL)
                     and _stall_half_holds(vs_fq, fq_clean, stall_s, STALL_REMOVED_VS_FQ)),
         plt_half=(not math.isnan(plt.value) and plt.value <= PLT_VS_FQ

@@ -34,7 +34,7 @@ def test_both_halves_by_hand():
     assert row.removed_vs_codel.value == pytest.approx(1 - 0.1 / 1.6)
     assert row.removed_vs_fq.value == pytest.approx(1 - 0.1 / 0.8)
     assert row.plt_vs_fq.value == pytest.approx(0.05) and row.plt_vs_fq.pairs == 4
-    assert row.no_penalty.value == 0.5
+    assert row.no_penalty.value == 0.5 and row.median_penalty_ms == pytest.approx(50.0)   # -100, 0, +100, +200
     assert row.stall_half and row.plt_half
     for estimate in (row.removed_vs_codel, row.removed_vs_fq, row.plt_vs_fq, row.no_penalty):
         assert estimate.low - 1e-9 <= estimate.value <= estimate.high + 1e-9
