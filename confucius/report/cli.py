@@ -367,11 +367,10 @@ def _print_promise(rows) -> None:
         interval = "" if math.isnan(e.low) else f" ({pattern.format(e.low * 100)}…{pattern.format(e.high * 100)})"
         return f"{pattern.format(e.value * 100)}%{interval}"
 
-    table = Table(title="Both halves of the promise: the stall removed against fq_codel and fq, the pages against fq")
-    for column in ("scenario", "RT", "scheduler", "loads", "stall s / fq_codel / fq", "removed vs fq_codel",
-                   "removed vs fq", "PLT vs fq", "no penalty", "median ΔPLT ms", "max delay ms", "stall", "PLT"):
-        table.add_column(column, justify="left" if column in ("scenario", "RT", "scheduler") else "right",
-                         no_wrap=column in ("scenario", "scheduler"))
+    table = _table("Both halves of the promise: the stall removed against fq_codel and fq, the pages against fq",
+                   ("scenario", "RT", "scheduler", "loads", "stall s / fq_codel / fq", "removed vs fq_codel",
+                    "removed vs fq", "PLT vs fq", "no penalty", "median ΔPLT ms", "max delay ms", "stall", "PLT"),
+                   ("scenario", "RT", "scheduler"), scenario={"no_wrap": True}, scheduler={"no_wrap": True})
     for r in rows:
         table.add_row(r.scenario, r.controller, r.scheduler, str(r.loads),
                       f"{r.stall_s:.3f} / {r.codel_stall_s:.3f} / {r.fq_stall_s:.3f}",
@@ -417,11 +416,18 @@ def delay_map_command(
         print(f"wrote {delay_map.draw(cells, out)}", file=sys.stderr if as_json else sys.stdout)
 
 
+def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...], **options) -> Table:
+    """A report's table: the columns named in `left` are text, the rest figures."""
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="left" if column in left else "right", **options.get(column, {}))
+    return table
+
+
 def _print_delay_map(cells) -> None:
-    table = Table(title="The video's largest frame delay while a page loads, over capacity and cap (seed 002 Fig. 4)")
-    for column in ("scenario", "RT", "scheduler", "capacity Mbit/s", "cap Mbit/s", "cap/capacity", "loads",
-                   "max delay ms", "largest ms", "stall s"):
-        table.add_column(column, justify="left" if column in ("scenario", "RT", "scheduler") else "right")
+    table = _table("The video's largest frame delay while a page loads, over capacity and cap (seed 002 Fig. 4)",
+                   ("scenario", "RT", "scheduler", "capacity Mbit/s", "cap Mbit/s", "cap/capacity", "loads",
+                    "max delay ms", "largest ms", "stall s"), ("scenario", "RT", "scheduler"))
     for c in cells:
         table.add_row(c.scenario, c.controller, c.scheduler, f"{c.link_bps / 1e6:g}", f"{c.rt_max_bps / 1e6:g}",
                       f"{c.share:.2f}", str(c.loads), f"{c.max_delay_ms:.0f}", f"{c.worst_ms:.0f}", f"{c.stall_s:.3f}")
@@ -598,10 +604,10 @@ def bulk_command(
 
 
 def _print_bulk(found) -> None:
-    table = Table(title="A bulk flow's own RTT beside the RT flow and the page")
-    for column in ("scenario", "scheduler", "controller", "loads", "stall s", "PLT s", "bulk RTT in page ms",
-                   "bulk RTT outside ms", "bulk Mbit/s in page", "bulk Mbit/s outside"):
-        table.add_column(column, justify="left" if column in ("scenario", "scheduler", "controller") else "right")
+    table = _table("A bulk flow's own RTT beside the RT flow and the page",
+                   ("scenario", "scheduler", "controller", "loads", "stall s", "PLT s", "bulk RTT in page ms",
+                    "bulk RTT outside ms", "bulk Mbit/s in page", "bulk Mbit/s outside"),
+                   ("scenario", "scheduler", "controller"))
     for r in found:
         table.add_row(r.scenario, r.scheduler, r.controller, str(r.loads), summary.fmt(r.stall_s, "{:.3f}"),
                       summary.fmt(r.plt_s, "{:.2f}"), _median_p95(r.rtt_during_median_ms, r.rtt_during_p95_ms),
