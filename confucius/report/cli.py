@@ -315,6 +315,8 @@ def promise_command(
                                                                                      "fq_codel and fq are always read."),
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
     common: bool = _COMMON,
+    out: Optional[Path] = typer.Option(None, help="PNG file: each scheduler's stall removed against fq_codel "
+                                                  "over its PLT against fq, a panel per scenario and controller."),
 ):
     """Both halves of the promise (issue 47), per scenario, controller and scheduler: the
     stall removed against fq_codel and fq, the PLT against fq and the pages with no penalty,
@@ -328,8 +330,14 @@ def promise_command(
         results = [r for r in results if r.scheduler in {*order, promise.CODEL, promise.FQ}]
     if common:
         results = summary.common_loads(results)
-    _show(promise.promise_rows(results, order), f"no scenario in {db} has loads under fq_codel, fq and another "
-                                                f"scheduler", as_json, summary.rows_json, _print_promise)
+    rows = promise.promise_rows(results, order)
+    _show(rows, f"no scenario in {db} has loads under fq_codel, fq and another scheduler", as_json,
+          summary.rows_json, _print_promise)
+    if out is not None:
+        from .plots import promise_plane
+
+        drawn = promise_plane(rows, out, promise.STALL_REMOVED_VS_CODEL, promise.PLT_VS_FQ)
+        print(f"wrote {drawn}", file=sys.stderr if as_json else sys.stdout)
 
 
 def _pages_of_grid(db: Path, scenario: Optional[str]) -> list[data.PageResult]:

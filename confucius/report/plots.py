@@ -8,6 +8,9 @@
 - `site_counts`: loads per 1000 that stall the RT flow, and with PLT > 2 s (Fig. 11);
 - `cdfs`: per-load stall, PLT degradation against FQ, max frame delay, all frame delays (Fig. 12);
 - `sweeps`: stall and PLT degradation against the number and size of Web flows (Fig. 14/15);
+- `promise_plane`: each scheduler's stall removed against FQ-CoDel over its PLT against fq,
+  one panel per scenario and controller, the issue's targets shaded (Fig. 10's trade in
+  the promise's own terms, promise.py);
 - `heat_maps`: a value over two axes, one map per panel (seed 002 Fig. 4, delay_map.py);
 - `four_cca`: four flows with four CCAs — delay and throughput over time, Confucius's
   classes over time, JFI per scheduler (Fig. 13, §7.4).
@@ -380,6 +383,48 @@ def heat_maps(panels: dict[str, dict[tuple[float, float], float]], out: Path, ac
     bar = fig.colorbar(image, ax=axes.ravel().tolist(), label=what, shrink=0.8)
     bar.ax.yaxis.set_major_formatter(_plain_numbers())
     bar.ax.yaxis.set_minor_formatter(_plain_numbers())
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=130)
+    plt.close(fig)
+    return out
+
+
+# --------------------------------------------------------------------------- the promise's plane
+
+def promise_plane(rows, out: Path, removed_target: float, plt_target: float) -> Path:
+    """Per scenario and controller (promise.PromiseRow), a point per scheduler (the
+    default red, the papers' schedule orange, others purple): the PLT against fq across,
+    the share of FQ-CoDel's stall removed up, with both intervals; the corner where both
+    targets hold shaded. Where fq_codel never stalled there
+    is nothing to remove and the scheduler is left out of that panel."""
+    plt = _pyplot()
+    panels: dict[tuple[str, str], list] = {}
+    for r in rows:
+        if r.removed_vs_codel.value == r.removed_vs_codel.value:   # not NaN
+            panels.setdefault((r.scenario, r.controller), []).append(r)
+    columns = min(len(panels), 4) or 1
+    count = math.ceil(len(panels) / columns) if panels else 1
+    fig, axes = plt.subplots(count, columns, figsize=(4.3 * columns, 3.6 * count), squeeze=False,
+                             layout="constrained")
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
+    for ax, ((scenario, controller), found) in zip(axes.flat, panels.items()):
+        ax.fill_between([-100, plt_target * 100], removed_target * 100, 105, color="tab:green", alpha=0.08)
+        ax.axhline(removed_target * 100, color="tab:green", linestyle="--", linewidth=0.8)
+        ax.axvline(plt_target * 100, color="tab:green", linestyle="--", linewidth=0.8)
+        for r in found:
+            x, y = r.plt_vs_fq.value * 100, r.removed_vs_codel.value * 100
+            colour = {"confucius": "tab:red", "confucius-fixed": "tab:orange"}.get(r.scheduler, "tab:purple")
+            ax.errorbar([x], [y], xerr=[[x - r.plt_vs_fq.low * 100], [r.plt_vs_fq.high * 100 - x]],
+                        yerr=[[y - r.removed_vs_codel.low * 100], [r.removed_vs_codel.high * 100 - y]],
+                        fmt="o", color=colour, markersize=4, elinewidth=0.6, capsize=2)
+            ax.annotate(r.scheduler, (x, y), textcoords="offset points", xytext=(4, 3), fontsize=7)
+        ax.set_xlim(left=min(-1.0, *(r.plt_vs_fq.value * 100 - 1 for r in found)))
+        ax.set_ylim(top=105)
+        ax.set_title(f"{scenario}, {controller}", fontsize=9)
+        ax.set_xlabel("PLT against fq (%)")
+        ax.set_ylabel("FQ-CoDel's stall removed (%)")
+        ax.grid(alpha=0.3)
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out, dpi=130)
     plt.close(fig)

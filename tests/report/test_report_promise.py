@@ -63,3 +63,12 @@ def test_rows_only_where_both_baselines_ran_and_never_for_the_baselines():
     rows = promise.promise_rows(loads({"p1": (0.0, 1.0)}) + [result("pfifo", "p1", 0.3, 1.0)],
                                 ["pfifo", "confucius"])
     assert [r.scheduler for r in rows] == ["pfifo", "confucius"]
+
+
+def test_the_plane_draws_a_panel_per_scenario_and_controller(tmp_path):
+    from confucius.report.plots import promise_plane
+
+    rows = promise.promise_rows(loads({"p1": (0.1, 1.2), "p2": (0.0, 1.0), "p3": (0.2, 1.1)})
+                                + [result("confucius-fixed", p, 0.3, 1.0) for p in ("p1", "p2", "p3")])
+    out = promise_plane(rows, tmp_path / "plane.png", promise.STALL_REMOVED_VS_CODEL, promise.PLT_VS_FQ)
+    assert out.stat().st_size > 10_000
