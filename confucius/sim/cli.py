@@ -103,6 +103,7 @@ def _simulate(path: Path, db: Path, schedulers, controllers, binary: Path, resum
 
 def _simulate_one(scenario, db: Path, schedulers, controllers, binary: Path, resume: bool, attempts: int,
                   execute):
+    """One scenario simulated and stored; its report, after saying what it skipped and what failed."""
     from confucius.cluster import ClusterError
     from confucius.experiment.db import DatabaseError
     from confucius.experiment.scenario import ScenarioError
