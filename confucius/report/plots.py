@@ -41,10 +41,24 @@ def _pyplot():
 
 def _save(fig, out: Path) -> Path:
     out.parent.mkdir(parents=True, exist_ok=True)
-    fig.tight_layout()
+    if fig.get_layout_engine() is None:   # a figure laid out as it draws (_panels) needs no second pass
+        fig.tight_layout()
     fig.savefig(out, dpi=130)
     _pyplot().close(fig)
     return out
+
+
+def _panels(count: int, columns: int, width: float, height: float):
+    """A figure of `count` panels, at most `columns` a row, each `width` × `height` inches,
+    laid out as it draws (room for a shared colour bar); the grid's unused panels hidden.
+    The figure and its panels in order."""
+    columns = max(1, min(count, columns))
+    rows = max(1, math.ceil(count / columns))
+    fig, axes = _pyplot().subplots(rows, columns, figsize=(width * columns, height * rows), squeeze=False,
+                                   layout="constrained")
+    for ax in axes.flat[count:]:
+        ax.set_visible(False)
+    return fig, axes
 
 
 def _plain_numbers():
@@ -358,16 +372,11 @@ def heat_maps(panels: dict[str, dict[tuple[float, float], float]], out: Path, ac
     import numpy as np
     from matplotlib.colors import LogNorm
 
-    plt = _pyplot()
     xs = sorted({x for cells in panels.values() for x, _ in cells})
     ys = sorted({y for cells in panels.values() for _, y in cells})
     values = [v for cells in panels.values() for v in cells.values() if v > 0]
     norm = LogNorm(vmin=min(values, default=1), vmax=max(values, default=10))
-    columns = min(len(panels), 3)
-    rows = math.ceil(len(panels) / columns)
-    fig, axes = plt.subplots(rows, columns, figsize=(4.2 * columns, 3.6 * rows), squeeze=False, layout="constrained")
-    for ax in axes.flat[len(panels):]:
-        ax.set_visible(False)
+    fig, axes = _panels(len(panels), 3, 4.2, 3.6)
     for ax, (title, cells) in zip(axes.flat, panels.items()):
         grid = np.array([[cells.get((x, y), math.nan) for x in xs] for y in ys])
         image = ax.imshow(grid, origin="lower", cmap="magma_r", norm=norm, aspect="auto")
@@ -383,10 +392,7 @@ def heat_maps(panels: dict[str, dict[tuple[float, float], float]], out: Path, ac
     bar = fig.colorbar(image, ax=axes.ravel().tolist(), label=what, shrink=0.8)
     bar.ax.yaxis.set_major_formatter(_plain_numbers())
     bar.ax.yaxis.set_minor_formatter(_plain_numbers())
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=130)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
 
 
 # --------------------------------------------------------------------------- the promise's plane
@@ -395,19 +401,13 @@ def promise_plane(rows, out: Path, removed_target: float, plt_target: float) -> 
     """Per scenario and controller (promise.PromiseRow), a point per scheduler (the
     default red, the papers' schedule orange, others purple): the PLT against fq across,
     the share of FQ-CoDel's stall removed up, with both intervals; the corner where both
-    targets hold shaded. Where fq_codel never stalled there
-    is nothing to remove and the scheduler is left out of that panel."""
-    plt = _pyplot()
+    targets hold shaded. Where fq_codel never stalled there is nothing to remove and the
+    scheduler is left out of that panel."""
     panels: dict[tuple[str, str], list] = {}
     for r in rows:
-        if r.removed_vs_codel.value == r.removed_vs_codel.value:   # not NaN
+        if not math.isnan(r.removed_vs_codel.value):
             panels.setdefault((r.scenario, r.controller), []).append(r)
-    columns = min(len(panels), 4) or 1
-    count = math.ceil(len(panels) / columns) if panels else 1
-    fig, axes = plt.subplots(count, columns, figsize=(4.3 * columns, 3.6 * count), squeeze=False,
-                             layout="constrained")
-    for ax in axes.flat[len(panels):]:
-        ax.set_visible(False)
+    fig, axes = _panels(len(panels), 4, 4.3, 3.6)
     for ax, ((scenario, controller), found) in zip(axes.flat, panels.items()):
         ax.fill_between([-100, plt_target * 100], removed_target * 100, 105, color="tab:green", alpha=0.08)
         ax.axhline(removed_target * 100, color="tab:green", linestyle="--", linewidth=0.8)
@@ -425,7 +425,4 @@ def promise_plane(rows, out: Path, removed_target: float, plt_target: float) -> 
         ax.set_xlabel("PLT against fq (%)")
         ax.set_ylabel("FQ-CoDel's stall removed (%)")
         ax.grid(alpha=0.3)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out, dpi=130)
-    plt.close(fig)
-    return out
+    return _save(fig, out)
