@@ -7,8 +7,8 @@ against the real-time application's rate.
     rt.max_rate = ["2.5mbit", "35mbit"]     # home-25mbit-2p5mbit, home-25mbit-35mbit, ...
 
 Each axis names a key of one of the file's tables (which must not set it itself) and the
-values it takes; a point is the file with those keys set, read and checked as any scenario (scenario.parse), so a value the
-key would refuse is refused with the point's name. Points are ordered as the axes are
+values it takes; a point is the file with those keys set, read and checked as any scenario
+(scenario.parse), so a value the key would refuse is refused with the point's name. Points are ordered as the axes are
 written, the last varying fastest. Each point's cells carry their own link and RT flow in
 their keys (keys.CellConditions), so points never resume one another's measurements and
 adding a value to an axis keeps what the others measured.
@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 import re
-import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -108,11 +107,7 @@ def parse_points(text: str, path: Path, **options) -> list[sc.Scenario]:
     """Every scenario the file stands for: itself when it has no grid, else one per point.
     `options` are scenario.parse's."""
     path = Path(path)
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise sc.ScenarioError(f"{path}: not valid TOML: {err}") from None
-    grid = points(data, path)
+    grid = points(sc.read_toml(text, path), path)
     if not grid:
         return [sc.parse(text, path, **options)]
     return [_point_scenario(text, path, point, options) for point in grid]

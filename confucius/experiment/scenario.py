@@ -752,15 +752,20 @@ def _read_uml(t: Table | None) -> UmlSettings:
     return settings
 
 
+def read_toml(text: str, path: Path) -> dict:
+    """A scenario file's text as TOML, or an error naming the file."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ScenarioError(f"{path}: not valid TOML: {err}") from None
+
+
 def read_top(text: str, path: Path, engine: str | None,
              kernel: str | None = None, point: GridPoint | None = None) -> tuple[Table, str]:
     """The top table of a scenario file's `text` (`engine` and `kernel`, when given,
     replacing its own; a grid's `point` setting its values) and its name, checked: every
     kind of scenario starts here."""
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as err:
-        raise ScenarioError(f"{path}: not valid TOML: {err}") from None
+    data = read_toml(text, path)
     if point is not None:
         point.apply(data, path)
     if engine is not None:
