@@ -90,6 +90,14 @@ def _baselines(results: list[data.PageResult], names: list[str]) -> tuple[str, .
     return tuple(names)
 
 
+def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...], **options) -> Table:
+    """A report's table: the columns named in `left` are text, the rest figures."""
+    table = Table(title=title)
+    for column in columns:
+        table.add_column(column, justify="left" if column in left else "right", **options.get(column, {}))
+    return table
+
+
 def _chosen(results: list[data.PageResult], schedulers: Optional[List[str]]) -> tuple[list[data.PageResult], list[str]]:
     """The loads of the schedulers `-s` names (repeatable or comma-separated), and their
     order for the rows; every load and no order without it."""
@@ -211,9 +219,9 @@ def stalls_command(
     results = _filtered(results, None, None, common, None)
     with _open(db) as database:
         rows = summary.ordered(stalls.stall_rows(database, results), order)
-    table = Table(title="stalls: while the page loaded, and after it (first RT flow; means per load)")
-    for column in ("scheduler", "RT", "loads", "during s", "after s", "loads during", "loads after", "in qdisc"):
-        table.add_column(column, justify="left" if column in ("scheduler", "RT") else "right")
+    table = _table("stalls: while the page loaded, and after it (first RT flow; means per load)",
+                   ("scheduler", "RT", "loads", "during s", "after s", "loads during", "loads after", "in qdisc"),
+                   ("scheduler", "RT"))
     for r in rows:
         table.add_row(r.scheduler, r.controller, str(r.loads), summary.fmt(r.during_s, "{:.3f}"),
                       summary.fmt(r.after_s, "{:.3f}"), str(r.loads_during), str(r.loads_after),
@@ -422,14 +430,6 @@ def delay_map_command(
     _show(cells, f"no loads of {scenario}'s points in {db}", as_json, summary.rows_json, _print_delay_map)
     if out is not None:
         print(f"wrote {delay_map.draw(cells, out)}", file=sys.stderr if as_json else sys.stdout)
-
-
-def _table(title: str, columns: tuple[str, ...], left: tuple[str, ...], **options) -> Table:
-    """A report's table: the columns named in `left` are text, the rest figures."""
-    table = Table(title=title)
-    for column in columns:
-        table.add_column(column, justify="left" if column in left else "right", **options.get(column, {}))
-    return table
 
 
 def _print_delay_map(cells) -> None:
@@ -645,10 +645,10 @@ def hosts_command(
 
 
 def _print_hosts(found) -> None:
-    table = Table(title="Each client host's share of the bottleneck")
-    for column in ("scenario", "scheduler", "controller", "loads", "host 1 / 2 Mbit/s, video", "host 1 / 2 Mbit/s, page",
-                   "stall s", "max delay ms", "PLT s"):
-        table.add_column(column, justify="left" if column in ("scenario", "scheduler", "controller") else "right")
+    table = _table("Each client host's share of the bottleneck",
+                   ("scenario", "scheduler", "controller", "loads", "host 1 / 2 Mbit/s, video",
+                    "host 1 / 2 Mbit/s, page", "stall s", "max delay ms", "PLT s"),
+                   ("scenario", "scheduler", "controller"))
     for r in found:
         table.add_row(r.scenario, r.scheduler, r.controller, str(r.loads),
                       f"{summary.fmt(r.host1_video_mbps, '{:.2f}')} / {summary.fmt(r.host2_video_mbps, '{:.2f}')}",
@@ -684,9 +684,9 @@ def engines_command(
 
 
 def _print_engines(found) -> None:
-    table = Table(title="The same pages in two databases: --db against --against")
-    for column in ("scheduler", "controller", "pages", "PLT s", "PLT ratio (95 %)", "stall s", "max delay ms"):
-        table.add_column(column, justify="left" if column in ("scheduler", "controller") else "right")
+    table = _table("The same pages in two databases: --db against --against",
+                   ("scheduler", "controller", "pages", "PLT s", "PLT ratio (95 %)", "stall s", "max delay ms"),
+                   ("scheduler", "controller"))
     for r in found:
         table.add_row(r.scheduler, r.controller, str(r.pages),
                       f"{summary.fmt(r.plt_s, '{:.2f}')} / {summary.fmt(r.other_plt_s, '{:.2f}')}",
@@ -710,10 +710,10 @@ def _show(rows, missing: str, as_json: bool, to_json, print_table) -> None:
 
 
 def _print_flent(found) -> None:
-    table = Table(title="Flent: latency under load and throughput per direction")
-    for column in ("scenario", "test", "scheduler", "runs", "latency", "median ms", "p99 ms",
-                   "UDP median ms", "UDP p99 ms", "bulk RTT down ms", "bulk RTT up ms", "down Mbit/s", "up Mbit/s"):
-        table.add_column(column, justify="left" if column in ("scenario", "test", "scheduler", "latency") else "right")
+    table = _table("Flent: latency under load and throughput per direction",
+                   ("scenario", "test", "scheduler", "runs", "latency", "median ms", "p99 ms", "UDP median ms",
+                    "UDP p99 ms", "bulk RTT down ms", "bulk RTT up ms", "down Mbit/s", "up Mbit/s"),
+                   ("scenario", "test", "scheduler", "latency"))
     for r in found:
         table.add_row(r.scenario, r.test, r.scheduler, str(r.runs), r.latency,
                       summary.fmt(r.latency_median_ms, "{:.1f}"), summary.fmt(r.latency_p99_ms, "{:.1f}"),
@@ -741,10 +741,10 @@ def _flent_servers_table(found) -> Table | None:
     with_servers = [r for r in found if r.servers]
     if not with_servers:
         return None
-    table = Table(title="Flent rtt_fair: each server's share, its flows' own RTT and its ping")
-    for column in ("scenario", "test", "scheduler", "server RTT ms", "down Mbit/s", "down share", "up Mbit/s",
-                   "up share", "bulk RTT down ms", "bulk RTT up ms", "ping median ms", "JFI down / up"):
-        table.add_column(column, justify="left" if column in ("scenario", "test", "scheduler") else "right")
+    table = _table("Flent rtt_fair: each server's share, its flows' own RTT and its ping",
+                   ("scenario", "test", "scheduler", "server RTT ms", "down Mbit/s", "down share", "up Mbit/s",
+                    "up share", "bulk RTT down ms", "bulk RTT up ms", "ping median ms", "JFI down / up"),
+                   ("scenario", "test", "scheduler"))
     for r in with_servers:
         for n, s in enumerate(r.servers):
             table.add_row(r.scenario, r.test, r.scheduler, f"{s.rtt_ms:g}", summary.fmt(s.download_mbps, "{:.2f}"),
