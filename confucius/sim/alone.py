@@ -22,7 +22,7 @@ from confucius.report.data import PageResult, open_db, page_results
 
 from . import bottleneck as bn
 from .plan import LinkTrace, drawn_trace, link_trace
-from .worker import trace_args
+from .worker import rt_logs, trace_args
 
 # The bottleneck's options that act only with a page (its tail, and the calm that ends it).
 PAGE_ONLY = ("--page-tail=", "--calm=", "--late=")
@@ -62,18 +62,22 @@ def episode_of(spec: dict, page_id: str, scenario: Scenario) -> EpisodeWithoutPa
                               spec["page_starts_s"][number], trace)
 
 
-def simulate_alone(episode: EpisodeWithoutPage, end_s: float, binary: Path = bn.BOTTLENECK) -> list[rtflow.Frame]:
-    """The video's frames of the episode without its page, until `end_s`."""
+def simulate_alone(episode: EpisodeWithoutPage, end_s: float,
+                   binary: Path = bn.BOTTLENECK) -> list[list[rtflow.Frame]]:
+    """Each video's frames of the episode without its page, until `end_s`."""
     with tempfile.TemporaryDirectory(prefix="confucius-sim-alone-") as folder:
         scratch = Path(folder)
-        bn.run_bottleneck([*episode.args, f"--duration={end_s}s", f"--frame-log={scratch / 'frames.csv'}",
-                           *trace_args(episode.trace, episode.start_s, scratch)], binary)
-        return rtflow.read_frames(scratch / "frames.csv")
+        run = bn.run_bottleneck([*episode.args, f"--duration={end_s}s", f"--frame-log={scratch / 'frames.csv'}",
+                                 f"--rate-log={scratch / 'rates.csv'}",
+                                 *trace_args(episode.trace, episode.start_s, scratch)], binary)
+        return [rt_logs(scratch, number)[0] for number in range(len(run["rt_ports"]))]
 
 
-def alone_stall_s(frames: Sequence[rtflow.Frame], start_s: float, window_ns: int) -> float:
+def alone_stall_s(per_flow: Sequence[Sequence[rtflow.Frame]], start_s: float, window_ns: int) -> float:
+    """The videos' stall over the window, summed over the flows as a load's (metrics.load_metrics)."""
     start_ns = round(start_s * 1e9)
-    return metrics.stall_duration(metrics.in_window(frames, start_ns, start_ns + window_ns))
+    return sum(metrics.stall_duration(metrics.in_window(frames, start_ns, start_ns + window_ns))
+               for frames in per_flow)
 
 
 def _runs(db, results: list[PageResult], binary: Path) -> dict[int, dict]:

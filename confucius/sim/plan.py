@@ -179,15 +179,22 @@ def confucius_attributes(name: str, words: list[str]) -> list[tuple[str, str]] |
 
 
 def rt_args(scenario: Scenario, flows: tuple[RtFlow, ...]) -> list[str] | str:
-    """The video's options, or why the simulator cannot run these RT flows."""
-    if len(flows) != 1:
-        return "the simulator runs one RT flow per cell"
-    flow, rt = flows[0], scenario.rt
-    if flow.mode not in SIMULATED_MODES:
-        return (f"the RT flow {flow.label} is not simulated (controllers: gcc, copa, fixed-<rate>, "
+    """The videos' options, or why the simulator cannot run these RT flows. Every flow of
+    a cell starts at one rate (the bottleneck takes one), so fixed-rate flows of different
+    rates are refused."""
+    if not flows:
+        return "the simulator runs cells with at least one RT flow"
+    unsimulated = [f.label for f in flows if f.mode not in SIMULATED_MODES]
+    if unsimulated:
+        return (f"the RT flow {unsimulated[0]} is not simulated (controllers: gcc, copa, fixed-<rate>, "
                 f"tcp-<{'|'.join(bn.NS3_CCAS)}>)")
-    start = flow.rate_bps if flow.mode == "fixed" else rt.start_rate_bps
-    return [f"--rt={flow.label if flow.mode == 'tcp' else flow.mode}", f"--rt-start-rate={start:.0f}bps",
+    rt = scenario.rt
+    starts = {flow.rate_bps if flow.mode == "fixed" else rt.start_rate_bps for flow in flows}
+    if len(starts) > 1:
+        return "the simulator starts every RT flow of a cell at one rate: fixed flows of other rates are not simulated"
+    start = starts.pop()
+    controllers = ",".join(flow.label if flow.mode == "tcp" else flow.mode for flow in flows)
+    return [f"--rt={controllers}", f"--rt-start-rate={start:.0f}bps",
             f"--ns3::RtVideoSender::Fps={rt.fps}",
             f"--ns3::RtVideoSender::MinRate={min(rt.min_rate_bps, start):.0f}bps",
             f"--ns3::RtVideoSender::MaxRate={max(rt.max_rate_bps, start):.0f}bps"]

@@ -78,9 +78,10 @@ def on_run_clock(page_run: PageRun, offset_ns: int) -> PageRun:
     def moved(t: int | None) -> int | None:
         return None if t is None else t + offset_ns
     return replace(page_run,
-                   frames=[replace(f, capture_ns=f.capture_ns + offset_ns, first_arrival_ns=moved(f.first_arrival_ns),
-                                   last_arrival_ns=moved(f.last_arrival_ns)) for f in page_run.frames],
-                   rates=[replace(r, time_ns=r.time_ns + offset_ns) for r in page_run.rates],
+                   frames=[[replace(f, capture_ns=f.capture_ns + offset_ns, first_arrival_ns=moved(f.first_arrival_ns),
+                                    last_arrival_ns=moved(f.last_arrival_ns)) for f in frames]
+                           for frames in page_run.frames],
+                   rates=[[replace(r, time_ns=r.time_ns + offset_ns) for r in rates] for rates in page_run.rates],
                    qdisc_samples=[(t + offset_ns, s) for t, s in page_run.qdisc_samples],
                    qdisc_flows=[(t + offset_ns, s) for t, s in page_run.qdisc_flows])
 
@@ -89,7 +90,8 @@ def page_record(number: int, page_run: PageRun, scenario: Scenario, offset_ns: i
     """`page_run` already on the run's clock (on_run_clock), `offset_ns` its move."""
     load = parse_report(json.dumps(page_run.run["page"]["report"]))
     start = round(load.start_unix * 1e9) + offset_ns   # the simulator's clock, as the frame log's
-    end, calm = window_end(page_run.frames, _load_end_ns(load, start, scenario.web.timeout_s),
+    every_frame = [f for frames in page_run.frames for f in frames]
+    end, calm = window_end(every_frame, _load_end_ns(load, start, scenario.web.timeout_s),
                            scenario.web.settle_s)
     page = page_run.page
     return PageRecord(number=number, key=page.key, unit_key=page.unit_key, page_id=page.page_id, session=number,
@@ -100,17 +102,24 @@ def page_record(number: int, page_run: PageRun, scenario: Scenario, offset_ns: i
 
 def run_data(result: TaskResult, scenario: Scenario) -> RunData:
     """The task's pages as the lab's results reader returns a run (results.RunData); one RT
-    session per page, as the lab's episodes. A simulation has no guest: no spec or events."""
-    label = result.task.cell.cell.controller
+    session per page, as the lab's episodes, with each of the cell's RT flows. A simulation
+    has no guest: no spec or events."""
+    labels = [flow.label for flow in result.task.cell.cell.rt]
     offsets = page_offsets(result.pages)
     runs = [on_run_clock(p, offset) for p, offset in zip(result.pages, offsets)]
-    sessions = [Session(n, offset, offset + round(p.run["simulated_s"] * 1e9),
-                        [RtFlowLog(n, 0, label, p.run["rt_port"], p.frames, p.rates)])
+    sessions = [Session(n, offset, offset + round(p.run["simulated_s"] * 1e9), rt_flow_logs(n, labels, p))
                 for n, (p, offset) in enumerate(zip(runs, offsets))]
     pages = [page_record(n, p, scenario, offset) for n, (p, offset) in enumerate(zip(runs, offsets))]
     return RunData(directory=None, sessions=sessions, pages=pages,
                    qdisc_samples=[s for p in runs for s in p.qdisc_samples],
                    qdisc_flows=[s for p in runs for s in p.qdisc_flows], probes=[], bulk=[])
+
+
+def rt_flow_logs(session: int, labels: list[str], page_run: PageRun) -> list[RtFlowLog]:
+    """The page's RT flows as the lab logs them: numbered in the cell's order, each with
+    its label and port."""
+    return [RtFlowLog(session, number, label, port, frames, rates) for number, (label, port, frames, rates)
+            in enumerate(zip(labels, page_run.run["rt_ports"], page_run.frames, page_run.rates, strict=True))]
 
 
 def link_record(scenario: Scenario) -> str | None:

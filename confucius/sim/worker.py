@@ -24,8 +24,8 @@ from .plan import LinkTrace, SimPage, SimTask, page_options, trace_text
 class PageRun:
     page: SimPage
     run: dict                    # the bottleneck's JSON (page.report: web-client's format)
-    frames: list[rtflow.Frame]
-    rates: list[rtflow.RateSample]                 # the sender's rate log
+    frames: list[list[rtflow.Frame]]               # per RT flow, in the order of its ports (run["rt_ports"])
+    rates: list[list[rtflow.RateSample]]           # per RT flow: its sender's rate log
     qdisc_samples: list[tuple[int, list[dict]]]    # the scheduler's statistics (tc -s -j qdisc's form)
     qdisc_flows: list[tuple[int, list[dict]]]      # Confucius's flows (rtnl.flow_xstats's form)
 
@@ -60,12 +60,19 @@ def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn
     (scratch / "page.txt").write_text(page.text)
     run = bn.run_bottleneck(args, binary)
     try:
-        frames = rtflow.read_frames(scratch / "frames.csv")
-        rates = rtflow.read_rates(scratch / "rates.csv")
+        logs = [rt_logs(scratch, number) for number in range(len(run["rt_ports"]))]
     except rtflow.RtflowError as err:
         raise bn.SimError(f"page {page.key}: {err}") from None
-    return PageRun(page, run, frames, rates, read_samples(scratch / "qdisc.jsonl", "qdiscs"),
-                   read_samples(scratch / "flows.jsonl", "flows"))
+    return PageRun(page, run, [frames for frames, _ in logs], [rates for _, rates in logs],
+                   read_samples(scratch / "qdisc.jsonl", "qdiscs"), read_samples(scratch / "flows.jsonl", "flows"))
+
+
+def rt_logs(scratch: Path, number: int) -> tuple[list[rtflow.Frame], list[rtflow.RateSample]]:
+    """The frame and rate logs of the RT flow `number`, as the bottleneck names them
+    (frames.csv for the first, frames-1.csv for the second, ...)."""
+    suffix = f"-{number}" if number else ""
+    return (rtflow.read_frames(scratch / f"frames{suffix}.csv"),
+            rtflow.read_rates(scratch / f"rates{suffix}.csv"))
 
 
 def trace_args(trace: LinkTrace | None, start_s: float, scratch: Path) -> list[str]:

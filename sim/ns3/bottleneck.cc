@@ -31,6 +31,7 @@
 #include "ns3/traffic-control-module.h"
 #include "ns3/applications-module.h"
 
+#include <algorithm>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -66,7 +67,7 @@ struct Options
     Time duration = Seconds(3);
     Time drain = Seconds(2);
     Time sample = MilliSeconds(50);
-    std::string rt = "udp";
+    std::vector<std::string> rt = {"udp"};
     std::string rtRate = "30Mbps";
     std::string rtStartRate = "5Mbps";
     std::string frameLog;
@@ -413,6 +414,33 @@ CoreJson(Ptr<QueueDisc> disc)
 
 /* --------------------------------------------------------------- topology */
 
+bool
+IsVideoController(const std::string& rt)
+{
+    const bool tcp = rt.rfind(TCP_RT_PREFIX, 0) == 0 && TCP_TYPES.count(rt.substr(TCP_RT_PREFIX.size()));
+    return tcp || rt == "gcc" || rt == "copa" || rt == "fixed";
+}
+
+/* --rt's flows: "udp" alone, or one video controller per RT flow. */
+std::vector<std::string>
+RtControllers(const std::string& text)
+{
+    if (text == "udp")
+        return {text};
+    std::vector<std::string> controllers;
+    std::istringstream in(text);
+    for (std::string controller; std::getline(in, controller, ',');)
+    {
+        if (!IsVideoController(controller))
+            Fail("rt must be udp, or videos' controllers (gcc, copa, fixed, tcp-bbr, tcp-cubic, tcp-vegas) "
+                 "separated by commas, got '" + text + "'");
+        controllers.push_back(controller);
+    }
+    if (controllers.empty() || text.back() == ',')
+        Fail("rt names no flow: '" + text + "'");
+    return controllers;
+}
+
 Options
 ParseOptions(int argc, char** argv)
 {
@@ -430,8 +458,10 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("duration", "how long the sources send", o.duration);
     cmd.AddValue("drain", "simulated time after the sources stop", o.drain);
     cmd.AddValue("sample", "share sampling period", o.sample);
-    cmd.AddValue("rt", "the RT flow: udp (constant rate), or rtflow's video with its "
-                       "controller: gcc, copa, fixed, or over TCP: tcp-bbr, tcp-cubic, tcp-vegas", o.rt);
+    std::string rt = "udp";
+    cmd.AddValue("rt", "the RT flow: udp (constant rate), or rtflow's videos, comma-separated, each "
+                       "with its controller: gcc, copa, fixed, or over TCP: tcp-bbr, tcp-cubic, tcp-vegas "
+                       "(the n-th on port 5000 + n, its logs named frames-n.csv after the first's)", rt);
     cmd.AddValue("rt-rate", "the RT flow's UDP rate (0 = no RT flow)", o.rtRate);
     cmd.AddValue("rt-start-rate", "the video's first rate (gcc, copa, tcp-*; fixed sends at it)",
                  o.rtStartRate);
@@ -469,11 +499,9 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("list-schedulers", "print the lab's schedulers this program simulates and those it "
                                     "cannot (with why) as JSON, and exit", o.listSchedulers);
     cmd.Parse(argc, argv);
+    o.rt = RtControllers(rt);
     if (o.shaper != "own" && o.shaper != "tbf")
         Fail("shaper must be own or tbf, got '" + o.shaper + "'");
-    const bool tcpVideo = o.rt.rfind(TCP_RT_PREFIX, 0) == 0 && TCP_TYPES.count(o.rt.substr(TCP_RT_PREFIX.size()));
-    if (o.rt != "udp" && o.rt != "gcc" && o.rt != "copa" && o.rt != "fixed" && !tcpVideo)
-        Fail("rt must be udp, gcc, copa, fixed, tcp-bbr, tcp-cubic or tcp-vegas, got '" + o.rt + "'");
     if (o.web != "udp" && o.web != "tcp")
         Fail("web must be udp or tcp, got '" + o.web + "'");
     if (!TCP_TYPES.count(o.webCca))
@@ -645,7 +673,7 @@ PageJson(Ptr<PageLoader> page, const std::string& path)
 /* After the page: frames captured before `late` ago have arrived in time or are late. */
 struct CalmWatch
 {
-    Ptr<RtVideoReceiver> video;
+    const std::vector<Ptr<RtVideoReceiver>>* videos;
     Time loaded, calm, late, drain;
 };
 
@@ -653,9 +681,11 @@ void
 WatchCalm(CalmWatch w)
 {
     const Time decided = Simulator::Now() - w.late;
-    if (decided - w.calm >= w.loaded &&
-        w.video->OnTimeBetween((decided - w.calm).GetNanoSeconds(), decided.GetNanoSeconds(),
-                               w.late.GetNanoSeconds()))
+    const auto onTime = [&](const Ptr<RtVideoReceiver>& video) {
+        return video->OnTimeBetween((decided - w.calm).GetNanoSeconds(), decided.GetNanoSeconds(),
+                                    w.late.GetNanoSeconds());
+    };
+    if (decided - w.calm >= w.loaded && std::all_of(w.videos->begin(), w.videos->end(), onTime))
     {
         Simulator::Stop(w.drain);
         return;
@@ -663,35 +693,51 @@ WatchCalm(CalmWatch w)
     Simulator::Schedule(MilliSeconds(50), &WatchCalm, w);
 }
 
-/* The page's tail, as the lab's: at most page-tail, or until the video is calm again. */
+/* The page's tail, as the lab's: at most page-tail, or until every video is calm again. */
 void
-PageLoaded(const Options* o, Ptr<RtVideoReceiver> video)
+PageLoaded(const Options* o, const std::vector<Ptr<RtVideoReceiver>>* videos)
 {
     Simulator::Stop(o->pageTail);
-    if (video && o->calm.IsStrictlyPositive())
-        WatchCalm({video, Simulator::Now(), o->calm, o->late, o->drain});
+    if (!videos->empty() && o->calm.IsStrictlyPositive())
+        WatchCalm({videos, Simulator::Now(), o->calm, o->late, o->drain});
 }
 
-/* The RT flow: constant-rate UDP, or rtflow's video with one of its controllers. */
-struct RtFlow
+/* The RT flows: one constant-rate UDP flow, or rtflow's videos, each with its controller. */
+struct RtFlows
 {
     Ptr<ConfuciusUdpSource> udp;
-    Ptr<RtVideoSender> video;
-    Ptr<RtVideoReceiver> videoReceiver;
+    std::vector<Ptr<RtVideoSender>> videos;
+    std::vector<Ptr<RtVideoReceiver>> receivers;
 
     uint64_t Sent() const
     {
-        return udp ? udp->SentPackets() : video ? video->SentPackets() : 0;
+        uint64_t sent = udp ? udp->SentPackets() : 0;
+        for (const auto& video : videos)
+            sent += video->SentPackets();
+        return sent;
     }
 
-    /* The video's frames: captured, still waiting in the sender at the end, its last target. */
-    std::string VideoJson() const
+    /* Each video's frames: captured, still waiting in the sender at the end, its last target. */
+    std::string VideosJson() const
     {
-        if (!video)
-            return "null";
         std::ostringstream out;
-        out << "{\"frames\":" << video->FramesCaptured() << ",\"frames_waiting\":" << video->FramesWaiting()
-            << ",\"target_bps\":" << video->TargetBps() << "}";
+        out << "[";
+        for (size_t i = 0; i < videos.size(); i++)
+            out << (i ? "," : "") << "{\"frames\":" << videos[i]->FramesCaptured()
+                << ",\"frames_waiting\":" << videos[i]->FramesWaiting()
+                << ",\"target_bps\":" << videos[i]->TargetBps() << "}";
+        out << "]";
+        return out.str();
+    }
+
+    std::string PortsJson() const
+    {
+        std::ostringstream out;
+        out << "[";
+        const size_t n = udp ? 1 : videos.size();
+        for (size_t i = 0; i < n; i++)
+            out << (i ? "," : "") << RT_PORT + i;
+        out << "]";
         return out.str();
     }
 };
@@ -712,42 +758,59 @@ VideoApps(const std::string& rt)
     return {sender, CreateObject<RtFlowReceiver>()};
 }
 
-RtFlow
-AddRtFlow(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, Groups* groups)
+/* The log of the video numbered `i`: the path given for the first, "-i" before the
+ * extension for the others (frames.csv, frames-1.csv, ...). */
+std::string
+NumberedLog(const std::string& path, size_t i)
 {
-    RtFlow flow;
-    Ptr<Application> receiver;
-    if (o.rt == "udp")
-    {
-        if (DataRate(o.rtRate).GetBitRate() == 0)
-            return flow;
-        flow.udp = AddSource(server, to, RT_PORT, o.rtRate, 0, 0, Seconds(0), o.duration);
-        receiver = PacketSinkHelper("ns3::UdpSocketFactory",
-                                    InetSocketAddress(Ipv4Address::GetAny(), RT_PORT))
-                       .Install(client)
-                       .Get(0);
-    }
-    else
-    {
-        std::tie(flow.video, flow.videoReceiver) = VideoApps(o.rt);
-        flow.video->SetAttribute("Remote", AddressValue(InetSocketAddress(to, RT_PORT)));
-        flow.video->SetAttribute("StartRate", DataRateValue(DataRate(o.rtStartRate)));
-        flow.video->SetAttribute("RateLog", StringValue(o.rateLog));
-        server->AddApplication(flow.video);
-        flow.video->SetStartTime(Seconds(0));
-        flow.video->SetStopTime(o.duration);
-        auto video = flow.videoReceiver;
-        video->SetAttribute("Port", UintegerValue(RT_PORT));
-        video->SetAttribute("FrameLog", StringValue(o.frameLog));
-        client->AddApplication(video);
-        video->SetStopTime(o.duration + o.drain - NanoSeconds(1)); // before the simulation's end
-        video->TraceConnectWithoutContext(
-            "Rx", MakeBoundCallback(&CountVideoRx, &groups->rtBytes, &groups->rtPackets));
-        return flow;
-    }
+    if (path.empty() || i == 0)
+        return path;
+    const size_t dot = path.rfind('.'), slash = path.rfind('/');
+    const size_t at = dot == std::string::npos || (slash != std::string::npos && dot < slash) ? path.size() : dot;
+    return path.substr(0, at) + "-" + std::to_string(i) + path.substr(at);
+}
+
+void
+AddVideo(RtFlows& flows, const Options& o, const std::string& controller, Ptr<Node> server, Ptr<Node> client,
+         Ipv4Address to, Groups* groups)
+{
+    const size_t i = flows.videos.size();
+    const uint16_t port = RT_PORT + i;
+    auto [sender, receiver] = VideoApps(controller);
+    sender->SetAttribute("Remote", AddressValue(InetSocketAddress(to, port)));
+    sender->SetAttribute("StartRate", DataRateValue(DataRate(o.rtStartRate)));
+    sender->SetAttribute("RateLog", StringValue(NumberedLog(o.rateLog, i)));
+    server->AddApplication(sender);
+    sender->SetStartTime(Seconds(0));
+    sender->SetStopTime(o.duration);
+    receiver->SetAttribute("Port", UintegerValue(port));
+    receiver->SetAttribute("FrameLog", StringValue(NumberedLog(o.frameLog, i)));
+    client->AddApplication(receiver);
+    receiver->SetStopTime(o.duration + o.drain - NanoSeconds(1)); // before the simulation's end
     receiver->TraceConnectWithoutContext(
-        "Rx", MakeBoundCallback(&CountRx, &groups->rtBytes, &groups->rtPackets));
-    return flow;
+        "Rx", MakeBoundCallback(&CountVideoRx, &groups->rtBytes, &groups->rtPackets));
+    flows.videos.push_back(sender);
+    flows.receivers.push_back(receiver);
+}
+
+RtFlows
+AddRtFlows(const Options& o, Ptr<Node> server, Ptr<Node> client, Ipv4Address to, Groups* groups)
+{
+    RtFlows flows;
+    if (o.rt.front() != "udp")
+    {
+        for (const auto& controller : o.rt)
+            AddVideo(flows, o, controller, server, client, to, groups);
+        return flows;
+    }
+    if (DataRate(o.rtRate).GetBitRate() == 0)
+        return flows;
+    flows.udp = AddSource(server, to, RT_PORT, o.rtRate, 0, 0, Seconds(0), o.duration);
+    PacketSinkHelper("ns3::UdpSocketFactory", InetSocketAddress(Ipv4Address::GetAny(), RT_PORT))
+        .Install(client)
+        .Get(0)
+        ->TraceConnectWithoutContext("Rx", MakeBoundCallback(&CountRx, &groups->rtBytes, &groups->rtPackets));
+    return flows;
 }
 
 } // namespace
@@ -808,7 +871,8 @@ main(int argc, char** argv)
     if (sched.label.rt != PacketFilter::PF_NO_MATCH)
     {
         auto filter = CreateObject<ConfuciusPortFilter>();
-        filter->AddPort(RT_PORT);
+        for (uint16_t i = 0; i < o.rt.size(); i++)
+            filter->AddPort(RT_PORT + i);
         filter->SetResults(sched.label.rt, sched.label.other);
         disc->AddPacketFilter(filter);
     }
@@ -832,7 +896,7 @@ main(int argc, char** argv)
     Groups groups;
     WebFlows& web = AddWebFlows(o.page.empty() ? o : NoWebFlows(o), webServer, client, clientAddr,
                                 &groups);
-    RtFlow rt = AddRtFlow(o, rtServer, client, clientAddr, &groups);
+    const RtFlows rt = AddRtFlows(o, rtServer, client, clientAddr, &groups);
 
     // Samples end on a grid anchored where the web flows reach the client, as the
     // core's share trace anchors its own at their arrival.
@@ -845,7 +909,7 @@ main(int argc, char** argv)
 
     Simulator::Stop(o.duration + o.drain);
     if (page && o.pageTail.IsStrictlyPositive())
-        page->SetLoadedCallback(MakeBoundCallback(&PageLoaded, &o, rt.videoReceiver));
+        page->SetLoadedCallback(MakeBoundCallback(&PageLoaded, &o, &rt.receivers));
     const auto [wall, cpu] = RunTimed();
     const Time end = Simulator::Now();
 
@@ -854,11 +918,11 @@ main(int argc, char** argv)
               << "\",\"seed\":" << o.seed << ",\"simulated_s\":" << end.GetSeconds()
               << ",\"wall_s\":" << wall << ",\"cpu_s\":" << cpu
               << ",\"speed\":" << end.GetSeconds() / wall << ",\"cpu_speed\":" << end.GetSeconds() / cpu
-              << ",\"rt_port\":" << RT_PORT
+              << ",\"rt_ports\":" << rt.PortsJson()
               << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
               << "},\"web_flows\":" << (o.page.empty() ? o.webFlows : 0)
-              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"video\":" << rt.VideoJson() << ",\"page\":" << PageJson(page, o.page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"videos\":" << rt.VideosJson() << ",\"page\":" << PageJson(page, o.page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";
     Simulator::Destroy();
     return 0;

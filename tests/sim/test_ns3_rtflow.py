@@ -88,9 +88,12 @@ def test_bad_video_options_are_refused():
     result = subprocess.run([str(BOTTLENECK), "--rt=gcc", "--rt-start-rate=10kbps"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "0 < MinRate <= StartRate <= MaxRate" in result.stderr
-    for bad in ("bbr", "tcp-reno"):
+    for bad in ("bbr", "tcp-reno", "gcc,udp", "gcc,,copa"):
         result = subprocess.run([str(BOTTLENECK), f"--rt={bad}"], capture_output=True, text=True, timeout=60)
-        assert result.returncode == 2 and "rt must be udp, gcc, copa, fixed, tcp-bbr" in result.stderr
+        assert result.returncode == 2 and "rt must be udp, or videos' controllers (gcc, copa, fixed, tcp-bbr" \
+            in result.stderr
+    result = subprocess.run([str(BOTTLENECK), "--rt=gcc,"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and "rt names no flow: 'gcc,'" in result.stderr
     result = subprocess.run([str(BOTTLENECK), "--rt=tcp-bbr", "--rt-start-rate=10kbps"],
                             capture_output=True, text=True, timeout=60)
     assert result.returncode != 0 and "0 < MinRate <= StartRate <= MaxRate" in result.stderr
@@ -156,8 +159,8 @@ def test_the_tcp_modes_frames_are_all_accounted(tcp_alone):
     _, run, frames = tcp_alone
     assert [f.frame_id for f in frames] == list(range(len(frames)))
     assert all(f.complete and f.packets is None for f in frames)   # rtflow's TCP rows
-    assert len(frames) + run["video"]["frames_waiting"] == run["video"]["frames"]
-    assert run["video"]["frames"] == 60 * TCP_SECONDS - 2           # from connect (one RTT) to stop
+    assert len(frames) + run["videos"][0]["frames_waiting"] == run["videos"][0]["frames"]
+    assert run["videos"][0]["frames"] == 60 * TCP_SECONDS - 2           # from connect (one RTT) to stop
     assert sum(f.key for f in frames) == TCP_SECONDS // 2
     assert run["received"]["rt"] <= run["sent"]["rt"]
 

@@ -45,7 +45,7 @@ def test_without_its_page_an_episode_is_the_video_the_load_met_until_the_load(si
         [row] = database.query("SELECT spec FROM runs WHERE id = ?", (result.run_id,))
         episode = episode_of(json.loads(row["spec"]), result.page_id, load(scenario))
         assert not any(a.startswith(("--page", "--calm", "--late")) for a in episode.args)
-        alone = simulate_alone(episode, episode.start_s + 1.0)
+        [alone] = simulate_alone(episode, episode.start_s + 1.0)
         stored = db_frames(db, result.session)
         before = [f for f in alone if f.capture_ns < episode.start_s * 1e9 and f.frame_id in stored]
         assert len(before) >= 30

@@ -120,6 +120,25 @@ def test_the_tcp_mode_runs_and_what_has_no_counterpart_is_skipped_with_why(tmp_p
     assert frames[0][0] > 0 and frames[0][0] == frames[0][1]    # rtflow's TCP rows: no packet counts
 
 
+def test_several_rt_flows_of_a_cell_run_side_by_side_each_with_its_port_and_frames(tmp_path, small):
+    db = tmp_path / "multi.sqlite"
+    scenario = small(controllers='[["gcc", "gcc", "copa"], ["fixed-2mbit", "fixed-3mbit"]]')
+    result = runner.invoke(app, ["run", str(scenario), "--db", str(db), "-s", "confucius"])
+    assert result.exit_code == 0, result.output
+    assert ("skipped confucius / fixed-2mbit+fixed-3mbit: the simulator starts every RT flow of a cell at "
+            "one rate") in result.output
+    [(controller, args)] = rows(db, "SELECT controller, tc_commands FROM runs WHERE status = 'ok'")
+    assert controller == "gcc+gcc+copa" and "--rt=gcc,gcc,copa" in json.loads(args)
+    flows = rows(db, "SELECT f.number, f.label, f.port, COUNT(x.frame_id) FROM flows f "
+                     "JOIN frames x ON x.flow_id = f.id WHERE f.kind = 'rt' GROUP BY f.id ORDER BY f.number")
+    assert [(n, label, port) for n, label, port, _ in flows] == [(0, "gcc", 5000), (1, "gcc", 5001),
+                                                                 (2, "copa", 5002)]
+    assert all(frames > 100 for *_, frames in flows)   # 3 s of warm-up at 30 fps, then the load
+    # The load's stall is the flows' summed (metrics.load_metrics), as the lab's multi-flow runs.
+    [(stall,)] = rows(db, "SELECT stall_s FROM pages WHERE valid = 1")
+    assert stall is not None and stall >= 0
+
+
 def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path, small):
     result = runner.invoke(app, ["run", str(REPO / "scenarios" / "four-cca.toml"), "--db",
                                  str(tmp_path / "x.sqlite")])
