@@ -444,6 +444,41 @@ def _print_delay_map(cells) -> None:
                   "per load (frame delay > 190 ms)")
 
 
+@app.command("rt-flows")
+def rt_flows_command(
+    db: Path = _DB,
+    scenario: Optional[str] = typer.Option(None, help="Only this scenario (by name) [default: all]."),
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
+    out: Optional[Path] = typer.Option(None, help="PNG file: stall per flow and PLT against fq over the flows."),
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """Seed 000 Fig. 29: per controller, number of RT flows side by side and scheduler, the
+    stall per RT flow, the loads with a stall and the pages' load time against fq (95 %
+    interval over pages)."""
+    from . import plots, rt_flows
+
+    results, order = _chosen(_pages(db, scenario), schedulers)
+    cells = rt_flows.flow_count_cells(results, order)
+    _show(cells, f"no page loads in {db}", as_json, summary.rows_json, _print_rt_flows)
+    if out is not None:
+        print(f"wrote {plots.flow_counts(cells, out)}", file=sys.stderr if as_json else sys.stdout)
+
+
+def _print_rt_flows(cells) -> None:
+    table = _table("Page loads beside 1 to N RT flows (seed 000 Fig. 29)",
+                   ("scenario", "RT", "flows", "scheduler", "loads", "stall/flow s", "w/ stall", "max ms", "PLT s",
+                    "PLT vs fq", "95% CI"), ("scenario", "RT", "scheduler"))
+    for c in cells:
+        interval = "" if math.isnan(c.plt_vs_fq_low) else f"{c.plt_vs_fq_low:+.1%} – {c.plt_vs_fq_high:+.1%}"
+        table.add_row(c.scenario, c.controller, str(c.flows), c.scheduler, str(c.loads), f"{c.stall_per_flow_s:.3f}",
+                      f"{c.stalled_share:.0%}", f"{c.max_delay_ms:.0f}", f"{c.plt_s:.2f}", f"{c.plt_vs_fq:+.1%}",
+                      interval)
+    console.print(table)
+    console.print("stall/flow: each load's stall (frame delay > 190 ms) summed over its RT flows, over their number; "
+                  "w/ stall: loads where any flow stalled; max: mean of each load's largest frame delay; PLT vs fq: "
+                  "Σ PLT / Σ fq's over the same pages with as many flows")
+
+
 # `report seeds`, the command's first name, which docs/RESULTS.md and scenarios/seeds-eval.toml still use.
 app.command("seeds", help="The same as `confucius report papers`.")(papers_command)
 

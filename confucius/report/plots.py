@@ -397,6 +397,33 @@ def heat_maps(panels: dict[str, dict[tuple[float, float], float]], out: Path, ac
 
 # --------------------------------------------------------------------------- the promise's plane
 
+def flow_counts(cells, out: Path) -> Path:
+    """Seed 000 Fig. 29's form, per scenario and controller family (rt_flows.FlowCountCell):
+    the stall per RT flow (left) and the PLT against fq with its interval (right) over the
+    number of RT flows, a line per scheduler."""
+    families = list(dict.fromkeys((c.scenario, c.controller) for c in cells))
+    fig, axes = _panels(2 * len(families), 2, 4.6, 3.4)
+    for (scenario, controller), (stall_ax, plt_ax) in zip(families, axes.reshape(-1, 2)):
+        mine = [c for c in cells if (c.scenario, c.controller) == (scenario, controller)]
+        for scheduler in dict.fromkeys(c.scheduler for c in mine):
+            line = sorted((c for c in mine if c.scheduler == scheduler), key=lambda c: c.flows)
+            xs = [c.flows for c in line]
+            stall_ax.plot(xs, [c.stall_per_flow_s * 1e3 for c in line], marker="o", label=scheduler)
+            plt_ax.errorbar(xs, [c.plt_vs_fq * 100 for c in line],
+                            yerr=[[(c.plt_vs_fq - c.plt_vs_fq_low) * 100 for c in line],
+                                  [(c.plt_vs_fq_high - c.plt_vs_fq) * 100 for c in line]],
+                            marker="o", capsize=2, label=scheduler)
+        stall_ax.set_ylabel("stall per RT flow (ms, mean per load)")
+        plt_ax.set_ylabel("PLT against fq (%)")
+        for ax in (stall_ax, plt_ax):
+            ax.set_xticks(sorted({c.flows for c in mine}))
+            ax.set_xlabel(f"{controller} flows side by side")
+            ax.set_title(f"{scenario}, {controller}", fontsize=9)
+            ax.grid(alpha=0.3)
+        stall_ax.legend(fontsize=7)
+    return _save(fig, out)
+
+
 def promise_plane(rows, out: Path, removed_target: float, plt_target: float) -> Path:
     """Per scenario and controller (promise.PromiseRow), a point per scheduler (the
     default red, the papers' schedule orange, others purple): the PLT against fq across,

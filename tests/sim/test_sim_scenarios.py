@@ -137,6 +137,11 @@ def test_several_rt_flows_of_a_cell_run_side_by_side_each_with_its_port_and_fram
     # The load's stall is the flows' summed (metrics.load_metrics), as the lab's multi-flow runs.
     [(stall,)] = rows(db, "SELECT stall_s FROM pages WHERE valid = 1")
     assert stall is not None and stall >= 0
+    report = runner.invoke(report_app, ["rt-flows", "--db", str(db), "--json"])
+    assert report.exit_code == 0, report.output
+    [cell] = json.loads(report.output)
+    assert (cell["controller"], cell["flows"], cell["scheduler"]) == ("gcc+gcc+copa", 3, "confucius")
+    assert cell["stall_per_flow_s"] == pytest.approx(stall / 3)
 
 
 def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path, small):
