@@ -266,13 +266,13 @@ def plots_command(
     max_held: Optional[float] = _MAX_HELD, min_start: Optional[float] = _MIN_START, common: bool = _COMMON,
     pages_of: Optional[Path] = _PAGES_OF,
 ):
-    """Trade-off (Fig. 10), CDFs (Fig. 12) and, for sweep pages, the sweeps (Fig. 14/15)."""
-    from . import plots
+    """Trade-off (Fig. 10), CDFs (Fig. 12) and, for sweep pages, the sweeps (Figs. 14, 15, 25)."""
+    from . import plots, sweeps
 
     results = _filtered(_pages(db, scenario), max_held, min_start, common, pages_of)
     made = [plots.tradeoff(results, out / "tradeoff.png")]
     made += [plots.cdfs(results, c, out / f"cdfs-{c}.png") for c in sorted({r.controller for r in results})]
-    made += plots.sweeps(results, out)
+    made += plots.sweeps(sweeps.sweep_points(results), out)
     for path in made:
         console.print(f"wrote {path}")
 
@@ -442,6 +442,42 @@ def _print_delay_map(cells) -> None:
     console.print(table)
     console.print("max delay: mean of each load's largest frame delay; largest: the largest of them; stall: mean "
                   "per load (frame delay > 190 ms)")
+
+
+@app.command("sweeps")
+def sweeps_command(
+    db: Path = _DB,
+    scenario: Optional[str] = typer.Option(None, help="Only this scenario (by name) [default: all]."),
+    schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
+    out: Optional[Path] = typer.Option(None, help="Folder for the PNG files, one per scenario, controller and sweep."),
+    as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
+):
+    """Paper 000 Figs. 14, 15 and 25: pages of N Web flows of one size each, per controller,
+    scheduler and point of the sweep, the RT flow's stall, the PLT against fq (95 % interval
+    over pages) and the JFI of the page's flows and the RT flow."""
+    from . import plots, sweeps
+
+    results, order = _chosen(_pages(db, scenario), schedulers)
+    points = sweeps.sweep_points(results, order)
+    _show(points, f"no sweep pages (flows-N-size-B) in {db}", as_json, summary.rows_json, _print_sweeps)
+    if out is not None:
+        for path in plots.sweeps(points, out):
+            print(f"wrote {path}", file=sys.stderr if as_json else sys.stdout)
+
+
+def _print_sweeps(points) -> None:
+    table = _table("Pages of N Web flows of one size (paper 000 Figs. 14, 15, 25)",
+                   ("scenario", "RT", "sweep", "scheduler", "flows", "bytes each", "loads", "stall s", "w/ stall",
+                    "PLT s", "PLT vs fq", "95% CI", "JFI"), ("scenario", "RT", "sweep", "scheduler"))
+    for p in points:
+        interval = "" if math.isnan(p.plt_vs_fq_low) else f"{p.plt_vs_fq_low:+.0%} – {p.plt_vs_fq_high:+.0%}"
+        table.add_row(p.scenario, p.controller, p.swept, p.scheduler, str(p.flows), str(p.size_bytes), str(p.loads),
+                      f"{p.stall_s:.3f}", f"{p.stalled_share:.0%}", f"{p.plt_s:.2f}", f"{p.plt_vs_fq:+.0%}", interval,
+                      f"{p.jfi:.2f}")
+    console.print(table)
+    console.print("sweep: flows (the number swept at the scenario's most common size) or sizes (the size swept at its "
+                  "most common number); stall: mean per load (frame delay > 190 ms); PLT vs fq: Σ PLT / Σ fq's over "
+                  "the same pages; JFI: of the page's connections while active and the RT flow's over the load")
 
 
 @app.command("rt-flows")

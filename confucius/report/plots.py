@@ -7,7 +7,8 @@
 - `tradeoff`: mean stall duration against mean PLT per scheduler (Fig. 10);
 - `site_counts`: loads per 1000 that stall the RT flow, and with PLT > 2 s (Fig. 11);
 - `cdfs`: per-load stall, PLT degradation against FQ, max frame delay, all frame delays (Fig. 12);
-- `sweeps`: stall and PLT degradation against the number and size of Web flows (Fig. 14/15);
+- `sweeps`: stall, PLT against fq and JFI over the number and size of Web flows (Figs. 14, 15
+  and 25, sweeps.py);
 - `promise_plane`: each scheduler's stall removed against FQ-CoDel over its PLT against fq,
   one panel per scenario and controller, the issue's targets shaded (Fig. 10's trade in
   the promise's own terms, promise.py);
@@ -19,7 +20,6 @@
 from __future__ import annotations
 
 import math
-import re
 from pathlib import Path
 
 from confucius import metrics
@@ -29,7 +29,6 @@ from .data import PageResult, RtView, TimedRun
 from .summary import BASELINE
 
 THRESHOLD_MS = metrics.STALL_THRESHOLD_S * 1e3
-SWEEP_PAGE = re.compile(r"^flows-(\d+)-size-(\d+)$")
 
 
 def _pyplot():
@@ -274,57 +273,40 @@ def cdfs(results: list[PageResult], controller: str, out: Path) -> Path:
 
 # --------------------------------------------------------------------------- Fig. 14/15
 
-def sweep_points(results: list[PageResult]) -> dict[str, dict]:
-    """The sweep pages' results: {'flows': {...}, 'sizes': {...}}, each
-    {scheduler: [(x, mean stall s, mean PLT degradation s)]}, for the controller(s) given."""
-    baseline = {r.pair_key: r.plt_s for r in results if r.scheduler == BASELINE}
-    cells: dict[tuple, list[PageResult]] = {}
-    for r in results:
-        match = SWEEP_PAGE.match(r.page_key)
-        if match:
-            cells.setdefault((r.scheduler, int(match.group(1)), int(match.group(2))), []).append(r)
-    sizes = {size for _, _, size in cells}
-    flows = {n for _, n, _ in cells}
-    # The number sweep holds the size at its most common value, the size sweep the count.
-    size_fixed = max(sizes, key=lambda s: sum(1 for k in cells if k[2] == s), default=None)
-    flows_fixed = max(flows, key=lambda n: sum(1 for k in cells if k[1] == n), default=None)
-    found = {"flows": {}, "sizes": {}}
-    for (scheduler, n, size), loads in sorted(cells.items()):
-        point = (metrics.mean(r.stall_s for r in loads),
-                 metrics.mean(r.plt_s - baseline[r.pair_key] for r in loads
-                              if r.plt_s is not None and baseline.get(r.pair_key) is not None))
-        if size == size_fixed:
-            found["flows"].setdefault(scheduler, []).append((n, *point))
-        if n == flows_fixed:
-            found["sizes"].setdefault(scheduler, []).append((size, *point))
-    found["size_fixed"], found["flows_fixed"] = size_fixed, flows_fixed
-    return found
-
-
-def sweeps(results: list[PageResult], out_dir: Path) -> list[Path]:
-    plt = _pyplot()
+def sweeps(points, out_dir: Path) -> list[Path]:
+    """Per scenario, controller and sweep with two points or more (sweeps.SweepPoint): the
+    stall, the PLT against fq and the JFI over the number or the size of the Web flows
+    (paper 000 Figs. 14, 15 and 25), a line per scheduler."""
+    groups: dict[tuple[str, str, str], list] = {}
+    for p in points:
+        groups.setdefault((p.scenario, p.controller, p.swept), []).append(p)
     made = []
-    for controller, mine in sorted(_by(results, "controller").items()):
-        points = sweep_points(mine)
-        for kind, xlabel in (("flows", f"number of Web flows ({points['size_fixed']} B each)"),
-                             ("sizes", f"size of each Web flow (bytes, {points['flows_fixed']} flows)")):
-            if not points[kind] or len(next(iter(points[kind].values()))) < 2:
-                continue
-            fig, axes = plt.subplots(1, 2, figsize=(10, 3.8))
-            for scheduler, rows in sorted(points[kind].items()):
-                xs = [row[0] for row in rows]
-                axes[0].plot(xs, [row[1] * 1e3 for row in rows], marker="o", label=scheduler)
-                axes[1].plot(xs, [row[2] for row in rows], marker="o", label=scheduler)
-            axes[0].set_ylabel("stall duration (ms)")
-            axes[1].set_ylabel(f"PLT degradation against {BASELINE} (s)")
-            for ax in axes:
-                ax.set_xlabel(xlabel)
-                ax.grid(alpha=0.3)
-                if kind == "sizes":
-                    ax.set_xscale("log")
-            axes[0].legend(fontsize=8)
-            fig.suptitle(f"RT flow: {controller} — paper 000 Fig. {14 if kind == 'flows' else 15}")
-            made.append(_save(fig, out_dir / f"sweep-{kind}-{controller}.png"))
+    for (scenario, controller, swept), found in groups.items():
+        xs_all = {p.flows if swept == "flows" else p.size_bytes for p in found}
+        if len(xs_all) < 2:
+            continue
+        fixed = (f"{found[0].size_bytes} B each" if swept == "flows" else f"{found[0].flows} flows")
+        fig, axes = _pyplot().subplots(1, 3, figsize=(14, 3.8))
+        for scheduler in dict.fromkeys(p.scheduler for p in found):
+            line = sorted((p for p in found if p.scheduler == scheduler),
+                          key=lambda p: p.flows if swept == "flows" else p.size_bytes)
+            xs = [p.flows if swept == "flows" else p.size_bytes for p in line]
+            axes[0].plot(xs, [p.stall_s * 1e3 for p in line], marker="o", label=scheduler)
+            axes[1].plot(xs, [p.plt_vs_fq * 100 for p in line], marker="o", label=scheduler)
+            axes[2].plot(xs, [p.jfi for p in line], marker="o", label=scheduler)
+        axes[0].set_ylabel("stall duration (ms, mean per load)")
+        axes[1].set_ylabel(f"PLT against {BASELINE} (%)")
+        axes[2].set_ylabel("JFI of the page's flows and the RT flow")
+        for ax in axes:
+            ax.set_xlabel(f"number of Web flows ({fixed})" if swept == "flows"
+                          else f"size of each Web flow (bytes, {fixed})")
+            ax.grid(alpha=0.3)
+            if swept == "sizes":
+                ax.set_xscale("log")
+        axes[0].legend(fontsize=8)
+        fig.suptitle(f"{scenario}, RT flow {controller} — paper 000 Fig. {14 if swept == 'flows' else 15}"
+                     f"{' and 25' if swept == 'flows' else ''}")
+        made.append(_save(fig, out_dir / f"{scenario}-{swept}-{controller}.png"))
     return made
 
 

@@ -144,6 +144,23 @@ def test_several_rt_flows_of_a_cell_run_side_by_side_each_with_its_port_and_fram
     assert cell["stall_per_flow_s"] == pytest.approx(stall / 3)
 
 
+def test_pages_of_n_flows_are_reported_as_the_papers_sweeps(tmp_path, small):
+    db, out = tmp_path / "sweep.sqlite", tmp_path / "figures"
+    scenario = small(extra=', "fq"', pages='["flows-3-size-30000", "flows-6-size-30000"]')
+    result = runner.invoke(app, ["run", str(scenario), "--db", str(db), "-s", "confucius,fq"])
+    assert result.exit_code == 0, result.output
+    report = runner.invoke(report_app, ["sweeps", "--db", str(db), "-s", "confucius,fq", "--json"])
+    assert report.exit_code == 0, report.output
+    points = json.loads(report.output)
+    assert [(p["swept"], p["scheduler"], p["flows"]) for p in points if p["swept"] == "flows"] == [
+        ("flows", "confucius", 3), ("flows", "confucius", 6), ("flows", "fq", 3), ("flows", "fq", 6)]
+    assert all(0 < p["jfi"] <= 1 and p["plt_s"] > 0 for p in points)
+    assert [p["plt_vs_fq"] for p in points if p["scheduler"] == "fq"] == [0.0, 0.0, 0.0]
+    figures = runner.invoke(report_app, ["plots", "--db", str(db), "--out", str(out)])
+    assert figures.exit_code == 0, figures.output
+    assert (out / "sim-small-flows-gcc.png").exists() and not (out / "sim-small-sizes-gcc.png").exists()
+
+
 def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path, small):
     result = runner.invoke(app, ["run", str(REPO / "scenarios" / "four-cca.toml"), "--db",
                                  str(tmp_path / "x.sqlite")])
