@@ -127,6 +127,7 @@ class PageSpec(Record):
     key: str                        # the scenario's name for it
     unit_key: str                   # this page under this run's conditions
     phase_s: float = 0.0            # the wait between the RT flow's warm-up and this load
+    http2: list[str] = field(default_factory=list)   # its domains loaded over HTTP/2 (the rest HTTP/1.1)
 
 
 @dataclass(frozen=True)

@@ -39,6 +39,7 @@ from confucius.experiment.results import DISTURBED_GAP_MS, HostSample, Measureme
 from confucius.experiment.scenario import UML_SEED_MAX, Scenario, ScenarioError, SchedulerChoice
 from confucius.provenance import program_digest, programs_not_as_recorded
 from confucius.web.page import Page, write_page
+from confucius.web.protocols import domain_protocols
 
 from . import contract as c
 from . import flent_files, topology, uml, vm
@@ -58,6 +59,8 @@ DEFAULT_RESULTS = REPO / "results" / "lab" / "runs"
 BOOT_ALLOWANCE_S = 120.0
 # TCP congestion controls Linux always has; the rest are modules of the lab's kernel.
 BUILTIN_CCAS = ("cubic", "reno")
+# The `[web] http` the lab's web tools speak (tools/web: HTTP/1.1 and HTTP/2, no QUIC).
+LAB_HTTP = ("h1", "h2")
 
 
 class RunnerError(RuntimeError):
@@ -74,9 +77,9 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
     if scenario.link.traces is not None:
         raise RunnerError(f"{scenario.path}: link.traces: the lab plays one trace per run, not a trace drawn "
                           f"per load; run a set in the simulator (confucius sim), or give trace")
-    if scenario.web is not None and scenario.web.http != "h1":
+    if scenario.web is not None and scenario.web.http not in LAB_HTTP:
         raise RunnerError(f"{scenario.path}: web.http = {scenario.web.http!r}: the lab's web-client speaks "
-                          f"HTTP/1.1 only; run pages over HTTP/2 and HTTP/3 in the simulator (confucius sim)")
+                          f"HTTP/1.1 and HTTP/2, not HTTP/3 (QUIC); run it in the simulator (confucius sim)")
     chosen = planning.cells(scenario, schedulers, controllers)
     if db is None or not resume:
         return planning.plan(scenario, chosen, lambda cell: keys.cell_key(scenario, cell), attempts=attempts)
@@ -105,9 +108,10 @@ def run_seed(scenario: Scenario, cell: Cell) -> int | None:
     return seed
 
 
-def write_inputs(pages: list[Page], directory: Path, seen_as: Callable[[Path], str]) -> dict:
+def write_inputs(pages: list[Page], directory: Path, seen_as: Callable[[Path], str], http: str = "h1") -> dict:
     """Page files and a hosts file (one server address per domain) for one run; returns
-    the paths, as the guest sees them (`seen_as`), and addresses for the run's spec."""
+    the paths, as the guest sees them (`seen_as`), each page's domains that speak HTTP/2
+    (`[web] http`, web/protocols.py), and addresses for the run's spec."""
     directory.mkdir(parents=True, exist_ok=True)
     domains = sorted({d for p in pages for d in p.domains})
     addresses = topology.domain_addresses(len(domains))
@@ -117,7 +121,8 @@ def write_inputs(pages: list[Page], directory: Path, seen_as: Callable[[Path], s
     for number, p in enumerate(pages):
         path = directory / f"page-{number}.json"
         write_page(p, path)
-        files.append({"id": p.id, "file": seen_as(path)})
+        http2 = sorted(d for d, version in domain_protocols(p, http).items() if version == "h2")
+        files.append({"id": p.id, "file": seen_as(path), "http2": http2})
     return {"pages": files, "hosts": seen_as(hosts), "addresses": addresses}
 
 
@@ -352,8 +357,8 @@ def measure(task: Task, scenario: Scenario, results_root: Path, versions: dict,
     """Boot the VM for one task and read what it left (here or on a Dask worker)."""
     check_programs_recorded(scenario, task, versions)
     directory = _run_dir(results_root, scenario, task)
-    inputs = write_inputs([workload.page(scenario, unit.ref) for unit in task.pages],
-                          directory / "inputs", lambda path: in_guest(directory, path)) if task.pages else {}
+    inputs = write_inputs([workload.page(scenario, unit.ref) for unit in task.pages], directory / "inputs",
+                          lambda path: in_guest(directory, path), scenario.web.http) if task.pages else {}
     spec = build_spec(scenario, task, inputs)
     spec.write(directory / "spec.json")
     seed = run_seed(scenario, task.cell)

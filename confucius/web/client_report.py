@@ -9,6 +9,7 @@ import json
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Sequence
 
 from confucius.metrics import peak_active
 from confucius.web.page import WebObject
@@ -45,7 +46,7 @@ class Connection:
     objects: int
     bytes: int
     error: str | None
-    protocol: str = "h1"   # the simulator's reports name it; web-client speaks HTTP/1.1 only
+    protocol: str = "h1"   # h1 or h2 (web-client), h3 in the simulator's reports; older reports lack it
 
 
 @dataclass(frozen=True)
@@ -108,20 +109,23 @@ def parse_report(text: str) -> PageLoad:
 
 
 def client_command(client, page, hosts, port: int = 80, cca: str | None = None,
-                   timeout: float = 60.0, netns: str | None = None) -> list[str]:
+                   timeout: float = 60.0, netns: str | None = None, http2: Sequence[str] = ()) -> list[str]:
+    """web-client's command line; the domains of `http2` are loaded over HTTP/2."""
     command = [str(client), "--page", str(page), "--hosts", str(hosts), "--port", str(port),
                "--timeout", f"{timeout}s"]
     if cca:
         command += ["--cca", cca]
+    for domain in http2:
+        command += ["--h2", domain]
     return (["ip", "netns", "exec", netns] if netns else []) + command
 
 
 def run_page_load(client, page, hosts, port: int = 80, cca: str | None = None,
-                  timeout: float = 60.0, netns: str | None = None) -> PageLoad:
+                  timeout: float = 60.0, netns: str | None = None, http2: Sequence[str] = ()) -> PageLoad:
     """Loads one page; a failed load is returned (ok False), bad input raises ReportError."""
     if not Path(client).is_file():
         raise FileNotFoundError(f"web-client not found at {client} (build it with `make tools`)")
-    done = subprocess.run(client_command(client, page, hosts, port, cca, timeout, netns),
+    done = subprocess.run(client_command(client, page, hosts, port, cca, timeout, netns, http2),
                           capture_output=True, text=True, timeout=timeout + 30)
     if done.returncode not in (0, 1):
         raise ReportError(f"web-client failed (exit {done.returncode}): {done.stderr.strip()}")

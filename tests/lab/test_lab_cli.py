@@ -78,4 +78,4 @@ def test_plan_lists_each_point_of_a_grid_and_refuses_what_the_lab_cannot_load(tm
     assert "demo-20mbit: 6 runs, 6 measurements" in text(result) and "demo-50mbit: 6 runs" in text(result)
     result = runner.invoke(lab_app, ["plan", str(REPO / "scenarios" / "home.toml")])
     assert result.exit_code == 2, result.output
-    assert "web.http = 'table3': the lab's web-client speaks HTTP/1.1 only" in text(result)
+    assert "web.http = 'table3': the lab's web-client speaks HTTP/1.1 and HTTP/2, not HTTP/3" in text(result)

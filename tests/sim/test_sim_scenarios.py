@@ -271,11 +271,13 @@ def test_the_scenarios_http_versions_reach_the_page_and_the_record(tmp_path, sma
         load(small(web='http = "spdy"'))
 
 
-def test_the_lab_refuses_pages_over_http2_in_one_line(small):
+def test_the_lab_loads_pages_over_http2_and_refuses_http3_in_one_line(small):
     from confucius.lab import runner as lab
 
-    with pytest.raises(lab.RunnerError, match="web-client speaks HTTP/1.1 only"):
-        lab.plan(load(small(web='http = "table3"')), None)
+    assert lab.plan(load(small(web='http = "h2"')), None)
+    for http in ("h3", "table3"):
+        with pytest.raises(lab.RunnerError, match=r"speaks HTTP/1.1 and HTTP/2, not HTTP/3 \(QUIC\)"):
+            lab.plan(load(small(web=f'http = "{http}"')), None)
 
 
 def test_a_grid_is_swept_point_by_point_and_reported_as_one(tmp_path, small):

@@ -168,3 +168,65 @@ def test_report_is_one_json_document(lab, amazon_load):
     load = amazon_load[0]
     assert json.dumps(load.page) and load.page == "amazon"
     assert all(c.local_port and c.established is not None for c in load.connections)
+
+
+@pytest.fixture(scope="module")
+def http2_load(lab):
+    """The amazon-like page with every domain over HTTP/2, the server's connections watched."""
+    command = client_command(lab["client"], lab["work"] / "amazon.json", lab["work"] / "hosts", cca="cubic",
+                             netns=lab["client_ns"], http2=lab["page"].domains)
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    per_address_max: Counter = Counter()
+    while proc.poll() is None:
+        for address, count in Counter(a for a, _ in _server_sockets(lab["server_ns"])).items():
+            per_address_max[address] = max(per_address_max[address], count)
+        time.sleep(0.05)
+    out, err = proc.communicate()
+    assert proc.returncode == 0, err
+    return parse_report(out), per_address_max
+
+
+def test_over_http2_every_object_arrives_on_one_connection_per_domain(lab, http2_load):
+    load, per_address_max = http2_load
+    sizes = {o.id: o.size for o in lab["page"].objects}
+    assert load.ok and all(o.status == "done" and o.received == sizes[o.id] for o in load.objects)
+    assert set(load.connections_per_domain().values()) == {1}
+    assert len(load.connections) == len(lab["page"].domains)
+    assert {c.protocol for c in load.connections} == {"h2"}
+    assert max(per_address_max.values()) == 1           # as the server's kernel saw them
+    assert sum(c.objects for c in load.connections) == len(lab["page"].objects)
+
+
+def test_over_http2_children_wait_for_their_parent_and_the_link_sets_the_pace(lab, http2_load):
+    load = http2_load[0]
+    by_id = {o.id: o for o in load.objects}
+    for o in load.objects:
+        assert o.ready <= o.request <= o.first_byte <= o.last_byte
+        if o.parent is not None:
+            assert o.request >= by_id[o.parent].last_byte
+    on_wire = sum(c.bytes for c in load.connections)    # framing and headers included
+    assert lab["page"].total_bytes <= on_wire <= 1.02 * lab["page"].total_bytes
+    assert 0.95 * on_wire * 8 / RATE_BPS <= load.plt <= 1.3 * on_wire * 8 / RATE_BPS + 0.3
+
+
+def test_a_domain_over_http2_and_one_over_http11_load_side_by_side(lab, tmp_path):
+    first, second = lab["page"].domains[:2]
+    _single_page(tmp_path, first, second)
+    load = run_page_load(lab["client"], tmp_path / "two.json", lab["work"] / "hosts", netns=lab["client_ns"],
+                         http2=[second])
+    assert load.ok
+    assert {(c.domain, c.protocol) for c in load.connections} == {(first, "h1"), (second, "h2")}
+
+
+def test_a_refused_http2_connection_fails_its_streams_and_an_unknown_domain_is_refused(lab, tmp_path):
+    _single_page(tmp_path, lab["page"].domains[0], "closed.test")
+    hosts = (lab["work"] / "hosts").read_text() + f"{lab['spare_ip']} closed.test\n"
+    (tmp_path / "hosts").write_text(hosts)
+    load = run_page_load(lab["client"], tmp_path / "two.json", tmp_path / "hosts", netns=lab["client_ns"],
+                         http2=["closed.test"])
+    status = {o.id: o for o in load.objects}
+    assert status["a"].status == "failed" and "refused" in status["a"].error
+    assert status["b"].status == "skipped" and status["c"].status == "done"
+    done = subprocess.run(client_command(lab["client"], tmp_path / "two.json", tmp_path / "hosts",
+                                         http2=["elsewhere.test"]), capture_output=True, text=True)
+    assert done.returncode == 2 and "--h2 elsewhere.test: the page has no such domain" in done.stderr

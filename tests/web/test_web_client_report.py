@@ -38,7 +38,7 @@ def test_report_becomes_records_in_seconds():
 
 
 def test_a_connection_is_http1_unless_the_report_names_its_protocol():
-    # web-client's reports have no protocol (HTTP/1.1 only); the simulator's name it.
+    # Reports of web-client before HTTP/2 have no protocol; today's and the simulator's name it.
     assert parse_report(_report()).connections[0].protocol == "h1"
     named = json.loads(_report())
     named["connections"][0]["protocol"] = "h2"

@@ -36,7 +36,8 @@ def load_page(spec: RunSpec, page: PageSpec, number: int, scratch) -> PageEvent:
     argv = in_ns(topology.CLIENT, [spec.binaries.web_client, "--page", page.file,
                                    "--hosts", spec.hosts, "--cca", web.cca,
                                    "--max-per-domain", web.max_per_domain,
-                                   "--timeout", f"{web.timeout_s:g}s", "--out", out])
+                                   "--timeout", f"{web.timeout_s:g}s", "--out", out,
+                                   *(option for domain in page.http2 for option in ("--h2", domain))])
     log(f"page {number} ({page.id})")
     started = now_ns()
     done = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True,

@@ -6,22 +6,33 @@
 //! whichever connection of that domain becomes idle first (late binding), a new connection is
 //! opened only while more requests wait than connections are being set up; no pipelining. An
 //! object is requested when its parent has fully arrived. Every object's times are recorded.
+//!
+//! A domain that speaks HTTP/2 gets one connection, opened when its first request waits, and
+//! every request of the domain goes on it at once as a stream of its own; the streams travel
+//! through the HTTP/2 transport (h2client.rs), whose events come back into this loop.
 
+use crate::h2client::{self, Command, Transport};
 use crate::page::Page;
 use mio::net::TcpStream;
-use mio::{Events, Interest, Poll, Token};
+use mio::{Events, Interest, Poll, Token, Waker};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub const REPORT_FORMAT: &str = "confucius-web-load/1";
 const MAX_RESPONSE_HEAD: usize = 16 * 1024;
+/// The event loop's token for the HTTP/2 transport's events (connections use their index).
+const TRANSPORT: Token = Token(usize::MAX);
 
 pub struct Config {
     /// The server address of each of the page's domains, in `Page::domains` order.
     pub servers: Vec<SocketAddr>,
+    /// Whether each domain speaks HTTP/2 (else HTTP/1.1), in `Page::domains` order.
+    pub http2: Vec<bool>,
     pub cca: Option<String>,
     pub max_per_domain: usize,
     pub timeout: Duration,
@@ -51,6 +62,8 @@ pub struct ConnectionRecord {
     pub domain: String,
     pub server: String,
     pub local_port: Option<u16>,
+    /// h1 or h2.
+    pub protocol: &'static str,
     pub opened_us: u64,
     pub established_us: Option<u64>,
     pub objects: usize,
@@ -96,6 +109,8 @@ enum ConnState {
 struct Connection {
     stream: Option<TcpStream>,
     domain: usize,
+    /// An HTTP/2 connection's received bytes, counted by the transport (None: HTTP/1.1, this loop counts).
+    http2_bytes: Option<Arc<AtomicU64>>,
     state: ConnState,
     /// Request bytes not yet accepted by the socket.
     outgoing: Vec<u8>,
@@ -108,6 +123,7 @@ impl Connection {
         Connection {
             stream,
             domain,
+            http2_bytes: None,
             state,
             outgoing: Vec::new(),
             head: Vec::new(),
@@ -128,6 +144,8 @@ struct Loader<'a> {
     records: Vec<ObjectRecord>,
     finished: usize,
     dirty_domains: Vec<usize>,
+    /// Started with the first HTTP/2 connection.
+    transport: Option<Transport>,
 }
 
 /// Loads the page; the report says what arrived and what did not (a failed load is a report too).
@@ -149,8 +167,10 @@ pub fn load(page: &Page, config: &Config) -> Result<Report, String> {
         records: initial_records(page),
         finished: 0,
         dirty_domains: Vec::new(),
+        transport: None,
     };
     let error = loader.run();
+    loader.count_http2_bytes();
     let plt_us = if loader.finished == page.objects.len() && error.is_none() {
         loader.records.iter().filter_map(|r| r.last_byte_us).max()
     } else {
@@ -233,7 +253,7 @@ impl Loader<'_> {
                 return Some(reason);
             }
             for event in events.iter() {
-                self.handle_event(event.token().0);
+                self.handle_event(event.token());
             }
             self.dispatch_dirty();
         }
@@ -261,8 +281,12 @@ impl Loader<'_> {
     }
 
     /// Idle connections take waiting requests; connections are added while requests outnumber
-    /// the connections being set up, up to the per-domain limit.
+    /// the connections being set up, up to the per-domain limit. An HTTP/2 domain's requests
+    /// all go on its one connection at once.
     fn dispatch(&mut self, domain: usize) {
+        if self.config.http2[domain] {
+            return self.dispatch_http2(domain);
+        }
         while !self.queues[domain].is_empty() {
             let Some(conn) = (0..self.conns.len()).find(|&c| {
                 self.conns[c].domain == domain && self.conns[c].state == ConnState::Idle
@@ -294,17 +318,7 @@ impl Loader<'_> {
     fn open_connection(&mut self, domain: usize) -> bool {
         let id = self.conns.len();
         let server = self.config.servers[domain];
-        self.conn_records.push(ConnectionRecord {
-            id,
-            domain: self.page.domains[domain].clone(),
-            server: server.to_string(),
-            local_port: None,
-            opened_us: self.now_us(),
-            established_us: None,
-            objects: 0,
-            bytes: 0,
-            error: None,
-        });
+        self.record_connection(domain, "h1");
         match self.start_stream(server, id) {
             Ok(stream) => {
                 self.conns
@@ -316,6 +330,135 @@ impl Loader<'_> {
                     .push(Connection::new(None, domain, ConnState::Closed));
                 self.fail_connection(id, reason);
                 false
+            }
+        }
+    }
+
+    fn record_connection(&mut self, domain: usize, protocol: &'static str) {
+        self.conn_records.push(ConnectionRecord {
+            id: self.conn_records.len(),
+            domain: self.page.domains[domain].clone(),
+            server: self.config.servers[domain].to_string(),
+            local_port: None,
+            protocol,
+            opened_us: self.now_us(),
+            established_us: None,
+            objects: 0,
+            bytes: 0,
+            error: None,
+        });
+    }
+
+    fn dispatch_http2(&mut self, domain: usize) {
+        if self.queues[domain].is_empty() {
+            return;
+        }
+        let conn = match (0..self.conns.len())
+            .find(|&c| self.conns[c].domain == domain && self.conns[c].state != ConnState::Closed)
+        {
+            Some(conn) => conn,
+            None => match self.open_http2(domain) {
+                Ok(conn) => conn,
+                Err(reason) => {
+                    let conn = self.conns.len() - 1;
+                    return self.fail_connection(conn, reason);
+                }
+            },
+        };
+        while let Some(object) = self.queues[domain].pop_front() {
+            let o = &self.page.objects[object];
+            let command = Command::Request {
+                conn,
+                object,
+                authority: self.page.domains[domain].clone(),
+                path: format!("/{}?bytes={}", percent_encode(&o.id), o.size),
+                size: o.size,
+            };
+            self.phases[object] = Phase::InFlight;
+            self.records[object].connection = Some(conn);
+            self.conn_records[conn].objects += 1;
+            self.transport.as_ref().unwrap().send(command);
+        }
+    }
+
+    /// Opens the domain's HTTP/2 connection (starting the transport with the first); its
+    /// index, or why not with the connection recorded as closed.
+    fn open_http2(&mut self, domain: usize) -> Result<usize, String> {
+        let conn = self.conns.len();
+        self.record_connection(domain, "h2");
+        self.conns
+            .push(Connection::new(None, domain, ConnState::Closed));
+        if self.transport.is_none() {
+            let waker = Waker::new(self.poll.registry(), TRANSPORT)
+                .map_err(|e| format!("cannot watch the HTTP/2 transport: {e}"))?;
+            self.transport = Some(Transport::start(
+                self.config.cca.clone(),
+                self.start,
+                waker,
+            )?);
+        }
+        let bytes = Arc::new(AtomicU64::new(0));
+        self.conns[conn].http2_bytes = Some(bytes.clone());
+        self.conns[conn].state = ConnState::Connecting;
+        let server = self.config.servers[domain];
+        self.transport.as_ref().unwrap().send(Command::Open {
+            conn,
+            server,
+            bytes,
+        });
+        Ok(conn)
+    }
+
+    /// What the HTTP/2 transport reports, in the order it happened.
+    fn take_transport_events(&mut self) {
+        while let Some(event) = self
+            .transport
+            .as_ref()
+            .and_then(|t| t.events.try_recv().ok())
+        {
+            match event {
+                h2client::Event::Connected {
+                    conn,
+                    local_port,
+                    at_us,
+                } => {
+                    self.conn_records[conn].local_port = local_port;
+                    self.conn_records[conn].established_us = Some(at_us);
+                    if self.conns[conn].state == ConnState::Connecting {
+                        self.conns[conn].state = ConnState::Idle;
+                    }
+                }
+                h2client::Event::ConnectionFailed { conn, reason } => {
+                    if self.conns[conn].state != ConnState::Closed {
+                        self.fail_connection(conn, reason);
+                    }
+                }
+                h2client::Event::Requested { object, at_us } => {
+                    self.records[object].request_us.get_or_insert(at_us);
+                }
+                h2client::Event::FirstByte { object, at_us } => {
+                    self.records[object].first_byte_us.get_or_insert(at_us);
+                }
+                h2client::Event::Data { object, bytes } => self.records[object].received += bytes,
+                h2client::Event::Done { object, at_us }
+                    if self.phases[object] == Phase::InFlight =>
+                {
+                    self.finish_object(object, at_us)
+                }
+                h2client::Event::Failed { object, reason }
+                    if self.phases[object] == Phase::InFlight =>
+                {
+                    self.fail_object(object, &reason)
+                }
+                h2client::Event::Done { .. } | h2client::Event::Failed { .. } => {}
+            }
+        }
+    }
+
+    fn count_http2_bytes(&mut self) {
+        for (conn, record) in self.conns.iter().zip(&mut self.conn_records) {
+            if let Some(bytes) = &conn.http2_bytes {
+                record.bytes = bytes.load(Ordering::Relaxed);
             }
         }
     }
@@ -333,7 +476,11 @@ impl Loader<'_> {
         Ok(stream)
     }
 
-    fn handle_event(&mut self, conn: usize) {
+    fn handle_event(&mut self, token: Token) {
+        if token == TRANSPORT {
+            return self.take_transport_events();
+        }
+        let conn = token.0;
         match self.conns[conn].state {
             ConnState::Connecting => self.check_connected(conn),
             ConnState::Busy(_) => {
@@ -491,15 +638,20 @@ impl Loader<'_> {
     }
 
     fn complete_object(&mut self, conn: usize, object: usize) {
-        let record = &mut self.records[object];
-        record.last_byte_us = Some(self.start.elapsed().as_micros() as u64);
-        record.status = "done";
-        self.phases[object] = Phase::Finished;
-        self.finished += 1;
         let c = &mut self.conns[conn];
         c.state = ConnState::Idle;
         c.body_left = None;
         self.dirty_domains.push(c.domain);
+        self.finish_object(object, self.now_us());
+    }
+
+    /// The object's last byte arrived at `at_us`: its children become requestable.
+    fn finish_object(&mut self, object: usize, at_us: u64) {
+        let record = &mut self.records[object];
+        record.last_byte_us = Some(at_us);
+        record.status = "done";
+        self.phases[object] = Phase::Finished;
+        self.finished += 1;
         for &child in &self.page.objects[object].children {
             self.make_ready(child);
         }
@@ -512,13 +664,24 @@ impl Loader<'_> {
         self.conns[conn].state = ConnState::Closed;
     }
 
-    /// The object in flight fails; if the domain has no connection left, so do its waiting requests.
+    /// The objects in flight on it fail (one on HTTP/1.1, every stream on HTTP/2); if the
+    /// domain has no connection left, so do its waiting requests.
     fn fail_connection(&mut self, conn: usize, reason: String) {
         let state = self.conns[conn].state;
         self.close(conn);
         self.conn_records[conn].error = Some(reason.clone());
         if let ConnState::Busy(object) = state {
             self.fail_object(object, &reason);
+        }
+        if self.conns[conn].http2_bytes.is_some() {
+            let streams: Vec<usize> = (0..self.page.objects.len())
+                .filter(|&o| {
+                    self.phases[o] == Phase::InFlight && self.records[o].connection == Some(conn)
+                })
+                .collect();
+            for object in streams {
+                self.fail_object(object, &reason);
+            }
         }
         let domain = self.conns[conn].domain;
         let live = self

@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: MIT
-//! Web page loads for the Confucius lab: a browser-like HTTP/1.1 client (`web-client`) and a
-//! server that answers for many domains (`web-server`). See README.md for formats and behaviour.
+//! Web page loads for the Confucius lab: a browser-like HTTP/1.1 and HTTP/2 client
+//! (`web-client`) and a server that answers for many domains in both (`web-server`). See
+//! README.md for formats and behaviour.
 
 pub mod client;
+pub mod h2client;
+pub mod h2server;
 pub mod hosts;
 pub mod page;
 pub mod server;

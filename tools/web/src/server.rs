@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: MIT
 //! The many-domain server: one listening socket per address, one thread per connection with
 //! blocking I/O (a few hundred connections at most in the lab, so threads are the lightest
-//! correct design). `GET /<anything>?bytes=N` answers with exactly N bytes of body.
+//! correct design). `GET /<anything>?bytes=N` answers with exactly N bytes of body. A
+//! connection that opens with HTTP/2's preface is handed to the HTTP/2 side (h2server.rs).
 
+use crate::h2server::{self, PREFACE};
 use std::io::{Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// A connection idle this long is closed, so that a vanished client does not pin a thread.
@@ -30,10 +33,14 @@ pub fn run(config: &Config) -> Result<(), String> {
         .iter()
         .map(|a| crate::sock::listen(*a, config.cca.as_deref()))
         .collect::<Result<Vec<_>, _>>()?;
+    let http2 = Arc::new(h2server::Runtime::start()?);
     eprintln!("web-server: listening on {} addresses", listeners.len());
     let threads: Vec<_> = listeners
         .into_iter()
-        .map(|l| spawn(move || accept_loop(l)))
+        .map(|l| {
+            let http2 = http2.clone();
+            spawn(move || accept_loop(l, http2))
+        })
         .collect::<Result<_, _>>()?;
     for t in threads {
         let _ = t.join();
@@ -48,11 +55,12 @@ fn spawn<F: FnOnce() + Send + 'static>(f: F) -> Result<std::thread::JoinHandle<(
         .map_err(|e| format!("cannot start a thread: {e}"))
 }
 
-fn accept_loop(listener: TcpListener) {
+fn accept_loop(listener: TcpListener, http2: Arc<h2server::Runtime>) {
     for stream in listener.incoming() {
         match stream {
             Ok(s) => {
-                if let Err(e) = spawn(move || serve_connection(s)) {
+                let http2 = http2.clone();
+                if let Err(e) = spawn(move || serve_connection(s, &http2)) {
                     eprintln!("web-server: {e}");
                 }
             }
@@ -75,10 +83,15 @@ enum Answer {
     },
 }
 
-fn serve_connection(mut stream: TcpStream) {
+fn serve_connection(mut stream: TcpStream, http2: &h2server::Runtime) {
     let _ = stream.set_nodelay(true);
     let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
     let mut buffer: Vec<u8> = Vec::with_capacity(4096);
+    match opens_http2(&mut stream, &mut buffer) {
+        None => return,
+        Some(true) => return http2.serve(stream, buffer),
+        Some(false) => {}
+    }
     loop {
         let (answer, used) = match read_request(&mut stream, &mut buffer) {
             Some(r) => r,
@@ -90,6 +103,25 @@ fn serve_connection(mut stream: TcpStream) {
         };
         if write_answer(&mut stream, &answer).is_err() || !keep_alive {
             return;
+        }
+    }
+}
+
+/// Reads until the first bytes tell HTTP/2's preface from an HTTP/1.1 request (they stay in
+/// `buffer`); None when the peer closed or went silent first.
+fn opens_http2(stream: &mut TcpStream, buffer: &mut Vec<u8>) -> Option<bool> {
+    let mut chunk = [0u8; 4096];
+    loop {
+        let seen = buffer.len().min(PREFACE.len());
+        if buffer[..seen] != PREFACE[..seen] {
+            return Some(false);
+        }
+        if seen == PREFACE.len() {
+            return Some(true);
+        }
+        match stream.read(&mut chunk) {
+            Ok(0) | Err(_) => return None,
+            Ok(n) => buffer.extend_from_slice(&chunk[..n]),
         }
     }
 }
@@ -172,7 +204,7 @@ fn wants_keep_alive(request: &httparse::Request) -> bool {
     }
 }
 
-fn requested_bytes(path: &str) -> Result<u64, String> {
+pub(crate) fn requested_bytes(path: &str) -> Result<u64, String> {
     let query = path.split_once('?').map(|(_, q)| q).unwrap_or("");
     let value = query
         .split('&')

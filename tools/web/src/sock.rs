@@ -68,3 +68,18 @@ pub fn connect_nonblocking(
     }
     Ok(mio::net::TcpStream::from_std(socket.into()))
 }
+
+/// A socket for tokio's connect (web-client's HTTP/2 transport), with the same options.
+pub fn connecting_socket(
+    addr: SocketAddr,
+    cca: Option<&str>,
+) -> Result<tokio::net::TcpSocket, String> {
+    let socket = tcp_socket(&addr, cca)?;
+    socket
+        .set_nodelay(true)
+        .map_err(|e| format!("TCP_NODELAY: {e}"))?;
+    socket
+        .set_nonblocking(true)
+        .map_err(|e| format!("O_NONBLOCK: {e}"))?;
+    Ok(tokio::net::TcpSocket::from_std_stream(socket.into()))
+}

@@ -7,10 +7,12 @@ use std::time::Duration;
 use web::{client, hosts::Hosts, page::Page};
 
 const USAGE: &str = "usage: web-client --page FILE --hosts FILE [--port 80] [--cca NAME] \
-[--max-per-domain 6] [--timeout 60s] [--out FILE]
+[--max-per-domain 6] [--h2 DOMAIN]... [--timeout 60s] [--out FILE]
 
 Loads the page (format confucius-web-page/1) from the servers the hosts file names for its
-domains, and writes one JSON report (format confucius-web-load/1) to --out or stdout.
+domains, and writes one JSON report (format confucius-web-load/1) to --out or stdout. Each
+domain named with --h2 is loaded over HTTP/2 (one connection, every request a stream), the
+others over HTTP/1.1 (up to --max-per-domain connections).
 Exit status: 0 every object arrived, 1 the load failed (the report says why), 2 bad input.";
 
 struct Args {
@@ -19,6 +21,7 @@ struct Args {
     port: u16,
     cca: Option<String>,
     max_per_domain: usize,
+    http2: Vec<String>,
     timeout: Duration,
     out: Option<String>,
 }
@@ -27,6 +30,7 @@ fn parse_args() -> Result<Args, String> {
     use lexopt::prelude::*;
     let (mut page, mut hosts, mut out, mut cca) = (None, None, None, None);
     let (mut port, mut max_per_domain, mut timeout) = (80u16, 6usize, Duration::from_secs(60));
+    let mut http2 = Vec::new();
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -47,6 +51,7 @@ fn parse_args() -> Result<Args, String> {
                     return Err("--max-per-domain must be at least 1".into());
                 }
             }
+            Long("h2") => http2.push(web::option_text(&mut parser)?),
             Long("timeout") => timeout = web::parse_duration(&web::option_text(&mut parser)?)?,
             Long("help") | Short('h') => {
                 println!("{USAGE}");
@@ -61,6 +66,7 @@ fn parse_args() -> Result<Args, String> {
         port,
         cca,
         max_per_domain,
+        http2,
         timeout,
         out,
     })
@@ -88,6 +94,14 @@ fn servers_for(page: &Page, hosts: &Hosts, port: u16) -> Result<Vec<SocketAddr>,
         .collect())
 }
 
+/// Whether each of the page's domains speaks HTTP/2; a named domain the page lacks is refused.
+fn http2_domains(page: &Page, named: &[String]) -> Result<Vec<bool>, String> {
+    if let Some(stranger) = named.iter().find(|d| !page.domains.contains(d)) {
+        return Err(format!("--h2 {stranger}: the page has no such domain"));
+    }
+    Ok(page.domains.iter().map(|d| named.contains(d)).collect())
+}
+
 fn run() -> Result<bool, String> {
     let args = parse_args()?;
     let page = Page::read(&args.page)?;
@@ -97,6 +111,7 @@ fn run() -> Result<bool, String> {
     }
     let config = client::Config {
         servers: servers_for(&page, &hosts, args.port)?,
+        http2: http2_domains(&page, &args.http2)?,
         cca: args.cca,
         max_per_domain: args.max_per_domain,
         timeout: args.timeout,
