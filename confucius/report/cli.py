@@ -447,7 +447,7 @@ def _print_delay_map(cells) -> None:
 @app.command("sweeps")
 def sweeps_command(
     db: Path = _DB,
-    scenario: Optional[str] = typer.Option(None, help="Only this scenario (by name) [default: all]."),
+    scenario: Optional[str] = _SCENARIO,
     schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
     out: Optional[Path] = typer.Option(None, help="Folder for the PNG files, one per scenario, controller and sweep."),
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
@@ -465,12 +465,17 @@ def sweeps_command(
             print(f"wrote {path}", file=sys.stderr if as_json else sys.stdout)
 
 
+def _interval_text(low: float, high: float, spec: str) -> str:
+    """An interval as a table shows it; empty where there is none (a single page)."""
+    return "" if math.isnan(low) else f"{low:{spec}} – {high:{spec}}"
+
+
 def _print_sweeps(points) -> None:
     table = _table("Pages of N Web flows of one size (paper 000 Figs. 14, 15, 25)",
                    ("scenario", "RT", "sweep", "scheduler", "flows", "bytes each", "loads", "stall s", "w/ stall",
                     "PLT s", "PLT vs fq", "95% CI", "JFI"), ("scenario", "RT", "sweep", "scheduler"))
     for p in points:
-        interval = "" if math.isnan(p.plt_vs_fq_low) else f"{p.plt_vs_fq_low:+.0%} – {p.plt_vs_fq_high:+.0%}"
+        interval = _interval_text(p.plt_vs_fq_low, p.plt_vs_fq_high, "+.0%")
         table.add_row(p.scenario, p.controller, p.swept, p.scheduler, str(p.flows), str(p.size_bytes), str(p.loads),
                       f"{p.stall_s:.3f}", f"{p.stalled_share:.0%}", f"{p.plt_s:.2f}", f"{p.plt_vs_fq:+.0%}", interval,
                       f"{p.jfi:.2f}")
@@ -483,7 +488,7 @@ def _print_sweeps(points) -> None:
 @app.command("rt-flows")
 def rt_flows_command(
     db: Path = _DB,
-    scenario: Optional[str] = typer.Option(None, help="Only this scenario (by name) [default: all]."),
+    scenario: Optional[str] = _SCENARIO,
     schedulers: Optional[List[str]] = typer.Option(None, "--schedulers", "-s", help="Row order (and filter)."),
     out: Optional[Path] = typer.Option(None, help="PNG file: stall per flow and PLT against fq over the flows."),
     as_json: bool = typer.Option(False, "--json", help="The table as JSON."),
@@ -505,7 +510,7 @@ def _print_rt_flows(cells) -> None:
                    ("scenario", "RT", "flows", "scheduler", "loads", "stall/flow s", "w/ stall", "max ms", "PLT s",
                     "PLT vs fq", "95% CI"), ("scenario", "RT", "scheduler"))
     for c in cells:
-        interval = "" if math.isnan(c.plt_vs_fq_low) else f"{c.plt_vs_fq_low:+.1%} – {c.plt_vs_fq_high:+.1%}"
+        interval = _interval_text(c.plt_vs_fq_low, c.plt_vs_fq_high, "+.1%")
         table.add_row(c.scenario, c.controller, str(c.flows), c.scheduler, str(c.loads), f"{c.stall_per_flow_s:.3f}",
                       f"{c.stalled_share:.0%}", f"{c.max_delay_ms:.0f}", f"{c.plt_s:.2f}", f"{c.plt_vs_fq:+.1%}",
                       interval)

@@ -46,11 +46,12 @@ def _server_sockets(netns: str) -> list[tuple[str, str]]:
     return sockets
 
 
-@pytest.fixture(scope="module")
-def amazon_load(lab):
-    """Loads the amazon-like page while watching the server's connections with ss."""
+def _load_watched(lab, http2=()):
+    """Loads the amazon-like page while watching the server's connections with ss: the
+    report, the most connections seen at once per server address, their congestion
+    controls and the wall time."""
     command = client_command(lab["client"], lab["work"] / "amazon.json", lab["work"] / "hosts",
-                             cca="cubic", netns=lab["client_ns"])
+                             cca="cubic", netns=lab["client_ns"], http2=http2)
     started = time.monotonic()
     proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     per_address_max: Counter = Counter()
@@ -65,6 +66,11 @@ def amazon_load(lab):
     wall = time.monotonic() - started
     assert proc.returncode == 0, err
     return parse_report(out), per_address_max, ccas, wall
+
+
+@pytest.fixture(scope="module")
+def amazon_load(lab):
+    return _load_watched(lab)
 
 
 def test_every_object_arrives_with_its_size(lab, amazon_load):
@@ -96,14 +102,17 @@ def test_connections_use_the_requested_congestion_control(amazon_load):
     assert amazon_load[2] == {"cubic"}
 
 
-def test_children_are_requested_after_their_parent_arrived(amazon_load):
-    load = amazon_load[0]
+def _children_after_their_parent(load) -> None:
     by_id = {o.id: o for o in load.objects}
     for o in load.objects:
         assert o.ready <= o.request <= o.first_byte <= o.last_byte
         if o.parent is not None:
             assert o.ready >= by_id[o.parent].last_byte
             assert o.request >= by_id[o.parent].last_byte
+
+
+def test_children_are_requested_after_their_parent_arrived(amazon_load):
+    _children_after_their_parent(amazon_load[0])
 
 
 def test_plt_matches_the_link_rate(lab, amazon_load):
@@ -172,22 +181,12 @@ def test_report_is_one_json_document(lab, amazon_load):
 
 @pytest.fixture(scope="module")
 def http2_load(lab):
-    """The amazon-like page with every domain over HTTP/2, the server's connections watched."""
-    command = client_command(lab["client"], lab["work"] / "amazon.json", lab["work"] / "hosts", cca="cubic",
-                             netns=lab["client_ns"], http2=lab["page"].domains)
-    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    per_address_max: Counter = Counter()
-    while proc.poll() is None:
-        for address, count in Counter(a for a, _ in _server_sockets(lab["server_ns"])).items():
-            per_address_max[address] = max(per_address_max[address], count)
-        time.sleep(0.05)
-    out, err = proc.communicate()
-    assert proc.returncode == 0, err
-    return parse_report(out), per_address_max
+    """The amazon-like page with every domain over HTTP/2."""
+    return _load_watched(lab, http2=lab["page"].domains)
 
 
 def test_over_http2_every_object_arrives_on_one_connection_per_domain(lab, http2_load):
-    load, per_address_max = http2_load
+    load, per_address_max, _, _ = http2_load
     sizes = {o.id: o.size for o in lab["page"].objects}
     assert load.ok and all(o.status == "done" and o.received == sizes[o.id] for o in load.objects)
     assert set(load.connections_per_domain().values()) == {1}
@@ -199,11 +198,7 @@ def test_over_http2_every_object_arrives_on_one_connection_per_domain(lab, http2
 
 def test_over_http2_children_wait_for_their_parent_and_the_link_sets_the_pace(lab, http2_load):
     load = http2_load[0]
-    by_id = {o.id: o for o in load.objects}
-    for o in load.objects:
-        assert o.ready <= o.request <= o.first_byte <= o.last_byte
-        if o.parent is not None:
-            assert o.request >= by_id[o.parent].last_byte
+    _children_after_their_parent(load)
     on_wire = sum(c.bytes for c in load.connections)    # framing and headers included
     assert lab["page"].total_bytes <= on_wire <= 1.02 * lab["page"].total_bytes
     assert 0.95 * on_wire * 8 / RATE_BPS <= load.plt <= 1.3 * on_wire * 8 / RATE_BPS + 0.3

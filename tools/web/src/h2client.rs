@@ -7,17 +7,13 @@
 //! happened, through a channel and the loop's waker. Flow-control windows are Chrome's (6 MiB
 //! a stream, 15 MiB the connection), so that they never limit a transfer on the lab's links.
 
-use crate::sock;
+use crate::{h2io, sock};
 use bytes::Bytes;
 use std::net::SocketAddr;
-use std::pin::Pin;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
 use std::sync::mpsc;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Instant;
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
-use tokio::net::TcpStream;
 use tokio::sync::mpsc as tmpsc;
 
 const STREAM_WINDOW: u32 = 6 * 1024 * 1024;
@@ -246,7 +242,7 @@ async fn open(
     let (sender, connection) = h2::client::Builder::new()
         .initial_window_size(STREAM_WINDOW)
         .initial_connection_window_size(CONNECTION_WINDOW)
-        .handshake(Counted { stream, bytes })
+        .handshake(h2io::Stream::counted(stream, bytes))
         .await
         .map_err(|e| format!("HTTP/2 handshake with {server} failed: {e}"))?;
     let failed = notify.clone();
@@ -316,42 +312,4 @@ async fn receive(object: usize, size: u64, response: h2::client::ResponseFuture,
         object,
         at_us: notify.now_us(),
     });
-}
-
-/// The connection's socket, counting what it receives (as the HTTP/1.1 loop counts a connection's bytes).
-struct Counted {
-    stream: TcpStream,
-    bytes: Arc<AtomicU64>,
-}
-
-impl AsyncRead for Counted {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let polled = Pin::new(&mut self.stream).poll_read(cx, buf);
-        self.bytes
-            .fetch_add((buf.filled().len() - before) as u64, Ordering::Relaxed);
-        polled
-    }
-}
-
-impl AsyncWrite for Counted {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, data)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
-    }
 }

@@ -7,11 +7,9 @@
 //! chain asks of a server too. The simulator's page model answers the same way
 //! (sim/ns3/apps/page-load.cc), so both engines load a multiplexed page alike.
 
+use crate::h2io;
 use bytes::Bytes;
 use std::future::poll_fn;
-use std::pin::Pin;
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -46,7 +44,7 @@ impl Runtime {
         }
         self.handle.spawn(async move {
             if let Ok(stream) = TcpStream::from_std(stream) {
-                connection(Rewound { read, stream }).await;
+                connection(h2io::Stream::rewound(stream, read)).await;
             }
         });
     }
@@ -57,7 +55,7 @@ type Asked = (
     h2::server::SendResponse<Bytes>,
 );
 
-async fn connection(stream: Rewound) {
+async fn connection(stream: h2io::Stream) {
     let Ok(mut conn) = h2::server::handshake(stream).await else {
         return;
     };
@@ -154,46 +152,6 @@ async fn send_body(send: &mut h2::SendStream<Bytes>, mut left: u64) -> bool {
         left -= n;
     }
     true
-}
-
-/// The accepted socket with the bytes already read from it put back in front.
-struct Rewound {
-    read: Vec<u8>,
-    stream: TcpStream,
-}
-
-impl AsyncRead for Rewound {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if self.read.is_empty() {
-            return Pin::new(&mut self.stream).poll_read(cx, buf);
-        }
-        let n = self.read.len().min(buf.remaining());
-        buf.put_slice(&self.read[..n]);
-        self.read.drain(..n);
-        Poll::Ready(Ok(()))
-    }
-}
-
-impl AsyncWrite for Rewound {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, data)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
-    }
 }
 
 #[cfg(test)]

@@ -5,6 +5,7 @@
 
 pub mod client;
 pub mod h2client;
+pub mod h2io;
 pub mod h2server;
 pub mod hosts;
 pub mod page;

@@ -49,11 +49,8 @@ pub fn listen(addr: SocketAddr, cca: Option<&str>) -> Result<std::net::TcpListen
     Ok(socket.into())
 }
 
-/// Starts a non-blocking connection; completion is reported by the event loop.
-pub fn connect_nonblocking(
-    addr: SocketAddr,
-    cca: Option<&str>,
-) -> Result<mio::net::TcpStream, String> {
+/// A client's socket: TCP_NODELAY, non-blocking, not yet connected.
+fn client_socket(addr: SocketAddr, cca: Option<&str>) -> Result<Socket, String> {
     let socket = tcp_socket(&addr, cca)?;
     socket
         .set_nodelay(true)
@@ -61,6 +58,15 @@ pub fn connect_nonblocking(
     socket
         .set_nonblocking(true)
         .map_err(|e| format!("O_NONBLOCK: {e}"))?;
+    Ok(socket)
+}
+
+/// Starts a non-blocking connection; completion is reported by the event loop.
+pub fn connect_nonblocking(
+    addr: SocketAddr,
+    cca: Option<&str>,
+) -> Result<mio::net::TcpStream, String> {
+    let socket = client_socket(addr, cca)?;
     match socket.connect(&SockAddr::from(addr)) {
         Ok(()) => {}
         Err(e) if e.raw_os_error() == Some(libc::EINPROGRESS) => {}
@@ -74,12 +80,7 @@ pub fn connecting_socket(
     addr: SocketAddr,
     cca: Option<&str>,
 ) -> Result<tokio::net::TcpSocket, String> {
-    let socket = tcp_socket(&addr, cca)?;
-    socket
-        .set_nodelay(true)
-        .map_err(|e| format!("TCP_NODELAY: {e}"))?;
-    socket
-        .set_nonblocking(true)
-        .map_err(|e| format!("O_NONBLOCK: {e}"))?;
-    Ok(tokio::net::TcpSocket::from_std_stream(socket.into()))
+    Ok(tokio::net::TcpSocket::from_std_stream(
+        client_socket(addr, cca)?.into(),
+    ))
 }
