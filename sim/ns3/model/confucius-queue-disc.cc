@@ -416,6 +416,18 @@ ConfuciusQueueDisc::DropChain(struct cfc_pkt* chain)
     }
 }
 
+void
+ConfuciusQueueDisc::ReleaseChain(struct cfc_pkt* chain)
+{
+    while (chain)
+    {
+        Node* node = container_of(chain, Node, pkt);
+        chain = chain->next;
+        m_store->Take(node->pos);
+        delete node;
+    }
+}
+
 bool
 ConfuciusQueueDisc::DoEnqueue(Ptr<QueueDiscItem> item)
 {
@@ -529,7 +541,9 @@ ConfuciusQueueDisc::DoDispose()
     m_wake.Cancel();
     if (m_started)
     {
-        DropChain(cfc_reset(&m_core, NowNs()));
+        // The simulation is over: what is still queued is let go, not dropped (a drop
+        // reaches a parent disc, TBF's, which ns-3 may have disposed of already).
+        ReleaseChain(cfc_reset(&m_core, NowNs()));
         m_started = false;
     }
     m_store = nullptr;

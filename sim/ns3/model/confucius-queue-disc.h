@@ -94,6 +94,8 @@ class ConfuciusQueueDisc : public QueueDisc
     struct cfc_key Key(Ptr<const QueueDiscItem> item) const;
     uint32_t ExternalClass(Ptr<QueueDiscItem> item);
     void DropChain(struct cfc_pkt* chain);
+    /* Frees the packets of `chain` without counting or reporting them (at the disc's end). */
+    void ReleaseChain(struct cfc_pkt* chain);
     void WakeAt(uint64_t ns);
     void Wake();
 
