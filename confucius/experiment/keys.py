@@ -67,6 +67,9 @@ class LinkConditions:
     # keys of one client without NAT stay.
     clients: int = 1
     nat: bool = False
+    # The bottleneck elsewhere than the router (seed 000 Fig. 28): digested only when so.
+    bottleneck: str = "router"
+    router_rate_bps: float | None = None
 
 
 @dataclass(frozen=True)
@@ -112,7 +115,8 @@ class CellConditions:
 
 
 # The link's conditions digested only when they differ from these (each option's absence).
-_OPTIONAL_LINK = {"upload_rate_bps": None, "traces": None, "clients": 1, "nat": False}
+_OPTIONAL_LINK = {"upload_rate_bps": None, "traces": None, "clients": 1, "nat": False, "bottleneck": "router",
+                  "router_rate_bps": None}
 
 
 def _bulk_key_input(bulk: Bulk) -> dict:
@@ -193,7 +197,8 @@ def conditions(scenario: Scenario, cell: Cell) -> CellConditions:
         link=LinkConditions(rate_bps=link.rate_bps, trace=trace, scale=link.trace_scale,
                             offset_s=link.trace_offset_s, rtt_s=link.rtt_s, buffer=link.buffer_packets,
                             shaper=link.shaper, upload_rate_bps=link.upload_rate_bps,
-                            traces=_trace_set_conditions(scenario), clients=link.clients, nat=link.nat),
+                            traces=_trace_set_conditions(scenario), clients=link.clients, nat=link.nat,
+                            bottleneck=link.bottleneck, router_rate_bps=link.router_rate_bps),
         # The setup without HTB's bucket, which follows from the engine: the form the keys
         # have named it by since before the bucket was recorded.
         tc=tuple(tc_commands(scenario, cell, htb_burst_s=None)),

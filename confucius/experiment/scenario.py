@@ -20,6 +20,7 @@ The format is described in confucius/experiment/README.md ("Scenarios"); in shor
     shaping = "egress"            # or "ingress": the router's WAN-side ingress, through an IFB
     clients = 1                   # client hosts behind the bottleneck (2: [[bulk]] host picks one)
     nat = false                   # the router masquerades towards the server (nftables)
+    bottleneck = "router"         # or "before"/"after" the router (ns-3 only), router_rate = "100mbit"
 
     [schedulers]
     names = ["pfifo", "fq_codel", "cake", "confucius"]
@@ -91,6 +92,8 @@ MTU_BYTES = sched.MTU_BYTES
 SIM_SAMPLES = ("flows", "queues")
 # Whose TCP defaults the simulator's connections take ([sim] tcp).
 SIM_TCP = ("linux", "ns3")
+# Where the link may be narrowest (seed 000 Fig. 28's links B, A and C): [link] bottleneck.
+BOTTLENECKS = ("router", "before", "after")
 # How the RT flow's two ends get the guest's CPU (guest/rt.py says why "realtime" is the default).
 RT_CPU_CHOICES = ("realtime", "shared")
 # [uml] seed: repetition r's guest gets seed + r. The engine takes seeds below
@@ -121,6 +124,10 @@ class Link:
     traces: TraceSet | None = None  # a set each load draws its trace and offset from (keys.load_trace)
     clients: int = 1                # client hosts behind the bottleneck (lab/topology.py)
     nat: bool = False               # the router masquerades what it sends towards the server
+    # Where the link is narrowest (seed 000 Fig. 28): the router's own link (the scheduler's),
+    # or an unmanaged FIFO before or after it, the router's link then at router_rate_bps.
+    bottleneck: str = "router"
+    router_rate_bps: float | None = None
 
 
 @dataclass(frozen=True)
@@ -383,14 +390,33 @@ def _read_link(t: Table | None, base: Path) -> Link:
     elif traces is None and (t.has("trace_scale") or t.has("trace_offset")):
         raise t.error("trace_scale", "only meaningful with a trace")
     buffer = t.get("buffer", 1000)
+    bottleneck, router_rate = _read_bottleneck(t, rate)
     link = Link(rate_bps=rate, trace=trace,
                 trace_scale=t.number("trace_scale", 1.0, 1e-6), trace_offset_s=t.time("trace_offset", 0, positive=False),
                 rtt_s=t.time("rtt", "40ms"), buffer_packets=buffer_packets(t, buffer),
                 shaper=t.choice("shaper", "own", ("own", "htb")),
                 shaping=t.choice("shaping", "egress", SHAPINGS), upload_rate_bps=t.rate("upload_rate"),
-                traces=traces, clients=t.integer("clients", 1, 1, MAX_CLIENTS), nat=t.boolean("nat", False))
+                traces=traces, clients=t.integer("clients", 1, 1, MAX_CLIENTS), nat=t.boolean("nat", False),
+                bottleneck=bottleneck, router_rate_bps=router_rate)
     t.done()
     return link
+
+
+def _read_bottleneck(t: Table, rate: float | None) -> tuple[str, float | None]:
+    """Where the link is narrowest, and the router's own rate when that is elsewhere (the
+    seed's 100 Mbit/s by default, above the narrow rate)."""
+    where = t.choice("bottleneck", "router", BOTTLENECKS)
+    if where == "router":
+        if t.has("router_rate"):
+            raise t.error("router_rate", "only with bottleneck = \"before\" or \"after\"")
+        return where, None
+    if rate is None:
+        raise t.error("bottleneck", "a bottleneck elsewhere than the router needs a constant rate, not a trace")
+    router_rate = t.rate("router_rate", "100mbit")
+    if router_rate <= rate:
+        raise t.error("router_rate", f"must be above the narrow link's rate ({rate / 1e6:g} Mbit/s), or the router "
+                                     f"is the bottleneck")
+    return where, router_rate
 
 
 def _check_trace(t: Table, trace: Path) -> None:

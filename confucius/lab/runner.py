@@ -77,6 +77,9 @@ def plan(scenario: Scenario, db: Database | None, *, schedulers=None, controller
     if scenario.link.traces is not None:
         raise RunnerError(f"{scenario.path}: link.traces: the lab plays one trace per run, not a trace drawn "
                           f"per load; run a set in the simulator (confucius sim), or give trace")
+    if scenario.link.bottleneck != "router":
+        raise RunnerError(f"{scenario.path}: link.bottleneck = {scenario.link.bottleneck!r}: the lab's bottleneck is "
+                          f"the router's link; run a bottleneck before or after it in the simulator (confucius sim)")
     if scenario.web is not None and scenario.web.http not in LAB_HTTP:
         raise RunnerError(f"{scenario.path}: web.http = {scenario.web.http!r}: the lab's web-client speaks "
                           f"HTTP/1.1 and HTTP/2, not HTTP/3 (QUIC); run it in the simulator (confucius sim)")

@@ -213,6 +213,8 @@ def episode_args(scenario: Scenario) -> list[str]:
             f"--tcp={scenario.sim.tcp}"]
     if link.rate_bps is not None:
         args.append(f"--rate={link.rate_bps:.0f}bps")
+    if link.bottleneck != "router":
+        args += [f"--bottleneck={link.bottleneck}", f"--router-rate={link.router_rate_bps:.0f}bps"]
     return args
 
 

@@ -62,6 +62,8 @@ struct Options
     std::string rate = "20Mbps";
     std::string trace;
     std::string shaper = "own";
+    std::string bottleneck = "router";
+    std::string routerRate = "100Mbps";
     Time rtt = MilliSeconds(40);
     uint32_t buffer = 1000;
     Time duration = Seconds(3);
@@ -453,6 +455,12 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("trace", "bottleneck rate from a 'time_s Mbps' file instead", o.trace);
     cmd.AddValue("shaper", "own: confucius shapes itself, the others under TBF (as the lab with "
                            "HTB); tbf: every scheduler under TBF", o.shaper);
+    cmd.AddValue("bottleneck", "where the link is narrowest (seed 000 Fig. 28): router (the scheduler's "
+                               "link, link B), before (between the servers and the router, link A) or after "
+                               "(between the router and the client, link C); elsewhere a FIFO of buffer packets "
+                               "at rate, and the router's link at router-rate", o.bottleneck);
+    cmd.AddValue("router-rate", "the router's link (its scheduler's rate) when the bottleneck is elsewhere",
+                 o.routerRate);
     cmd.AddValue("rtt", "round-trip propagation delay", o.rtt);
     cmd.AddValue("buffer", "the scheduler's limit, in packets (as the lab's link.buffer)", o.buffer);
     cmd.AddValue("duration", "how long the sources send", o.duration);
@@ -502,6 +510,10 @@ ParseOptions(int argc, char** argv)
     o.rt = RtControllers(rt);
     if (o.shaper != "own" && o.shaper != "tbf")
         Fail("shaper must be own or tbf, got '" + o.shaper + "'");
+    if (o.bottleneck != "router" && o.bottleneck != "before" && o.bottleneck != "after")
+        Fail("bottleneck must be router, before or after, got '" + o.bottleneck + "'");
+    if (o.bottleneck != "router" && !o.trace.empty())
+        Fail("a trace sets the router's link: the bottleneck must be the router's with --trace");
     if (o.web != "udp" && o.web != "tcp")
         Fail("web must be udp or tcp, got '" + o.web + "'");
     if (!TCP_TYPES.count(o.webCca))
@@ -522,6 +534,30 @@ ParseOptions(int argc, char** argv)
         !o.sampling.flowInterval.IsStrictlyPositive())
         Fail("rtt, duration, sample, stats-interval and flow-interval must be positive");
     return o;
+}
+
+/* The narrow link when the bottleneck is not the router's: its rate, no delay (the RTT is
+ * the router's link's), one packet in the device so that the queue forms in the disc. */
+PointToPointHelper
+NarrowLink(DataRate rate)
+{
+    PointToPointHelper narrow;
+    narrow.SetDeviceAttribute("DataRate", DataRateValue(rate));
+    narrow.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
+    narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    return narrow;
+}
+
+/* An unmanaged router's queue (seed 000 Fig. 28: "they adopt FIFO"): a tail-drop FIFO of
+ * `buffer` packets on the narrow link's sending device, installed before its address so
+ * that ns-3 does not give it its default FQ-CoDel. */
+void
+Unmanaged(Ptr<NetDevice> device, uint32_t buffer)
+{
+    TrafficControlHelper fifo;
+    fifo.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize",
+                          QueueSizeValue(QueueSize(QueueSizeUnit::PACKETS, buffer)));
+    fifo.Install(device);
 }
 
 Ptr<ConfuciusUdpSource>
@@ -620,12 +656,13 @@ NoWebFlows(Options o)
 }
 
 /*
- * The page's servers, one node per domain with its own address behind the router
- * (as the lab gives each domain its own address), and the loader on the client.
+ * The page's servers, one node per domain with its own address behind the router, or
+ * behind the node before it (as the lab gives each domain its own address), and the
+ * loader on the client.
  * Called before the routing tables are built.
  */
 Ptr<PageLoader>
-AddPage(const Options& o, Ptr<Node> router, Ptr<Node> client, PointToPointHelper& access)
+AddPage(const Options& o, Ptr<Node> serverSide, Ptr<Node> client, PointToPointHelper& access)
 {
     const std::vector<WebObject> objects = ReadPage(o.page);
     const std::vector<std::string> domains = PageDomains(objects);
@@ -636,7 +673,7 @@ AddPage(const Options& o, Ptr<Node> router, Ptr<Node> client, PointToPointHelper
     {
         Ptr<Node> server = CreateObject<Node>();
         stack.Install(server);
-        NetDeviceContainer link = access.Install(server, router);
+        NetDeviceContainer link = access.Install(server, serverSide);
         std::ostringstream base;
         base << "10." << 2 + i / 256 << "." << i % 256 << ".0";
         addr.SetBase(base.str().c_str(), "255.255.255.0");
@@ -828,7 +865,10 @@ main(int argc, char** argv)
     RngSeedManager::SetRun(o.seed);
     const auto trace = o.trace.empty() ? std::vector<std::pair<double, uint64_t>>{}
                                        : ReadTrace(o.trace);
-    const DataRate linkRate = trace.empty() ? DataRate(o.rate) : DataRate(TraceRate(trace, 0));
+    const DataRate narrowRate = trace.empty() ? DataRate(o.rate) : DataRate(TraceRate(trace, 0));
+    const bool elsewhere = o.bottleneck != "router";
+    // The rate the scheduler's link sends at: the bottleneck's, or the router's own.
+    const DataRate linkRate = elsewhere ? DataRate(o.routerRate) : narrowRate;
     const bool ownShaper = sched.shapesItself && o.shaper == "own";
 
     // Nodes: 0 RT server, 1 web server, 2 router, 3 client.
@@ -842,10 +882,25 @@ main(int argc, char** argv)
     // The queue forms in the scheduler and the shaper above it sets the rate, as in the lab.
     PointToPointHelper access = AccessLinks(FAST_LINK);
 
-    NetDeviceContainer rtLink = access.Install(rtServer, router);
-    NetDeviceContainer webLink = access.Install(webServer, router);
-    NetDeviceContainer bottleneck = BottleneckLink(FAST_LINK, o.rtt).Install(router, client);
-    Ptr<PageLoader> page = o.page.empty() ? nullptr : AddPage(o, router, client, access);
+    // With the bottleneck elsewhere, an unmanaged router (a FIFO at the narrow rate) stands
+    // between the servers and the router (before), or between the router and the client (after).
+    Ptr<Node> serverSide = router, clientSide = client;
+    if (o.bottleneck == "before")
+        serverSide = CreateObject<Node>();
+    if (o.bottleneck == "after")
+        clientSide = CreateObject<Node>();
+    if (elsewhere)
+        stack.Install(o.bottleneck == "before" ? serverSide : clientSide);
+
+    NetDeviceContainer rtLink = access.Install(rtServer, serverSide);
+    NetDeviceContainer webLink = access.Install(webServer, serverSide);
+    NetDeviceContainer bottleneck = BottleneckLink(FAST_LINK, o.rtt).Install(router, clientSide);
+    NetDeviceContainer narrow;
+    if (o.bottleneck == "before")
+        narrow = NarrowLink(narrowRate).Install(serverSide, router);
+    if (o.bottleneck == "after")
+        narrow = NarrowLink(narrowRate).Install(clientSide, client);
+    Ptr<PageLoader> page = o.page.empty() ? nullptr : AddPage(o, serverSide, client, access);
 
     TrafficControlHelper tch;
     Slot slot{tch, std::nullopt};
@@ -886,6 +941,14 @@ main(int argc, char** argv)
     addr.Assign(webLink);
     addr.SetBase("10.1.3.0", "255.255.255.0");
     Ipv4Address clientAddr = addr.Assign(bottleneck).GetAddress(1);
+    if (elsewhere)
+    {
+        Unmanaged(narrow.Get(0), o.buffer);
+        addr.SetBase("10.1.4.0", "255.255.255.0");
+        const Ipv4InterfaceContainer ends = addr.Assign(narrow);
+        if (o.bottleneck == "after")
+            clientAddr = ends.GetAddress(1);
+    }
     Ipv4GlobalRoutingHelper::PopulateRoutingTables();
     ConfuciusStarRouting::Install(NodeContainer::GetGlobal());
 

@@ -216,6 +216,11 @@ MISTAKES = [
     (('buffer = "300kb"', 'shaper = "tbf"'), ["link.shaper", "own, htb"]),
     (('buffer = "300kb"', 'shaping = "wan"'), ["link.shaping", "egress, ingress", "'wan'"]),
     (('buffer = "300kb"', 'shaping = 1'), ["link.shaping", "must be a string"]),
+    (('buffer = "300kb"', 'bottleneck = "middle"'), ["link.bottleneck", "router, before, after"]),
+    (('buffer = "300kb"', 'router_rate = "100mbit"'), ["link.router_rate", 'only with bottleneck = "before"']),
+    (('buffer = "300kb"', 'bottleneck = "after"\nrouter_rate = "20mbit"'), ["link.router_rate", "above",
+                                                                         "the router is the bottleneck"]),
+    (('rate = "20mbit"', 'trace = "t.log"\nbottleneck = "before"'), ["link.bottleneck", "constant rate"]),
     (('"pfifo", "confucius"', '"pfifo", "sfb"'), ["schedulers.names", "unknown scheduler 'sfb'", "fq_codel"]),
     (('options = "interval 500ms"', 'options = "interval 500ms; reboot"'), ["confucius-500ms", "plain tc words"]),
     (('base = "confucius"', 'base = "nosuch"'), ["base", "must be one of"]),
@@ -250,6 +255,18 @@ MISTAKES = [
 @pytest.mark.parametrize("change, words", MISTAKES, ids=[m[0][1][:30] for m in MISTAKES])
 def test_mistakes_are_refused_with_file_key_and_fix(tmp_path, change, words):
     assert_refused(tmp_path, GOOD, change, words)
+
+
+def test_a_bottleneck_elsewhere_has_the_router_at_100_mbit_s_and_keys_of_its_own(tmp_path):
+    from confucius.experiment import keys
+
+    router, before = (sc.parse(GOOD.replace('buffer = "300kb"', f'buffer = "300kb"{extra}'), Path("s.toml"))
+                      for extra in ("", '\nbottleneck = "before"'))
+    assert (router.link.bottleneck, router.link.router_rate_bps) == ("router", None)
+    assert (before.link.bottleneck, before.link.router_rate_bps) == ("before", 100e6)
+    cell = keys.Cell(router.schedulers[0], router.rt_sets[0], 0)
+    assert "bottleneck" not in keys.conditions(router, cell).key_input()["link"]   # the keys before it stay
+    assert keys.cell_key(before, cell) != keys.cell_key(router, cell)
 
 
 def test_the_rt_flows_cap_as_a_share_of_the_link_is_that_rate(tmp_path):

@@ -119,6 +119,24 @@ def test_a_simulation_may_end_with_packets_in_confucius_whoever_shapes(shaper):
     assert run["core"]["qlen"] > 0 and run["core"]["qlen"] <= run["disc"]["in_queue"] <= run["core"]["qlen"] + 1
 
 
+@pytest.mark.parametrize("where", ["before", "after"])
+def test_a_bottleneck_elsewhere_queues_in_its_fifo_not_in_the_scheduler(where):
+    runs = {scheduler: simulate(f"--scheduler={scheduler}", f"--bottleneck={where}", "--duration=1.5s", "--drain=2s")
+            for scheduler in ("confucius", "fq_codel")}
+    for run in runs.values():    # the router's link at 100 Mbit/s: nothing waits or is dropped there
+        assert run["disc"]["dropped_before_enqueue"] + run["disc"]["dropped_after_dequeue"] == 0
+        assert 0.95 * 20e6 <= sum(mean(run["samples"], g, 200, 1400) for g in ("rt_bytes", "web_bytes")) * 8 / 0.05
+    assert mean(runs["confucius"]["samples"], "rt", 200, 1400) == pytest.approx(
+        mean(runs["fq_codel"]["samples"], "rt", 200, 1400), abs=0.02)
+
+
+def test_the_bottleneck_s_place_is_checked():
+    for bad, why in ((["--bottleneck=middle"], "bottleneck must be router, before or after"),
+                     (["--bottleneck=after", "--trace=/dev/null"], "a trace sets the router's link")):
+        done = subprocess.run([str(BOTTLENECK), *bad], capture_output=True, text=True)
+        assert done.returncode != 0 and why in done.stderr
+
+
 @pytest.mark.parametrize("scheduler", ["confucius", "pfifo"])
 def test_the_link_follows_a_bandwidth_trace(scheduler, tmp_path):
     # 20 Mbit/s, then 5 Mbit/s from 1 s, then 0 for half a second, then 20 again.

@@ -161,6 +161,24 @@ def test_pages_of_n_flows_are_reported_as_the_papers_sweeps(tmp_path, small):
     assert (out / "sim-small-flows-gcc.png").exists() and not (out / "sim-small-sizes-gcc.png").exists()
 
 
+def test_with_the_bottleneck_before_the_router_the_scheduler_changes_nothing(tmp_path, small):
+    # Seed 000 Fig. 27: the narrow link an unmanaged FIFO before the router, whose own link
+    # runs at 100 Mbit/s and never queues, so every scheduler's load is the same but for
+    # the shapers' own difference there (confucius's, TBF's): a frame time or so a burst.
+    from confucius.lab import runner as lab
+
+    db, path = tmp_path / "before.sqlite", small(extra=', "pfifo"')
+    path.write_text(path.read_text().replace("[link]\n", '[link]\nbottleneck = "before"\n'))
+    result = runner.invoke(app, ["run", str(path), "--db", str(db), "-s", "confucius,pfifo"])
+    assert result.exit_code == 0, result.output
+    args = rows(db, "SELECT tc_commands FROM runs")
+    assert all({"--bottleneck=before", "--router-rate=100000000bps"} <= set(json.loads(a)) for (a,) in args)
+    [(plt, stall), (other_plt, other_stall)] = rows(db, "SELECT plt_s, stall_s FROM pages WHERE valid = 1")
+    assert stall == other_stall and abs(plt - other_plt) < 0.5e-3
+    with pytest.raises(lab.RunnerError, match="link.bottleneck = 'before': the lab's bottleneck is the router's"):
+        lab.plan(load(path), None)
+
+
 def test_run_refuses_what_the_simulator_has_no_counterpart_for(tmp_path, small):
     result = runner.invoke(app, ["run", str(REPO / "scenarios" / "four-cca.toml"), "--db",
                                  str(tmp_path / "x.sqlite")])
