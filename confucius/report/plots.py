@@ -7,8 +7,8 @@
 - `tradeoff`: mean stall duration against mean PLT per scheduler (Fig. 10);
 - `site_counts`: loads per 1000 that stall the RT flow, and with PLT > 2 s (Fig. 11);
 - `cdfs`: per-load stall, PLT degradation against FQ, max frame delay, all frame delays (Fig. 12);
-- `sweeps`: stall, PLT against fq and JFI over the number and size of Web flows (Figs. 14, 15
-  and 25, sweeps.py);
+- `sweeps`: stall, PLT against fq (with Table 1's theory) and JFI over the number and size
+  of Web flows (Figs. 14, 15 and 25, sweeps.py);
 - `promise_plane`: each scheduler's stall removed against FQ-CoDel over its PLT against fq,
   one panel per scenario and controller, the issue's targets shaded (Fig. 10's trade in
   the promise's own terms, promise.py);
@@ -275,27 +275,34 @@ def cdfs(results: list[PageResult], controller: str, out: Path) -> Path:
 
 def sweeps(points, out_dir: Path) -> list[Path]:
     """Per scenario, controller and sweep with two points or more (sweeps.SweepPoint): the
-    stall, the PLT against fq and the JFI over the number or the size of the Web flows
-    (paper 000 Figs. 14, 15 and 25), a line per scheduler."""
+    stall, the PLT against fq (s) and the JFI over the number or the size of the Web flows
+    (paper 000 Figs. 14, 15 and 25), a line per scheduler, and the seed's theory for the
+    PLT dashed (Table 1's bound and the exact cost of the papers' schedule)."""
+    from .sweeps import theory_degradation_s
+
     groups: dict[tuple[str, str, str], list] = {}
     for p in points:
         groups.setdefault((p.scenario, p.controller, p.swept), []).append(p)
     made = []
     for (scenario, controller, swept), found in groups.items():
-        xs_all = {p.flows if swept == "flows" else p.size_bytes for p in found}
+        def x(p):
+            return p.flows if swept == "flows" else p.size_bytes
+
+        xs_all = sorted({x(p) for p in found})
         if len(xs_all) < 2:
             continue
-        fixed = (f"{found[0].size_bytes} B each" if swept == "flows" else f"{found[0].flows} flows")
+        fixed = f"{found[0].size_bytes} B each" if swept == "flows" else f"{found[0].flows} flows"
         fig, axes = _pyplot().subplots(1, 3, figsize=(14, 3.8))
         for scheduler in dict.fromkeys(p.scheduler for p in found):
-            line = sorted((p for p in found if p.scheduler == scheduler),
-                          key=lambda p: p.flows if swept == "flows" else p.size_bytes)
-            xs = [p.flows if swept == "flows" else p.size_bytes for p in line]
-            axes[0].plot(xs, [p.stall_s * 1e3 for p in line], marker="o", label=scheduler)
-            axes[1].plot(xs, [p.plt_vs_fq * 100 for p in line], marker="o", label=scheduler)
-            axes[2].plot(xs, [p.jfi for p in line], marker="o", label=scheduler)
+            line = sorted((p for p in found if p.scheduler == scheduler), key=x)
+            axes[0].plot([x(p) for p in line], [p.stall_s * 1e3 for p in line], marker="o", label=scheduler)
+            axes[1].plot([x(p) for p in line], [p.degradation_s for p in line], marker="o", label=scheduler)
+            axes[2].plot([x(p) for p in line], [p.jfi for p in line], marker="o", label=scheduler)
+        theory = [theory_degradation_s(value if swept == "flows" else found[0].flows) for value in xs_all]
+        axes[1].plot(xs_all, [bound for bound, _ in theory], "k--", linewidth=1, label="Table 1: log2(e)/λ")
+        axes[1].plot(xs_all, [exact for _, exact in theory], "k:", linewidth=1, label="papers' schedule, exact")
         axes[0].set_ylabel("stall duration (ms, mean per load)")
-        axes[1].set_ylabel(f"PLT against {BASELINE} (%)")
+        axes[1].set_ylabel(f"PLT − PLT under {BASELINE} (s)")
         axes[2].set_ylabel("JFI of the page's flows and the RT flow")
         for ax in axes:
             ax.set_xlabel(f"number of Web flows ({fixed})" if swept == "flows"
@@ -304,6 +311,7 @@ def sweeps(points, out_dir: Path) -> list[Path]:
             if swept == "sizes":
                 ax.set_xscale("log")
         axes[0].legend(fontsize=8)
+        axes[1].legend(fontsize=7, handles=axes[1].get_lines()[-2:])
         fig.suptitle(f"{scenario}, RT flow {controller} — paper 000 Fig. {14 if swept == 'flows' else 15}"
                      f"{' and 25' if swept == 'flows' else ''}")
         made.append(_save(fig, out_dir / f"{scenario}-{swept}-{controller}.png"))

@@ -11,6 +11,11 @@ scheduler:
 Each point gives the RT flow's stall, the PLT against fq over the same pages and the load's
 JFI (metrics.load_jfi). Within a scenario the number sweep holds the size at its most
 common value and the size sweep the number at its own; a point can be on both.
+
+Beside them, the theory the seed draws as dashed lines (Table 1, models/bounds.py): the
+papers' schedule costs a page of N flows at most log2(e)/λ against FQ, and exactly
+`fct_degradation_confucius_exact(N, λ)` when the flows outlast its ramp, at the seeds'
+1/λ = 250 ms (the default `interval`).
 """
 
 from __future__ import annotations
@@ -20,12 +25,15 @@ import re
 from dataclasses import dataclass
 
 from confucius import metrics
+from confucius.models import bounds
 
 from . import intervals
 from .data import PageResult, paired
 from .summary import BASELINE
 
 SWEEP_PAGE = re.compile(r"^flows-(\d+)-size-(\d+)$")
+# The seeds' 1/λ (and the qdisc's default interval), for the theory lines.
+SEEDS_LAMBDA = 1 / 0.25
 
 
 @dataclass(frozen=True)
@@ -87,3 +95,9 @@ def sweep_points(results: list[PageResult], schedulers: list[str] | None = None)
                     points.append(_point(scenario, controller, scheduler, swept, n, size,
                                          by_cell[(scheduler, n, size)], by_cell.get((BASELINE, n, size), [])))
     return points
+
+
+def theory_degradation_s(flows: int, lam: float = SEEDS_LAMBDA) -> tuple[float, float]:
+    """Table 1's bound on the papers' schedule's PLT cost against FQ (Eq. 32) and the exact
+    cost for `flows` flows that outlast its ramp (models/bounds.py), in seconds."""
+    return bounds.fct_degradation_bound_confucius(lam), bounds.fct_degradation_confucius_exact(flows, lam)
