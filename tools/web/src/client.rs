@@ -20,7 +20,7 @@ use std::collections::VecDeque;
 use std::io::{ErrorKind, Read, Write};
 use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::Arc;
+use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 pub const REPORT_FORMAT: &str = "confucius-web-load/1";
@@ -169,6 +169,11 @@ pub fn load(page: &Page, config: &Config) -> Result<Report, String> {
         dirty_domains: Vec::new(),
         transport: None,
     };
+    if config.http2.contains(&true) {
+        let waker = Waker::new(loader.poll.registry(), TRANSPORT)
+            .map_err(|e| format!("cannot watch the HTTP/2 transport: {e}"))?;
+        loader.transport = Some(Transport::start(config.cca.clone(), loader.start, waker)?);
+    }
     let error = loader.run();
     loader.count_http2_bytes();
     let plt_us = if loader.finished == page.objects.len() && error.is_none() {
@@ -353,26 +358,16 @@ impl Loader<'_> {
         if self.queues[domain].is_empty() {
             return;
         }
-        let conn = match (0..self.conns.len())
+        let conn = (0..self.conns.len())
             .find(|&c| self.conns[c].domain == domain && self.conns[c].state != ConnState::Closed)
-        {
-            Some(conn) => conn,
-            None => match self.open_http2(domain) {
-                Ok(conn) => conn,
-                Err(reason) => {
-                    let conn = self.conns.len() - 1;
-                    return self.fail_connection(conn, reason);
-                }
-            },
-        };
+            .unwrap_or_else(|| self.open_http2(domain));
         while let Some(object) = self.queues[domain].pop_front() {
-            let o = &self.page.objects[object];
             let command = Command::Request {
                 conn,
                 object,
                 authority: self.page.domains[domain].clone(),
-                path: format!("/{}?bytes={}", percent_encode(&o.id), o.size),
-                size: o.size,
+                path: request_path(&self.page.objects[object]),
+                size: self.page.objects[object].size,
             };
             self.phases[object] = Phase::InFlight;
             self.records[object].connection = Some(conn);
@@ -381,41 +376,36 @@ impl Loader<'_> {
         }
     }
 
-    /// Opens the domain's HTTP/2 connection (starting the transport with the first); its
-    /// index, or why not with the connection recorded as closed.
-    fn open_http2(&mut self, domain: usize) -> Result<usize, String> {
+    /// Opens the domain's HTTP/2 connection through the transport; its index.
+    fn open_http2(&mut self, domain: usize) -> usize {
         let conn = self.conns.len();
         self.record_connection(domain, "h2");
         self.conns
-            .push(Connection::new(None, domain, ConnState::Closed));
-        if self.transport.is_none() {
-            let waker = Waker::new(self.poll.registry(), TRANSPORT)
-                .map_err(|e| format!("cannot watch the HTTP/2 transport: {e}"))?;
-            self.transport = Some(Transport::start(
-                self.config.cca.clone(),
-                self.start,
-                waker,
-            )?);
-        }
+            .push(Connection::new(None, domain, ConnState::Connecting));
         let bytes = Arc::new(AtomicU64::new(0));
         self.conns[conn].http2_bytes = Some(bytes.clone());
-        self.conns[conn].state = ConnState::Connecting;
         let server = self.config.servers[domain];
         self.transport.as_ref().unwrap().send(Command::Open {
             conn,
             server,
             bytes,
         });
-        Ok(conn)
+        conn
     }
 
     /// What the HTTP/2 transport reports, in the order it happened.
     fn take_transport_events(&mut self) {
-        while let Some(event) = self
-            .transport
-            .as_ref()
-            .and_then(|t| t.events.try_recv().ok())
-        {
+        loop {
+            let Some(transport) = self.transport.as_ref() else {
+                return;
+            };
+            let event = match transport.events.try_recv() {
+                Ok(event) => event,
+                Err(mpsc::TryRecvError::Empty) => return,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    return self.fail_http2("the HTTP/2 transport stopped")
+                }
+            };
             match event {
                 h2client::Event::Connected {
                     conn,
@@ -428,18 +418,20 @@ impl Loader<'_> {
                         self.conns[conn].state = ConnState::Idle;
                     }
                 }
-                h2client::Event::ConnectionFailed { conn, reason } => {
-                    if self.conns[conn].state != ConnState::Closed {
-                        self.fail_connection(conn, reason);
-                    }
-                }
+                h2client::Event::ConnectionFailed { conn, reason } => self.end_http2(conn, reason),
                 h2client::Event::Requested { object, at_us } => {
                     self.records[object].request_us.get_or_insert(at_us);
                 }
-                h2client::Event::FirstByte { object, at_us } => {
+                h2client::Event::FirstByte { object, at_us }
+                    if self.phases[object] == Phase::InFlight =>
+                {
                     self.records[object].first_byte_us.get_or_insert(at_us);
                 }
-                h2client::Event::Data { object, bytes } => self.records[object].received += bytes,
+                h2client::Event::Data { object, bytes }
+                    if self.phases[object] == Phase::InFlight =>
+                {
+                    self.records[object].received += bytes
+                }
                 h2client::Event::Done { object, at_us }
                     if self.phases[object] == Phase::InFlight =>
                 {
@@ -450,7 +442,35 @@ impl Loader<'_> {
                 {
                     self.fail_object(object, &reason)
                 }
-                h2client::Event::Done { .. } | h2client::Event::Failed { .. } => {}
+                h2client::Event::FirstByte { .. }
+                | h2client::Event::Data { .. }
+                | h2client::Event::Done { .. }
+                | h2client::Event::Failed { .. } => {}
+            }
+        }
+    }
+
+    /// An HTTP/2 connection ended: a failure if streams were still on it (they fail), else a
+    /// close; the domain's next request opens another.
+    fn end_http2(&mut self, conn: usize, reason: String) {
+        if self.conns[conn].state == ConnState::Closed {
+            return;
+        }
+        let busy = (0..self.page.objects.len())
+            .any(|o| self.phases[o] == Phase::InFlight && self.records[o].connection == Some(conn));
+        if busy {
+            self.fail_connection(conn, reason);
+        } else {
+            self.close(conn);
+        }
+    }
+
+    /// The transport's thread is gone: every HTTP/2 connection fails with what it carried.
+    fn fail_http2(&mut self, reason: &str) {
+        for conn in 0..self.conns.len() {
+            if self.conns[conn].http2_bytes.is_some() && self.conns[conn].state != ConnState::Closed
+            {
+                self.fail_connection(conn, reason.to_string());
             }
         }
     }
@@ -522,9 +542,8 @@ impl Loader<'_> {
     fn send_request(&mut self, conn: usize, object: usize) {
         let o = &self.page.objects[object];
         let request = format!(
-            "GET /{}?bytes={} HTTP/1.1\r\nHost: {}\r\nUser-Agent: confucius-web-client/0.1\r\nAccept: */*\r\n\r\n",
-            percent_encode(&o.id),
-            o.size,
+            "GET {} HTTP/1.1\r\nHost: {}\r\nUser-Agent: confucius-web-client/0.1\r\nAccept: */*\r\n\r\n",
+            request_path(o),
             self.page.domains[o.domain]
         );
         self.phases[object] = Phase::InFlight;
@@ -773,6 +792,11 @@ fn parse_response_head(head: &[u8], expected: u64) -> Result<Option<usize>, Stri
         ));
     }
     Ok(Some(used))
+}
+
+/// The path an object is asked for by, in either version: its id and size.
+fn request_path(object: &crate::page::Object) -> String {
+    format!("/{}?bytes={}", percent_encode(&object.id), object.size)
 }
 
 /// Object ids go into the request path; anything beyond unreserved characters is escaped.

@@ -192,9 +192,16 @@ async fn connection(
         ..
     }) = requests.recv().await
     {
-        let request = http::Request::get(format!("http://{authority}{path}"))
-            .body(())
-            .expect("a GET of a valid path");
+        let request = match http::Request::get(format!("http://{authority}{path}")).body(()) {
+            Ok(request) => request,
+            Err(e) => {
+                notify.tell(Event::Failed {
+                    object,
+                    reason: format!("cannot ask {authority} for {path}: {e}"),
+                });
+                continue;
+            }
+        };
         let mut sender = match sender.clone().ready().await {
             Ok(sender) => sender,
             Err(e) => {
@@ -247,12 +254,11 @@ async fn open(
         .map_err(|e| format!("HTTP/2 handshake with {server} failed: {e}"))?;
     let failed = notify.clone();
     tokio::task::spawn_local(async move {
-        if let Err(e) = connection.await {
-            failed.tell(Event::ConnectionFailed {
-                conn,
-                reason: format!("the connection failed: {e}"),
-            });
-        }
+        let reason = match connection.await {
+            Ok(()) => "the server closed the connection".to_string(),
+            Err(e) => format!("the connection failed: {e}"),
+        };
+        failed.tell(Event::ConnectionFailed { conn, reason });
     });
     Ok(sender)
 }

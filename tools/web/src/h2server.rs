@@ -5,7 +5,10 @@
 //! Responses leave one at a time, in the order they were asked for: RFC 9218's default
 //! priority (urgency 3, not incremental) for every request, which is what Chrome's priority
 //! chain asks of a server too. The simulator's page model answers the same way
-//! (sim/ns3/apps/page-load.cc), so both engines load a multiplexed page alike.
+//! (sim/ns3/apps/page-load.cc), so both engines load a multiplexed page alike. h2 sends the
+//! frames of every stream it holds data for in turn, so a stream is given at most one
+//! frame's worth at a time (`max_send_buffer_size`), and the next response starts when the
+//! last frame of the one before is in h2's hands: they overlap by one frame at most.
 
 use crate::h2io;
 use bytes::Bytes;
@@ -15,8 +18,9 @@ use tokio::sync::mpsc;
 
 /// The bytes an HTTP/2 connection opens with (RFC 9113 §3.4).
 pub const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
-const CHUNK: usize = 64 * 1024;
-static BODY: [u8; CHUNK] = [b'x'; CHUNK];
+/// One DATA frame at HTTP/2's default SETTINGS_MAX_FRAME_SIZE.
+const FRAME: usize = 16 * 1024;
+static BODY: [u8; FRAME] = [b'x'; FRAME];
 
 /// The runtime every HTTP/2 connection runs on.
 pub struct Runtime {
@@ -56,7 +60,11 @@ type Asked = (
 );
 
 async fn connection(stream: h2io::Stream) {
-    let Ok(mut conn) = h2::server::handshake(stream).await else {
+    let Ok(mut conn) = h2::server::Builder::new()
+        .max_send_buffer_size(FRAME)
+        .handshake(stream)
+        .await
+    else {
         return;
     };
     let (queue, queued) = mpsc::unbounded_channel::<Asked>();
@@ -134,7 +142,7 @@ fn answer(
 /// Sends `left` bytes as the peer's flow control allows; false when the stream went away.
 async fn send_body(send: &mut h2::SendStream<Bytes>, mut left: u64) -> bool {
     while left > 0 {
-        send.reserve_capacity(left.min(CHUNK as u64) as usize);
+        send.reserve_capacity(left.min(FRAME as u64) as usize);
         let granted = match poll_fn(|cx| send.poll_capacity(cx)).await {
             Some(Ok(n)) => n,
             _ => return false,

@@ -95,9 +95,18 @@ fn servers_for(page: &Page, hosts: &Hosts, port: u16) -> Result<Vec<SocketAddr>,
 }
 
 /// Whether each of the page's domains speaks HTTP/2; a named domain the page lacks is refused.
+/// A named domain the page lacks, or one that is no URI authority (HTTP/2 names the host in
+/// its request's :authority), is refused; names compare as the page's, in lower case.
 fn http2_domains(page: &Page, named: &[String]) -> Result<Vec<bool>, String> {
+    let named: Vec<String> = named.iter().map(|d| d.to_ascii_lowercase()).collect();
     if let Some(stranger) = named.iter().find(|d| !page.domains.contains(d)) {
         return Err(format!("--h2 {stranger}: the page has no such domain"));
+    }
+    if let Some(bad) = named.iter().find(|d| {
+        d.parse::<http::uri::Authority>()
+            .map_or(true, |a| a.as_str() != d.as_str())
+    }) {
+        return Err(format!("--h2 {bad}: not a host name HTTP/2 can ask for"));
     }
     Ok(page.domains.iter().map(|d| named.contains(d)).collect())
 }
