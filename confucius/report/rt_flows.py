@@ -18,8 +18,7 @@ from confucius import metrics
 
 from . import intervals
 from .data import PageResult, paired
-
-BASELINE = "fq"
+from .summary import BASELINE
 
 
 @dataclass(frozen=True)

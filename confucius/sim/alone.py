@@ -22,7 +22,7 @@ from confucius.report.data import PageResult, open_db, page_results
 
 from . import bottleneck as bn
 from .plan import LinkTrace, drawn_trace, link_trace
-from .worker import rt_logs, trace_args
+from .worker import rt_log, trace_args
 
 # The bottleneck's options that act only with a page (its tail, and the calm that ends it).
 PAGE_ONLY = ("--page-tail=", "--calm=", "--late=")
@@ -68,9 +68,8 @@ def simulate_alone(episode: EpisodeWithoutPage, end_s: float,
     with tempfile.TemporaryDirectory(prefix="confucius-sim-alone-") as folder:
         scratch = Path(folder)
         run = bn.run_bottleneck([*episode.args, f"--duration={end_s}s", f"--frame-log={scratch / 'frames.csv'}",
-                                 f"--rate-log={scratch / 'rates.csv'}",
                                  *trace_args(episode.trace, episode.start_s, scratch)], binary)
-        return [rt_logs(scratch, number)[0] for number in range(len(run["rt_ports"]))]
+        return [rtflow.read_frames(rt_log(scratch, "frames", number)) for number in range(len(run["rt_ports"]))]
 
 
 def alone_stall_s(per_flow: Sequence[Sequence[rtflow.Frame]], start_s: float, window_ns: int) -> float:

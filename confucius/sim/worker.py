@@ -67,12 +67,16 @@ def simulate_page(task: SimTask, page: SimPage, scratch: Path, binary: Path = bn
                    read_samples(scratch / "qdisc.jsonl", "qdiscs"), read_samples(scratch / "flows.jsonl", "flows"))
 
 
+def rt_log(scratch: Path, kind: str, number: int) -> Path:
+    """The `kind` log (frames, rates) of the RT flow `number` as the bottleneck names them:
+    frames.csv for the first, frames-1.csv for the second, ..."""
+    return scratch / f"{kind}{f'-{number}' if number else ''}.csv"
+
+
 def rt_logs(scratch: Path, number: int) -> tuple[list[rtflow.Frame], list[rtflow.RateSample]]:
-    """The frame and rate logs of the RT flow `number`, as the bottleneck names them
-    (frames.csv for the first, frames-1.csv for the second, ...)."""
-    suffix = f"-{number}" if number else ""
-    return (rtflow.read_frames(scratch / f"frames{suffix}.csv"),
-            rtflow.read_rates(scratch / f"rates{suffix}.csv"))
+    """The frame and rate logs of the RT flow `number`."""
+    return (rtflow.read_frames(rt_log(scratch, "frames", number)),
+            rtflow.read_rates(rt_log(scratch, "rates", number)))
 
 
 def trace_args(trace: LinkTrace | None, start_s: float, scratch: Path) -> list[str]:

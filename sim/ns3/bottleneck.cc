@@ -869,6 +869,8 @@ main(int argc, char** argv)
     const bool elsewhere = o.bottleneck != "router";
     // The rate the scheduler's link sends at: the bottleneck's, or the router's own.
     const DataRate linkRate = elsewhere ? DataRate(o.routerRate) : narrowRate;
+    if (elsewhere && linkRate.GetBitRate() <= narrowRate.GetBitRate())
+        Fail("router-rate must be above rate, or the router's link is the bottleneck");
     const bool ownShaper = sched.shapesItself && o.shaper == "own";
 
     // Nodes: 0 RT server, 1 web server, 2 router, 3 client.

@@ -132,7 +132,8 @@ def test_a_bottleneck_elsewhere_queues_in_its_fifo_not_in_the_scheduler(where):
 
 def test_the_bottleneck_s_place_is_checked():
     for bad, why in ((["--bottleneck=middle"], "bottleneck must be router, before or after"),
-                     (["--bottleneck=after", "--trace=/dev/null"], "a trace sets the router's link")):
+                     (["--bottleneck=after", "--trace=/dev/null"], "a trace sets the router's link"),
+                     (["--bottleneck=before", "--router-rate=10Mbps"], "router-rate must be above rate")):
         done = subprocess.run([str(BOTTLENECK), *bad], capture_output=True, text=True)
         assert done.returncode != 0 and why in done.stderr
 
