@@ -192,40 +192,37 @@ async fn connection(
         ..
     }) = requests.recv().await
     {
-        let request = match http::Request::get(format!("http://{authority}{path}")).body(()) {
-            Ok(request) => request,
-            Err(e) => {
-                notify.tell(Event::Failed {
-                    object,
-                    reason: format!("cannot ask {authority} for {path}: {e}"),
-                });
-                continue;
-            }
-        };
-        let mut sender = match sender.clone().ready().await {
-            Ok(sender) => sender,
-            Err(e) => {
-                notify.tell(Event::Failed {
-                    object,
-                    reason: format!("the connection failed: {e}"),
-                });
-                continue;
-            }
-        };
-        match sender.send_request(request, true) {
-            Ok((response, _)) => {
+        match ask(&sender, &authority, &path).await {
+            Ok(response) => {
                 notify.tell(Event::Requested {
                     object,
                     at_us: notify.now_us(),
                 });
                 tokio::task::spawn_local(receive(object, size, response, notify.clone()));
             }
-            Err(e) => notify.tell(Event::Failed {
-                object,
-                reason: format!("sending the request failed: {e}"),
-            }),
+            Err(reason) => notify.tell(Event::Failed { object, reason }),
         }
     }
+}
+
+/// Sends the GET for `path` on the connection: the response to come, or why not.
+async fn ask(
+    sender: &h2::client::SendRequest<Bytes>,
+    authority: &str,
+    path: &str,
+) -> Result<h2::client::ResponseFuture, String> {
+    let request = http::Request::get(format!("http://{authority}{path}"))
+        .body(())
+        .map_err(|e| format!("cannot ask {authority} for {path}: {e}"))?;
+    let mut sender = sender
+        .clone()
+        .ready()
+        .await
+        .map_err(|e| format!("the connection failed: {e}"))?;
+    sender
+        .send_request(request, true)
+        .map(|(response, _)| response)
+        .map_err(|e| format!("sending the request failed: {e}"))
 }
 
 async fn open(
