@@ -40,6 +40,13 @@ def reduction(pairs: Sequence[tuple[float, float]]) -> tuple[float, float, float
     return 1 - metrics.ratio_of_sums(pairs), 1 - high, 1 - low
 
 
+def change(pairs: Sequence[tuple[float, float]]) -> tuple[float, float, float]:
+    """Σmine/Σtheirs − 1 over paired (mine, theirs), with its interval: a PLT "against fq"
+    (NaN throughout without pairs)."""
+    low, high = ratio_interval(pairs)
+    return metrics.ratio_of_sums(pairs) - 1, low - 1, high - 1
+
+
 def share_interval(flags: Sequence[bool], confidence: float = 0.95) -> tuple[float, float]:
     """Wilson score interval of the share of true flags (metrics.share)."""
     if not flags:

@@ -86,11 +86,9 @@ def _plt_vs_fq(mine: list[PageResult], fq: list[PageResult]) -> tuple[Estimate, 
     pairs = paired(mine, fq, lambda r: r.plt_s)
     if not pairs:
         return NONE, NONE, math.nan
-    ratio = metrics.ratio_of_sums(pairs)
-    low, high = intervals.ratio_interval(pairs)
     flags = [metrics.no_plt_penalty(a, b) for a, b in pairs]
     share_low, share_high = intervals.share_interval(flags)
-    return (Estimate(ratio - 1, low - 1, high - 1, len(pairs)),
+    return (Estimate(*intervals.change(pairs), len(pairs)),
             Estimate(metrics.share(flags), share_low, share_high, len(pairs)),
             statistics.median(a - b for a, b in pairs) * 1e3)
 

@@ -11,7 +11,6 @@ that sum over the number of flows. Cells whose flows run different controllers
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from confucius import metrics
@@ -44,14 +43,6 @@ def family(controller: str) -> tuple[str, int]:
     return (labels[0] if len(set(labels)) == 1 else controller), len(labels)
 
 
-def _plt_vs_fq(mine: list[PageResult], fq: list[PageResult]) -> tuple[float, float, float]:
-    pairs = paired(mine, fq, lambda r: r.plt_s)
-    if not pairs:
-        return math.nan, math.nan, math.nan
-    low, high = intervals.ratio_interval(pairs)
-    return metrics.ratio_of_sums(pairs) - 1, low - 1, high - 1
-
-
 def flow_count_cells(results: list[PageResult], schedulers: list[str] | None = None) -> list[FlowCountCell]:
     """A cell per scenario, controller family, number of flows and scheduler (in
     `schedulers`' order, else by name)."""
@@ -64,7 +55,7 @@ def flow_count_cells(results: list[PageResult], schedulers: list[str] | None = N
         fq = by_scheduler.get(BASELINE, [])
         for scheduler in sorted(by_scheduler, key=lambda s: (rank.get(s, len(rank)), s)):
             loads = by_scheduler[scheduler]
-            vs_fq = _plt_vs_fq(loads, fq)
+            vs_fq = intervals.change(paired(loads, fq, lambda r: r.plt_s))
             cells.append(FlowCountCell(
                 scenario, controller, flows, scheduler, len(loads),
                 stall_per_flow_s=metrics.mean(r.stall_s / flows for r in loads),

@@ -19,7 +19,6 @@ papers' schedule costs a page at most log2(e)/λ against FQ, at the seeds' 1/λ 
 
 from __future__ import annotations
 
-import math
 import re
 from dataclasses import dataclass
 
@@ -61,14 +60,13 @@ def _most_common(values: list[int]) -> int:
 def _point(scenario: str, controller: str, scheduler: str, swept: str, flows: int, size: int,
            loads: list[PageResult], fq: list[PageResult]) -> SweepPoint:
     pairs = paired(loads, fq, lambda r: r.plt_s)
-    low, high = intervals.ratio_interval(pairs) if pairs else (math.nan, math.nan)
+    change, low, high = intervals.change(pairs)
     return SweepPoint(scenario, controller, scheduler, swept, flows, size, len(loads),
                       stall_s=metrics.mean(r.stall_s for r in loads),
                       stalled_share=metrics.share([metrics.stalled(r.stall_s) for r in loads]),
                       plt_s=metrics.mean(r.plt_s for r in loads),
                       degradation_s=metrics.mean(a - b for a, b in pairs),
-                      plt_vs_fq=metrics.ratio_of_sums(pairs) - 1 if pairs else math.nan,
-                      plt_vs_fq_low=low - 1, plt_vs_fq_high=high - 1,
+                      plt_vs_fq=change, plt_vs_fq_low=low, plt_vs_fq_high=high,
                       jfi=metrics.mean(r.jfi for r in loads))
 
 
