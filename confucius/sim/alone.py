@@ -73,10 +73,9 @@ def simulate_alone(episode: EpisodeWithoutPage, end_s: float,
 
 
 def alone_stall_s(per_flow: Sequence[Sequence[rtflow.Frame]], start_s: float, window_ns: int) -> float:
-    """The videos' stall over the window, summed over the flows as a load's (metrics.load_metrics)."""
+    """The videos' stall over the window, as a load's (metrics.load_metrics: summed over the flows)."""
     start_ns = round(start_s * 1e9)
-    return sum(metrics.stall_duration(metrics.in_window(frames, start_ns, start_ns + window_ns))
-               for frames in per_flow)
+    return metrics.load_metrics(per_flow, start_ns, start_ns + window_ns).stall_s
 
 
 def _runs(db, results: list[PageResult], binary: Path) -> dict[int, dict]:
