@@ -144,7 +144,7 @@ struct Loader<'a> {
     records: Vec<ObjectRecord>,
     finished: usize,
     dirty_domains: Vec<usize>,
-    /// Started with the first HTTP/2 connection.
+    /// Started with the load when a domain speaks HTTP/2.
     transport: Option<Transport>,
 }
 
@@ -456,9 +456,7 @@ impl Loader<'_> {
         if self.conns[conn].state == ConnState::Closed {
             return;
         }
-        let busy = (0..self.page.objects.len())
-            .any(|o| self.phases[o] == Phase::InFlight && self.records[o].connection == Some(conn));
-        if busy {
+        if !self.in_flight_on(conn).is_empty() {
             self.fail_connection(conn, reason);
         } else {
             self.close(conn);
@@ -693,11 +691,7 @@ impl Loader<'_> {
             self.fail_object(object, &reason);
         }
         if self.conns[conn].http2_bytes.is_some() {
-            let streams: Vec<usize> = (0..self.page.objects.len())
-                .filter(|&o| {
-                    self.phases[o] == Phase::InFlight && self.records[o].connection == Some(conn)
-                })
-                .collect();
+            let streams = self.in_flight_on(conn);
             for object in streams {
                 self.fail_object(object, &reason);
             }
@@ -716,6 +710,15 @@ impl Loader<'_> {
                 );
             }
         }
+    }
+
+    /// The objects requested on `conn` whose response has not ended (HTTP/2's open streams).
+    fn in_flight_on(&self, conn: usize) -> Vec<usize> {
+        (0..self.page.objects.len())
+            .filter(|&o| {
+                self.phases[o] == Phase::InFlight && self.records[o].connection == Some(conn)
+            })
+            .collect()
     }
 
     fn fail_object(&mut self, object: usize, reason: &str) {
