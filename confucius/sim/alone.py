@@ -100,6 +100,9 @@ def compare(scenario: Scenario, db_path: Path, binary: Path = bn.BOTTLENECK,
             schedulers: Sequence[str] | None = None, controllers: Sequence[str] | None = None) -> list[AloneCell]:
     """Per (scheduler, controller) of the scenario's simulated loads in the database, the
     stall with the page beside the video's alone over the same windows."""
+    if scenario.web.mode == "continuous":
+        raise bn.SimError(f"{scenario.name}: continuous sessions are not repeated alone: a page's video there "
+                          f"is the one the pages before it left, which no run without them repeats")
     db = open_db(db_path)
     results = [r for r in page_results(db, scenario.name)
                if (not schedulers or r.scheduler in schedulers) and (not controllers or r.controller in controllers)]

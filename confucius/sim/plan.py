@@ -7,7 +7,10 @@ bottleneck options, and the cells it cannot run with why.
 Each page is an episode of its own, as the lab's episodes: the video alone for
 `[sim] warmup` and the load's phase (`[warmup] phase`: the lab's own draw for that page),
 the page, then the video until its frames are calm again (at most `[web] settle` after the
-load; store.window_end). On a link of `[link] traces` each load plays the trace and from
+load; store.window_end). With `[web] mode = "continuous"` (the papers' sessions) a task's
+pages are one session instead: one run of the video, its first page after the warm-up and
+that page's phase, each next one `[web] interval` after the one before, each page's
+window ending where the next starts. On a link of `[link] traces` each load plays the trace and from
 the offset it drew (keys.load_trace). A cell's key is keys.simulated_cell_key: the lab's conditions with
 the engine, ns-3's version and the seed, so that simulated and lab measurements never
 resume one another, even in one database. The guest's timing that the episodes copy
@@ -105,10 +108,11 @@ class SimPage:
 
 @dataclass(frozen=True)
 class SimTask:
-    """One cell's chunk of pages: a task for a worker."""
+    """One cell's chunk of pages: a task for a worker; an episode each, or one session."""
     cell: SimCell
     pages: tuple[SimPage, ...]
     chunk: int
+    session: bool = False        # [web] mode = "continuous": the pages one after another in one run
 
 
 class PlanError(ValueError):
@@ -120,8 +124,12 @@ def check_scenario(scenario: Scenario) -> None:
     if scenario.web is None:
         raise PlanError(f"{scenario.path}: the simulator runs page loads ([web]); timed scenarios "
                         f"(duration, no pages) are not simulated")
+    web = scenario.web
     problems = [text for bad, text in (
-        (scenario.web.mode != "episodes", f"web.mode {scenario.web.mode!r} (only episodes)"),
+        (web.mode == "continuous" and web.interval_s < web.timeout_s,
+         f"continuous session whose interval ({web.interval_s:g} s) is shorter than a load's timeout "
+         f"({web.timeout_s:g} s): it loads each page `interval` after the one before, on a schedule, so the "
+         f"pages could overlap (set [web] timeout at most interval)"),
         (bool(scenario.bulk), "[[bulk]] iperf3 flows"),
         (scenario.probes is not None, "[probes] irtt probes"),
         (scenario.link.shaping != "egress", f"link.shaping {scenario.link.shaping!r} (only egress)"),
@@ -134,8 +142,13 @@ def check_scenario(scenario: Scenario) -> None:
 
 def differences(scenario: Scenario) -> list[str]:
     """What the simulator runs otherwise than the lab would, for the user to read."""
-    notes = [f"the RT flow runs alone for [sim] warmup = {scenario.sim.warmup_s:g} s before each page "
-             f"(the lab warms it up until it converges), then the load's phase as the lab draws it"]
+    if scenario.web.mode == "continuous":
+        notes = [f"one RT flow a session of pages_per_run pages: alone for [sim] warmup = {scenario.sim.warmup_s:g} s "
+                 f"and the first load's phase, then a page every interval = {scenario.web.interval_s:g} s on a "
+                 f"schedule (the lab waits, at most settle after a load, for the flow to converge again)"]
+    else:
+        notes = [f"the RT flow runs alone for [sim] warmup = {scenario.sim.warmup_s:g} s before each page "
+                 f"(the lab warms it up until it converges), then the load's phase as the lab draws it"]
     tcp = sorted({f.label for flows in scenario.rt_sets for f in flows if f.mode == "tcp"})
     if tcp:
         notes.append(f"{', '.join(tcp)}: rtflow's TCP mode over ns-3's own congestion controls, not "
@@ -231,18 +244,29 @@ def page_sampling(scenario: Scenario, start_s: float) -> Sampling:
     return Sampling(scenario.stats_interval_s, flows_from)
 
 
-def page_options(task: SimTask, page: SimPage) -> list[str]:
-    """The bottleneck's options for one page of the task: its cell's and the page's own
-    start and end (the files it reads and writes left to the caller)."""
-    return [*task.cell.args, *page.args]
+def run_options(task: SimTask, pages: Sequence[SimPage]) -> list[str]:
+    """The bottleneck's options for one run of the task, one page's episode or the session
+    of its pages: its cell's, the first page's start and the last one's end (the files it
+    reads and writes left to the caller)."""
+    start, _ = pages[0].args
+    _, end = pages[-1].args
+    return [*task.cell.args, start, end]
 
 
-def sim_page(scenario: Scenario, cell: Cell, unit: planning.Unit, page, text: str,
+def page_starts(scenario: Scenario, cell: Cell, units: Sequence[planning.Unit]) -> list[float]:
+    """When each unit's page loads in its run: each after the warm-up and the lab's own
+    phase for this load (keys.load_phase_s), in its own episode; in a session, the first
+    so and each next one `interval` after the one before."""
+    starts = [round(scenario.sim.warmup_s + keys.load_phase_s(scenario, cell, unit.ref), 3) for unit in units]
+    if scenario.web.mode != "continuous":
+        return starts
+    return [round(starts[0] + number * scenario.web.interval_s, 3) for number in range(len(units))]
+
+
+def sim_page(scenario: Scenario, cell: Cell, unit: planning.Unit, page, text: str, start: float,
              trace: LinkTrace | None) -> SimPage:
-    """A unit of the cell, its page started after the warm-up and the lab's own phase for
-    this load (keys.load_phase_s), on the scenario's `trace` or the one the load draws
-    from its set (keys.load_trace)."""
-    start = round(scenario.sim.warmup_s + keys.load_phase_s(scenario, cell, unit.ref), 3)
+    """A unit of the cell, its page started at `start`, on the scenario's `trace` or the
+    one the load draws from its set (keys.load_trace)."""
     drawn = keys.load_trace(scenario, cell, unit.ref)
     if drawn is not None:
         trace = drawn_trace(scenario, drawn)
@@ -323,5 +347,7 @@ def sim_task(scenario: Scenario, task: planning.Task, args: tuple[str, ...], pag
     page's text, start and sampling."""
     seed = scenario.sim.seed + task.cell.repetition
     cell = SimCell(task.cell, task.cell_key, seed, (*args, f"--seed={seed}"))
-    return SimTask(cell, tuple(sim_page(scenario, task.cell, unit, pages[unit.number], texts[unit.number], trace)
-                               for unit in task.pages), task.chunk)
+    starts = page_starts(scenario, task.cell, task.pages)
+    return SimTask(cell, tuple(sim_page(scenario, task.cell, unit, pages[unit.number], texts[unit.number], start, trace)
+                               for unit, start in zip(task.pages, starts)), task.chunk,
+                   session=scenario.web.mode == "continuous")

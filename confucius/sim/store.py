@@ -7,7 +7,10 @@ So every `confucius report` command reads simulated runs as it reads the lab's.
 
 As the lab's run, a task's pages share one clock: each page's episode is simulated from
 0, and page n's times (frames, rates, samples, its load) are moved after the episodes
-before it (`page_offsets`), so that a run's qdisc samples of one load are not another's.
+before it (`run_offsets`), so that a run's qdisc samples of one load are not another's.
+A continuous task is one simulation already, one RT session as the lab's continuous run:
+each page's window ends where the next page starts, the last one's when the video is
+calm again.
 Besides the frames, the RT sender's rate log (rt_rates) and the scheduler's samples
 (qdisc_stats, every `stats_interval`; for Confucius its flows, qdisc_flows, every 20 ms
 from 2 s before the load) are stored as the lab's. Probes have no counterpart and stay
@@ -31,7 +34,7 @@ from confucius.web.client_report import PageLoad, parse_report
 
 from .bottleneck import BOTTLENECK
 from .plan import CALM_S, SimTask
-from .worker import PageRun, TaskResult
+from .worker import BottleneckRun, TaskResult
 
 ENGINE = "ns3"
 
@@ -62,19 +65,19 @@ def _load_end_ns(load: PageLoad, start_ns: int, timeout_s: float) -> int:
     return start_ns + round((max(last) if load.ok and last else timeout_s) * 1e9)
 
 
-def page_offsets(pages: list[PageRun]) -> list[int]:
-    """Where each page's episode starts on the run's clock (ns): after the episodes before
-    it, each rounded up to a whole second."""
+def run_offsets(runs: list[BottleneckRun]) -> list[int]:
+    """Where each simulation of a task starts on the run's clock (ns): after the ones
+    before it, each rounded up to a whole second."""
     offsets, at = [], 0
-    for p in pages:
+    for p in runs:
         offsets.append(at)
         at += math.ceil(p.run["simulated_s"]) * 1_000_000_000
     return offsets
 
 
-def on_run_clock(page_run: PageRun, offset_ns: int) -> PageRun:
-    """The page's frames, rates and samples moved by `offset_ns` (its JSON is not: its load's
-    start is moved where it is read, page_record)."""
+def on_run_clock(page_run: BottleneckRun, offset_ns: int) -> BottleneckRun:
+    """The simulation's frames, rates and samples moved by `offset_ns` (its JSON is not: its
+    loads' starts are moved where they are read, page_records)."""
     def moved(t: int | None) -> int | None:
         return None if t is None else t + offset_ns
     return replace(page_run,
@@ -86,38 +89,47 @@ def on_run_clock(page_run: PageRun, offset_ns: int) -> PageRun:
                    qdisc_flows=[(t + offset_ns, s) for t, s in page_run.qdisc_flows])
 
 
-def page_record(number: int, page_run: PageRun, scenario: Scenario, offset_ns: int = 0) -> PageRecord:
-    """`page_run` already on the run's clock (on_run_clock), `offset_ns` its move."""
-    load = parse_report(json.dumps(page_run.run["page"]["report"]))
-    start = round(load.start_unix * 1e9) + offset_ns   # the simulator's clock, as the frame log's
+def page_records(first: int, session: int, page_run: BottleneckRun, scenario: Scenario,
+                 offset_ns: int = 0) -> list[PageRecord]:
+    """The pages of one simulation, numbered from `first` in the task: `page_run` already on
+    the run's clock (on_run_clock), `offset_ns` its move. Each page's window ends where the
+    next one starts (as the lab's continuous runs), the last one's as the lab's tail finds
+    it (window_end)."""
+    loads = [parse_report(json.dumps(load["report"])) for load in page_run.loads]
+    starts = [round(load.start_unix * 1e9) + offset_ns for load in loads]   # the simulator's clock, as the frame log's
     every_frame = [f for frames in page_run.frames for f in frames]
-    end, calm = window_end(every_frame, _load_end_ns(load, start, scenario.web.timeout_s),
+    end, calm = window_end(every_frame, _load_end_ns(loads[-1], starts[-1], scenario.web.timeout_s),
                            scenario.web.settle_s)
-    page = page_run.page
-    return PageRecord(number=number, key=page.key, unit_key=page.unit_key, page_id=page.page_id, session=number,
-                      started_ns=start, load_start_ns=start, window_end_ns=end, exit=0 if load.ok else 1,
-                      error=load.error, load=load, warmup_s=scenario.sim.warmup_s, converged=None, warmups=1,
-                      calm=calm, rt_target_bps=[], sender_max_gap_ms=0.0)
+    ends = [(next_start, None) for next_start in starts[1:]] + [(end, calm)]
+    return [PageRecord(number=first + n, key=page.key, unit_key=page.unit_key, page_id=page.page_id,
+                       session=session, started_ns=start, load_start_ns=start, window_end_ns=window_ns,
+                       exit=0 if load.ok else 1, error=load.error, load=load,
+                       warmup_s=scenario.sim.warmup_s if n == 0 else None, converged=None, warmups=1 if n == 0 else None,
+                       calm=window_calm, rt_target_bps=[], sender_max_gap_ms=0.0)
+            for n, (page, load, start, (window_ns, window_calm))
+            in enumerate(zip(page_run.pages, loads, starts, ends, strict=True))]
 
 
 def run_data(result: TaskResult, scenario: Scenario) -> RunData:
-    """The task's pages as the lab's results reader returns a run (results.RunData); one RT
-    session per page, as the lab's episodes, with each of the cell's RT flows. A simulation
-    has no guest: no spec or events."""
+    """The task's pages as the lab's results reader returns a run (results.RunData): one RT
+    session per simulation (a page's episode, or the session of the task's pages), with
+    each of the cell's RT flows. A simulation has no guest: no spec or events."""
     labels = [flow.label for flow in result.task.cell.cell.rt]
-    offsets = page_offsets(result.pages)
-    runs = [on_run_clock(p, offset) for p, offset in zip(result.pages, offsets)]
+    offsets = run_offsets(result.runs)
+    runs = [on_run_clock(p, offset) for p, offset in zip(result.runs, offsets)]
     sessions = [Session(n, offset, offset + round(p.run["simulated_s"] * 1e9), rt_flow_logs(n, labels, p))
                 for n, (p, offset) in enumerate(zip(runs, offsets))]
-    pages = [page_record(n, p, scenario, offset) for n, (p, offset) in enumerate(zip(runs, offsets))]
+    firsts = [sum(len(p.pages) for p in runs[:n]) for n in range(len(runs))]
+    pages = [record for n, (p, offset, first) in enumerate(zip(runs, offsets, firsts))
+             for record in page_records(first, n, p, scenario, offset)]
     return RunData(directory=None, sessions=sessions, pages=pages,
                    qdisc_samples=[s for p in runs for s in p.qdisc_samples],
                    qdisc_flows=[s for p in runs for s in p.qdisc_flows], probes=[], bulk=[])
 
 
-def rt_flow_logs(session: int, labels: list[str], page_run: PageRun) -> list[RtFlowLog]:
-    """The page's RT flows as the lab logs them: numbered in the cell's order, each with
-    its label and port."""
+def rt_flow_logs(session: int, labels: list[str], page_run: BottleneckRun) -> list[RtFlowLog]:
+    """The simulation's RT flows as the lab logs them: numbered in the cell's order, each
+    with its label and port."""
     return [RtFlowLog(session, number, label, port, frames, rates) for number, (label, port, frames, rates)
             in enumerate(zip(labels, page_run.run["rt_ports"], page_run.frames, page_run.rates, strict=True))]
 
@@ -147,7 +159,7 @@ def run_row(task: SimTask, scenario: Scenario, produced: dict) -> dict:
         "scheduler_options": cell.scheduler.options, "tc_commands": json.dumps(list(task.cell.args)),
         "controller": cell.controller, "rt_flows": json.dumps({"flows": [asdict(f) for f in cell.rt],
                                                                **asdict(scenario.rt)}),
-        "repetition": cell.repetition, "mode": "episodes", "link_rate_bps": link.rate_bps,
+        "repetition": cell.repetition, "mode": scenario.web.mode, "link_rate_bps": link.rate_bps,
         "trace": link_record(scenario), "rtt_s": link.rtt_s,
         "buffer_packets": link.buffer_packets, "results_dir": "", "engine": ENGINE, "time_mode": engines.entry(ENGINE).time_mode,
         "seed": task.cell.seed, "git_commit": produced["git_commit"], "git_dirty": int(produced["git_dirty"]),

@@ -77,6 +77,7 @@ struct Options
     DiscSampling sampling{"", "", MilliSeconds(200), MilliSeconds(20), Seconds(0)};
     std::string web = "udp";
     std::string page;
+    std::string session;
     std::string webCca = "cubic";
     std::string tcp = "linux";
     uint32_t webFlows = 9;
@@ -489,7 +490,10 @@ ParseOptions(int argc, char** argv)
     cmd.AddValue("page", "a page to load from web-start instead of web flows: one object per line, "
                          "'id domain size parent|-' (confucius sim writes it from a page file)",
                  o.page);
-    cmd.AddValue("page-tail", "with --page: end the run this long after the page's last byte "
+    cmd.AddValue("session", "pages of one session instead of --page (the papers' continuous sessions): "
+                            "a file of 'START_S PAGE_FILE' lines, each page loaded from its start; "
+                            "the last one's tail ends the run", o.session);
+    cmd.AddValue("page-tail", "with --page or --session: end the run this long after the (last) page's last byte "
                               "(0 = run for duration and drain)", o.pageTail);
     cmd.AddValue("calm", "with --page-tail and a video: end the run drain after the video's frames "
                          "of the last CALM, all after the page's last byte, were on time (0 = off)",
@@ -522,6 +526,8 @@ ParseOptions(int argc, char** argv)
         Fail("tcp must be linux or ns3, got '" + o.tcp + "'");
     if (o.buffer < 1)
         Fail("the buffer must be at least 1 packet");
+    if (!o.page.empty() && !o.session.empty())
+        Fail("give one page (--page) or one session (--session), not both");
     // Every TCP connection (web flows, page loads; the TCP video sets its own) runs this CCA
     // with full-sized segments.
     Config::SetDefault("ns3::TcpL4Protocol::SocketType", StringValue(TCP_TYPES.at(o.webCca)));
@@ -655,27 +661,73 @@ NoWebFlows(Options o)
     return o;
 }
 
+/* A page to load and when: one line of --session, or --page from web-start. */
+struct PageStart
+{
+    Time start;
+    std::string path;
+};
+
+/* --session's lines, "START_S PAGE_FILE", in order of their starts. */
+std::vector<PageStart>
+ReadSession(const std::string& path)
+{
+    std::ifstream in(path);
+    if (!in)
+        Fail("cannot read the session " + path);
+    std::vector<PageStart> pages;
+    std::string line;
+    while (std::getline(in, line))
+    {
+        std::istringstream fields(line);
+        double start;
+        std::string page, rest;
+        if (!(fields >> start >> page) || fields >> rest || start < 0)
+            Fail(path + ": a line must be 'START_S PAGE_FILE', got '" + line + "'");
+        if (!pages.empty() && Seconds(start) <= pages.back().start)
+            Fail(path + ": the pages must start one after another, got '" + line + "'");
+        pages.push_back({Seconds(start), page});
+    }
+    if (pages.empty())
+        Fail(path + ": a session needs at least one page");
+    return pages;
+}
+
+/* The pages the run loads: --session's, or --page's one, or none. */
+std::vector<PageStart>
+PagesToLoad(const Options& o)
+{
+    if (!o.session.empty())
+        return ReadSession(o.session);
+    if (!o.page.empty())
+        return {{o.webStart, o.page}};
+    return {};
+}
+
 /*
- * The page's servers, one node per domain with its own address behind the router, or
+ * A page's servers, one node per domain with its own address behind the router, or
  * behind the node before it (as the lab gives each domain its own address), and the
- * loader on the client.
+ * loader on the client. `domains` counts the servers of the pages before it (each page
+ * of a session has servers of its own).
  * Called before the routing tables are built.
  */
 Ptr<PageLoader>
-AddPage(const Options& o, Ptr<Node> serverSide, Ptr<Node> client, PointToPointHelper& access)
+AddPage(const PageStart& page, Ptr<Node> serverSide, Ptr<Node> client, PointToPointHelper& access,
+        uint32_t& domains)
 {
-    const std::vector<WebObject> objects = ReadPage(o.page);
-    const std::vector<std::string> domains = PageDomains(objects);
+    const std::vector<WebObject> objects = ReadPage(page.path);
     std::vector<Ipv4Address> servers;
     InternetStackHelper stack;
     Ipv4AddressHelper addr;
-    for (size_t i = 0; i < domains.size(); i++)
+    for (size_t i = 0; i < PageDomains(objects).size(); i++, domains++)
     {
+        if (domains >= 250 * 256)
+            Fail("more than 64000 domains in one run");
         Ptr<Node> server = CreateObject<Node>();
         stack.Install(server);
         NetDeviceContainer link = access.Install(server, serverSide);
         std::ostringstream base;
-        base << "10." << 2 + i / 256 << "." << i % 256 << ".0";
+        base << "10." << 2 + domains / 256 << "." << domains % 256 << ".0";
         addr.SetBase(base.str().c_str(), "255.255.255.0");
         servers.push_back(addr.Assign(link).GetAddress(0));
         auto app = CreateObject<WebObjectServer>();
@@ -684,7 +736,7 @@ AddPage(const Options& o, Ptr<Node> serverSide, Ptr<Node> client, PointToPointHe
     auto loader = CreateObject<PageLoader>();
     loader->SetPage(objects, servers);
     client->AddApplication(loader);
-    loader->SetStartTime(o.webStart);
+    loader->SetStartTime(page.start);
     return loader;
 }
 
@@ -704,6 +756,21 @@ PageJson(Ptr<PageLoader> page, const std::string& path)
         << ",\"report\":";
     page->WriteReport(out, path);
     out << "}";
+    return out.str();
+}
+
+/* A session's pages in order (null without --session), each as PageJson with its start. */
+std::string
+SessionJson(const std::vector<Ptr<PageLoader>>& pages, const std::vector<PageStart>& starts)
+{
+    if (pages.empty())
+        return "null";
+    std::ostringstream out;
+    out << "[";
+    for (size_t i = 0; i < pages.size(); i++)
+        out << (i ? "," : "") << "{\"start_s\":" << starts[i].start.GetSeconds()
+            << ",\"load\":" << PageJson(pages[i], starts[i].path) << "}";
+    out << "]";
     return out.str();
 }
 
@@ -902,7 +969,11 @@ main(int argc, char** argv)
         narrow = NarrowLink(narrowRate).Install(serverSide, router);
     if (o.bottleneck == "after")
         narrow = NarrowLink(narrowRate).Install(clientSide, client);
-    Ptr<PageLoader> page = o.page.empty() ? nullptr : AddPage(o, serverSide, client, access);
+    const std::vector<PageStart> toLoad = PagesToLoad(o);
+    std::vector<Ptr<PageLoader>> pages;
+    uint32_t domains = 0;
+    for (const PageStart& page : toLoad)
+        pages.push_back(AddPage(page, serverSide, client, access, domains));
 
     TrafficControlHelper tch;
     Slot slot{tch, std::nullopt};
@@ -959,13 +1030,13 @@ main(int argc, char** argv)
         FollowTrace(b, trace);
 
     Groups groups;
-    WebFlows& web = AddWebFlows(o.page.empty() ? o : NoWebFlows(o), webServer, client, clientAddr,
+    WebFlows& web = AddWebFlows(toLoad.empty() ? o : NoWebFlows(o), webServer, client, clientAddr,
                                 &groups);
     const RtFlows rt = AddRtFlows(o, rtServer, client, clientAddr, &groups);
 
     // Samples end on a grid anchored where the web flows reach the client, as the
     // core's share trace anchors its own at their arrival.
-    const Time webAtClient = o.webStart + o.rtt / 2;
+    const Time webAtClient = (toLoad.empty() ? o.webStart : toLoad.front().start) + o.rtt / 2;
     Time first = webAtClient;
     while (first > o.sample)
         first -= o.sample;
@@ -973,8 +1044,8 @@ main(int argc, char** argv)
     DiscSampler sampler(root, disc, o.sampling);
 
     Simulator::Stop(o.duration + o.drain);
-    if (page && o.pageTail.IsStrictlyPositive())
-        page->SetLoadedCallback(MakeBoundCallback(&PageLoaded, &o, &rt.receivers));
+    if (!pages.empty() && o.pageTail.IsStrictlyPositive())
+        pages.back()->SetLoadedCallback(MakeBoundCallback(&PageLoaded, &o, &rt.receivers));
     const auto [wall, cpu] = RunTimed();
     const Time end = Simulator::Now();
 
@@ -986,8 +1057,9 @@ main(int argc, char** argv)
               << ",\"rt_ports\":" << rt.PortsJson()
               << ",\"sent\":{\"rt\":" << rt.Sent() << ",\"web\":" << TotalSent(web.udp)
               << "},\"received\":{\"rt\":" << groups.rtPackets << ",\"web\":" << groups.webPackets
-              << "},\"web_flows\":" << (o.page.empty() ? o.webFlows : 0)
-              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"videos\":" << rt.VideosJson() << ",\"page\":" << PageJson(page, o.page) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
+              << "},\"web_flows\":" << (toLoad.empty() ? o.webFlows : 0)
+              << ",\"web_done_ms\":" << web.DoneJson(o.webStart) << ",\"videos\":" << rt.VideosJson() << ",\"page\":" << PageJson(o.page.empty() ? nullptr : pages.front(), o.page)
+              << ",\"session\":" << SessionJson(o.session.empty() ? std::vector<Ptr<PageLoader>>{} : pages, toLoad) << ",\"disc\":" << DiscJson(disc) << ",\"core\":" << CoreJson(disc)
               << ",\"samples\":[" << groups.samples.str() << "]}\n";
     Simulator::Destroy();
     return 0;

@@ -178,6 +178,20 @@ def test_bad_trace_and_bad_options_are_refused(tmp_path):
                                 "--ns3::ConfuciusQueueDisc::Weights=4:x")
 
 
+def test_bad_sessions_are_refused(tmp_path):
+    session = tmp_path / "session.txt"
+    assert "cannot read the session" in failure(f"--session={session}")
+    for text, why in (("", "a session needs at least one page"),
+                      ("10 a.txt\n5 b.txt\n", "the pages must start one after another, got '5 b.txt'"),
+                      ("10\n", "a line must be 'START_S PAGE_FILE', got '10'"),
+                      ("10 a.txt extra\n", "a line must be 'START_S PAGE_FILE', got '10 a.txt extra'")):
+        session.write_text(text)
+        assert why in failure(f"--session={session}")
+    session.write_text("10 a.txt\n")
+    assert "one page (--page) or one session (--session), not both" in failure(f"--session={session}",
+                                                                              "--page=a.txt")
+
+
 @pytest.mark.parametrize("args, shares", [
     # A tick every 500 ms: each share lasts two 250 ms windows.
     (["--scheduler=confucius-fixed", "--ns3::ConfuciusQueueDisc::Interval=500ms"],

@@ -72,3 +72,7 @@ def test_alone_refuses_loads_it_cannot_repeat(simulated, tmp_path):
     with pytest.raises(SimError, match=f"another program .bottleneck: {program_digest(rebuilt)} here, "
                                        f"{program_digest(BOTTLENECK)} recorded"):
         compare(load(scenario), db, rebuilt)
+    session = tmp_path / "session.toml"
+    session.write_text(scenario.read_text().replace("[web]\n", '[web]\nmode = "continuous"\ninterval = "60s"\n'))
+    refused = runner.invoke(app, ["alone", str(session), "--db", str(db)])
+    assert refused.exit_code == 2 and "continuous sessions are not repeated alone" in refused.output

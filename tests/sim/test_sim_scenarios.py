@@ -76,11 +76,45 @@ def test_each_load_starts_after_the_warm_up_and_the_labs_own_phase(tmp_path, sma
     result = runner.invoke(app, ["run", str(tmp_path / "small.toml"), "--db", str(db), "-s", "confucius"])
     assert result.exit_code == 0, result.output
     # Each episode's own clock starts with its RT flow's first rate-log row (the run's
-    # pages share one clock: store.page_offsets).
+    # pages share one clock: store.run_offsets).
     starts = [(load - flow) / 1e9 for load, flow in rows(
         db, "SELECT p.load_start_ns, f.started_ns FROM pages p JOIN flows f ON f.run_id = p.run_id "
             "AND f.kind = 'rt' AND f.session = p.session ORDER BY p.number")]
     assert starts == [pytest.approx(p.start_s, abs=0.01) for p in task.pages]
+
+
+SESSION = 'mode = "continuous"\ninterval = "8s"\ntimeout = "8s"\npages_per_run = 3'
+
+
+def test_a_continuous_session_is_one_simulation_with_a_page_every_interval(tmp_path, small):
+    """The papers' sessions: one RT flow, its first page after the warm-up and that page's
+    phase, each next one `interval` after the one before; each page's window runs to the
+    next page's start, the last one's until the video is calm again."""
+    small(pages='["flows-3-size-30000", "flows-2-size-20000", "flows-4-size-10000"]', web=SESSION,
+          sim='[warmup]\nphase = "4s"')
+    scenario = load(tmp_path / "small.toml")
+    [task] = [t for t in plan(scenario)[0] if t.cell.cell.scheduler.name == "confucius"]
+    first = round(3 + keys.load_phase_s(scenario, task.cell.cell, scenario.web.pages[0]), 3)
+    assert task.session and [p.start_s for p in task.pages] == [first, first + 8, first + 16]
+    db = tmp_path / "sim.sqlite"
+    result = runner.invoke(app, ["run", str(tmp_path / "small.toml"), "--db", str(db), "-s", "confucius"])
+    assert result.exit_code == 0, result.output
+    assert "a page every interval = 8 s" in result.output
+    assert rows(db, "SELECT mode, status FROM runs") == [("continuous", "ok")]
+    [(flow_start,)] = rows(db, "SELECT started_ns FROM flows WHERE kind = 'rt'")   # one RT session
+    pages = rows(db, "SELECT session, load_start_ns, window_end_ns, ok, calm, warmups FROM pages ORDER BY number")
+    assert [p[0] for p in pages] == [0, 0, 0] and all(p[3] for p in pages)
+    assert [(p[1] - flow_start) / 1e9 for p in pages] == [pytest.approx(p.start_s, abs=0.01) for p in task.pages]
+    assert [p[2] for p in pages[:2]] == [p[1] for p in pages[1:]]        # to the next page's start
+    assert pages[2][2] < pages[2][1] + 8e9 and pages[2][4] is not None   # the last: its tail
+    assert [p[5] for p in pages] == [1, None, None]                      # warmed up once
+
+
+def test_a_session_whose_pages_could_overlap_is_refused(tmp_path, small):
+    small(web='mode = "continuous"\ninterval = "5s"')
+    result = runner.invoke(app, ["run", str(tmp_path / "small.toml"), "--db", str(tmp_path / "x.sqlite")])
+    assert result.exit_code == 2
+    assert "interval (5 s) is shorter than a load's timeout (60 s)" in " ".join(result.output.split())
 
 
 def test_the_pages_sampling_asks_for_confucius_flows_only_when_the_scenario_keeps_them(tmp_path, small):
