@@ -85,6 +85,13 @@ class PageResult:
         return self.scenario, self.controller, self.repetition, self.page_key
 
 
+def scheduler_order(schedulers: Sequence[str] | None) -> Callable[[str], tuple[int, str]]:
+    """The sort key that puts schedulers in the order given (`-s`), the others after them
+    by name: every report's order of rows."""
+    rank = {name: n for n, name in enumerate(schedulers or [])}
+    return lambda scheduler: (rank.get(scheduler, len(rank)), scheduler)
+
+
 def paired(mine: Sequence[PageResult], theirs: Sequence[PageResult],
            value: Callable[[PageResult], float | None]) -> list[tuple[float, float]]:
     """(mine, theirs) of `value` over the pages both measured (PageResult.pair_key), where

@@ -21,7 +21,7 @@ from confucius import metrics
 from confucius.experiment.schedulers import SCHEDULERS
 
 from . import intervals
-from .data import PageResult, paired
+from .data import PageResult, paired, scheduler_order
 from .summary import BASELINE
 
 CODEL = "fq_codel"
@@ -160,10 +160,10 @@ def paper_rows(results: list[PageResult], schedulers: Sequence[str] | None = Non
     groups: dict[tuple[str, str], dict[str, list[PageResult]]] = {}
     for r in results:
         groups.setdefault((r.scenario, r.controller), {}).setdefault(r.scheduler, []).append(r)
-    rank = {name: n for n, name in enumerate(schedulers or [])}
+    order = scheduler_order(schedulers)
     rows = []
     for (scenario, controller), by_scheduler in sorted(groups.items()):
-        names = sorted(by_scheduler, key=lambda s: (rank.get(s, len(rank)), s))
+        names = sorted(by_scheduler, key=order)
         found = {s: _quantities(by_scheduler[s], by_scheduler.get(CODEL, []) if s != CODEL else [],
                                 by_scheduler.get(BASELINE, []) if s != BASELINE else []) for s in names}
         for quantity in ORDER:

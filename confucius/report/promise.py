@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from confucius import metrics
 
 from . import intervals
-from .data import PageResult, paired
+from .data import PageResult, paired, scheduler_order
 
 CODEL, FQ = "fq_codel", "fq"
 STALL_REMOVED_VS_CODEL = 0.60
@@ -119,12 +119,12 @@ def promise_rows(results: list[PageResult], schedulers: list[str] | None = None)
     groups: dict[tuple[str, str], dict[str, list[PageResult]]] = {}
     for r in results:
         groups.setdefault((r.scenario, r.controller), {}).setdefault(r.scheduler, []).append(r)
-    rank = {name: n for n, name in enumerate(schedulers or [])}
+    order = scheduler_order(schedulers)
     rows = []
     for (scenario, controller), by_scheduler in groups.items():
         if CODEL not in by_scheduler or FQ not in by_scheduler:
             continue
-        names = sorted((s for s in by_scheduler if s not in (CODEL, FQ)), key=lambda s: (rank.get(s, len(rank)), s))
+        names = sorted((s for s in by_scheduler if s not in (CODEL, FQ)), key=order)
         rows += [_row(scenario, controller, s, by_scheduler[s], by_scheduler[CODEL], by_scheduler[FQ])
                  for s in names]
     return rows

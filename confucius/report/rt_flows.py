@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from confucius import metrics
 
 from . import intervals
-from .data import PageResult, paired
+from .data import PageResult, paired, scheduler_order
 from .summary import BASELINE
 
 
@@ -49,11 +49,11 @@ def flow_count_cells(results: list[PageResult], schedulers: list[str] | None = N
     groups: dict[tuple[str, str, int], dict[str, list[PageResult]]] = {}
     for r in results:
         groups.setdefault((r.scenario, *family(r.controller)), {}).setdefault(r.scheduler, []).append(r)
-    rank = {name: n for n, name in enumerate(schedulers or [])}
+    order = scheduler_order(schedulers)
     cells = []
     for (scenario, controller, flows), by_scheduler in sorted(groups.items()):
         fq = by_scheduler.get(BASELINE, [])
-        for scheduler in sorted(by_scheduler, key=lambda s: (rank.get(s, len(rank)), s)):
+        for scheduler in sorted(by_scheduler, key=order):
             loads = by_scheduler[scheduler]
             vs_fq = intervals.change(paired(loads, fq, lambda r: r.plt_s))
             cells.append(FlowCountCell(

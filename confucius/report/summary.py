@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass
 from confucius import metrics
 
 from . import intervals
-from .data import PageResult
+from .data import PageResult, scheduler_order
 
 BASELINE = "fq"  # PLT degradation is measured against fair queueing without AQM (the papers' FQ)
 # RT controllers whose sender paces at a multiple of its target, so that media held in it
@@ -162,8 +162,8 @@ def target_checks(results: list[PageResult], baseline: str = BASELINE) -> list[T
 def ordered(rows: list, schedulers: list[str] | None = None) -> list:
     """Rows with a controller and a scheduler (the summary's, the stalls report's): by
     controller, then in the given scheduler order (else by name)."""
-    rank = {name: n for n, name in enumerate(schedulers or [])}
-    return sorted(rows, key=lambda r: (r.controller, rank.get(r.scheduler, len(rank)), r.scheduler))
+    order = scheduler_order(schedulers)
+    return sorted(rows, key=lambda r: (r.controller, *order(r.scheduler)))
 
 
 def rows_json(rows) -> str:

@@ -26,7 +26,7 @@ from confucius import metrics
 from confucius.models import bounds
 
 from . import intervals
-from .data import PageResult, paired
+from .data import PageResult, paired, scheduler_order
 from .summary import BASELINE
 
 SWEEP_PAGE = re.compile(r"^flows-(\d+)-size-(\d+)$")
@@ -79,15 +79,15 @@ def sweep_points(results: list[PageResult], schedulers: list[str] | None = None)
         if match:
             key = (r.scheduler, int(match.group(1)), int(match.group(2)))
             cells.setdefault((r.scenario, r.controller), {}).setdefault(key, []).append(r)
-    rank = {name: n for n, name in enumerate(schedulers or [])}
+    order = scheduler_order(schedulers)
     points = []
     for (scenario, controller), by_cell in sorted(cells.items()):
         size_fixed = _most_common([size for _, _, size in by_cell])
         flows_fixed = _most_common([n for _, n, _ in by_cell])
-        order = sorted(by_cell, key=lambda k: (rank.get(k[0], len(rank)), k[0], k[1], k[2]))
+        cell_order = sorted(by_cell, key=lambda k: (*order(k[0]), k[1], k[2]))
         for swept, on_sweep in (("flows", lambda n, size: size == size_fixed),
                                 ("sizes", lambda n, size: n == flows_fixed)):
-            for scheduler, n, size in order:
+            for scheduler, n, size in cell_order:
                 if on_sweep(n, size):
                     points.append(_point(scenario, controller, scheduler, swept, n, size,
                                          by_cell[(scheduler, n, size)], by_cell.get((BASELINE, n, size), [])))
