@@ -542,18 +542,6 @@ ParseOptions(int argc, char** argv)
     return o;
 }
 
-/* The narrow link when the bottleneck is not the router's: its rate, no delay (the RTT is
- * the router's link's), one packet in the device so that the queue forms in the disc. */
-PointToPointHelper
-NarrowLink(DataRate rate)
-{
-    PointToPointHelper narrow;
-    narrow.SetDeviceAttribute("DataRate", DataRateValue(rate));
-    narrow.SetChannelAttribute("Delay", TimeValue(Seconds(0)));
-    narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
-    return narrow;
-}
-
 /* An unmanaged router's queue (seed 000 Fig. 28: "they adopt FIFO"): a tail-drop FIFO of
  * `buffer` packets on the narrow link's sending device, installed before its address so
  * that ns-3 does not give it its default FQ-CoDel. */
@@ -965,10 +953,12 @@ main(int argc, char** argv)
     NetDeviceContainer webLink = access.Install(webServer, serverSide);
     NetDeviceContainer bottleneck = BottleneckLink(FAST_LINK, o.rtt).Install(router, clientSide);
     NetDeviceContainer narrow;
+    // The narrow link when the bottleneck is not the router's: its rate, no delay (the RTT
+    // is the router's link's), its queue in the unmanaged FIFO above its device.
     if (o.bottleneck == "before")
-        narrow = NarrowLink(narrowRate).Install(serverSide, router);
+        narrow = OnePacketLink(narrowRate, Seconds(0)).Install(serverSide, router);
     if (o.bottleneck == "after")
-        narrow = NarrowLink(narrowRate).Install(clientSide, client);
+        narrow = OnePacketLink(narrowRate, Seconds(0)).Install(clientSide, client);
     const std::vector<PageStart> toLoad = PagesToLoad(o);
     std::vector<Ptr<PageLoader>> pages;
     uint32_t domains = 0;

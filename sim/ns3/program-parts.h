@@ -77,16 +77,24 @@ AccessLinks(const std::string& fast)
     return access;
 }
 
-/* The bottleneck link carries the RTT; its device is fast and holds one packet, so the
- * queue forms in the disc above it (ns-3's flow control stops the disc when it is full). */
+/* A link whose device holds one packet, so that the queue forms in the disc above it
+ * (ns-3's flow control stops the disc when the device is full). */
+inline PointToPointHelper
+OnePacketLink(DataRate rate, Time delay)
+{
+    PointToPointHelper link;
+    link.SetDeviceAttribute("DataRate", DataRateValue(rate));
+    link.SetChannelAttribute("Delay", TimeValue(delay));
+    link.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
+    return link;
+}
+
+/* The bottleneck link carries the RTT; its device is fast, the scheduler's disc or the
+ * shaper above it sets the rate. */
 inline PointToPointHelper
 BottleneckLink(const std::string& fast, Time rtt)
 {
-    PointToPointHelper narrow;
-    narrow.SetDeviceAttribute("DataRate", StringValue(fast));
-    narrow.SetChannelAttribute("Delay", TimeValue(rtt / 2));
-    narrow.SetQueue("ns3::DropTailQueue", "MaxSize", StringValue("1p"));
-    return narrow;
+    return OnePacketLink(DataRate(fast), rtt / 2);
 }
 
 /* Simulator::Run, with the wall-clock and CPU seconds it took. */
