@@ -10,8 +10,13 @@ $(VENV_STAMP): pyproject.toml VERSION $(DEPS_STAMP)
 .PHONY: venv test-python
 venv: $(VENV_STAMP)
 
+# Two pytest-xdist workers, a file's tests on one of them (its module fixtures boot a guest
+# or run a simulation once for all its tests). Guests under qemu in real time take the
+# machine's slot (lab/engine.machine_slot): they never run two at once; every other figure
+# is measured in virtual or simulated time, or on margins a busy host keeps (tests/README.md).
+TEST_WORKERS ?= 2
 test-python: $(VENV_STAMP) $(PYTEST_NEEDS)
-	$(PY) -m pytest -m 'not long'
+	$(PY) -m pytest -m 'not long' -n $(TEST_WORKERS) --dist loadfile
 
 # What `make test` leaves out to stay well under CI's time: the tests marked `long`
 # (Debian 6.12's packages installed under qemu, 4-5 minutes; every scheduler installed in
