@@ -17,7 +17,9 @@ from .hosts import address_map, corpus_domains, write_hosts
 from .page import PageError, read_page, write_page
 
 app = typer.Typer(no_args_is_help=True, add_completion=False)
-console = Console()
+# Lines that name files are never broken: a path cut at the terminal's width (80 columns
+# when the output is not a terminal) can no longer be copied or searched for.
+console = Console(soft_wrap=True)
 
 # statistic -> (target key or None, how to print it)
 _ROWS = {
