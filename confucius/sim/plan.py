@@ -153,9 +153,6 @@ def differences(scenario: Scenario) -> list[str]:
     if tcp:
         notes.append(f"{', '.join(tcp)}: rtflow's TCP mode over ns-3's own congestion controls, not "
                      f"Linux's (and ns-3's TCP: minimum RTO 1 s; sim/README.md)")
-    if scenario.rt.retransmit_s > 0:
-        notes.append(f"rt.retransmit = {scenario.rt.retransmit_s * 1e3:g} ms: the simulated RT flow "
-                     f"resends nothing in its UDP modes (lost packets stay lost)")
     return notes
 
 
@@ -210,7 +207,8 @@ def rt_args(scenario: Scenario, flows: tuple[RtFlow, ...]) -> list[str] | str:
     return [f"--rt={controllers}", f"--rt-start-rate={start:.0f}bps",
             f"--ns3::RtVideoSender::Fps={rt.fps}",
             f"--ns3::RtVideoSender::MinRate={min(rt.min_rate_bps, start):.0f}bps",
-            f"--ns3::RtVideoSender::MaxRate={max(rt.max_rate_bps, start):.0f}bps"]
+            f"--ns3::RtVideoSender::MaxRate={max(rt.max_rate_bps, start):.0f}bps",
+            f"--ns3::RtFlowSender::RetransmitWindow={rt.retransmit_s}s"]
 
 
 def episode_args(scenario: Scenario) -> list[str]:

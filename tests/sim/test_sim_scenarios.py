@@ -301,6 +301,14 @@ def test_the_scenario_chooses_whose_tcp_defaults_every_connection_takes(small):
         load(small(sim='tcp = "freebsd"'))
 
 
+def test_the_scenarios_retransmit_window_reaches_the_simulated_sender(small):
+    # rtflow resends lost pieces of frames younger than rt.retransmit (the lab's NACK and
+    # RTX); the simulated sender must do as the lab's, not leave them lost.
+    resending = plan(load(small(rt='retransmit = "150ms"')))[0][0].cell.args
+    assert "--ns3::RtFlowSender::RetransmitWindow=0.15s" in resending
+    assert "--ns3::RtFlowSender::RetransmitWindow=0.0s" in plan(load(small()))[0][0].cell.args
+
+
 def test_the_scenarios_http_versions_reach_the_page_and_the_record(tmp_path, small):
     # HTTP/2 everywhere, on a corpus page with several objects per domain: each page line
     # names its domain's version, the load finishes on one connection per domain, which

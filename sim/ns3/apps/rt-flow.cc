@@ -61,6 +61,7 @@ struct RtFlowSender::Piece
 {
     MediaHeader header;
     uint32_t datagram; // bytes of UDP payload
+    bool resent;       // sent once more already (rtflow resends a piece once)
 };
 
 struct RtFlowSender::Record
@@ -69,6 +70,7 @@ struct RtFlowSender::Record
     uint32_t wire;
     uint64_t inFlight;
     std::optional<struct rtc_probe> probe;
+    std::optional<Piece> media; // what to send again if it is lost
 };
 
 struct RtFlowSender::ActiveProbe
@@ -93,6 +95,11 @@ RtFlowSender::GetTypeId()
         AddNumber(t, "PacingFactor", "Pacing rate over target (GCC, fixed)", 2.5,
                   &RtFlowSender::m_pacingFactor, 1.0, 100.0);
         AddNumber(t, "CopaDelta", "Copa's delta", 0.5, &RtFlowSender::m_copaDelta, 0.0, 10.0);
+        t.AddAttribute("RetransmitWindow",
+                       "Resend a lost piece of a frame captured less than this long ago, once, "
+                       "ahead of new media (rtflow's --retransmit-window; 0: never)",
+                       TimeValue(Time(0)), MakeTimeAccessor(&RtFlowSender::m_retransmitWindow),
+                       MakeTimeChecker(Time(0)));
         return t;
     }();
     return tid;
@@ -202,6 +209,7 @@ RtFlowSender::OnFrame(const VideoFrame& frame)
         Piece piece{};
         piece.header = MediaHeader{MEDIA, frame.key, req.every_packets, req.interval_ms, uint16_t(i),
                                    uint16_t(count), uint32_t(budget), 0, frame.id, frame.captureNs};
+        piece.resent = false;
         piece.datagram = static_cast<uint32_t>(std::clamp<uint64_t>(
             share > IP_UDP_OVERHEAD ? share - IP_UDP_OVERHEAD : 0, MEDIA_HEADER_LEN + 1, MAX_DATAGRAM));
         m_queue.push_back(piece);
@@ -332,7 +340,9 @@ RtFlowSender::SendPiece(const Piece& piece)
     MediaHeader header = piece.header;
     header.seq = m_seq++;
     m_inFlight += wire;
-    m_history[header.seq] = Record{sentNs, wire, m_inFlight, std::nullopt};
+    m_history[header.seq] = Record{sentNs, wire, m_inFlight, std::nullopt, std::nullopt};
+    if (header.kind == MEDIA)
+        m_history[header.seq].media = piece;
     if (!m_probes.empty())
     {
         ActiveProbe& active = m_probes.front();
@@ -391,6 +401,7 @@ RtFlowSender::Resolve(uint64_t now, uint64_t reportNs,
                       const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& entries)
 {
     std::vector<struct rtc_outcome> outcomes;
+    std::vector<Piece> lost;
     for (const auto& [seq, arrival] : entries)
     {
         auto it = m_history.find(seq);
@@ -412,11 +423,35 @@ RtFlowSender::Resolve(uint64_t now, uint64_t reportNs,
             m_received++;
         }
         else
+        {
             m_lost++;
+            if (r.media)
+                lost.push_back(*r.media);
+        }
         outcomes.push_back(o);
     }
     if (!outcomes.empty())
         rtc_on_feedback(m_ctl, now, outcomes.data(), outcomes.size(), m_inFlight);
+    Resend(now, lost);
+}
+
+/*
+ * rtflow's NACK and RTX (udp_send.rs report, pacer.rs retransmit): the loss report is
+ * the NACK; each lost piece of a frame still recent enough to be shown goes to the
+ * front of the pacer's queue once, in its order, ahead of new media as libwebrtc's.
+ */
+void
+RtFlowSender::Resend(uint64_t now, const std::vector<Piece>& lost)
+{
+    const uint64_t window = m_retransmitWindow.GetNanoSeconds();
+    for (auto it = lost.rbegin(); it != lost.rend(); ++it)
+    {
+        if (it->resent || now - it->header.captureNs >= window)
+            continue;
+        Piece again = *it;
+        again.resent = true;
+        m_queue.push_front(again);
+    }
 }
 
 void

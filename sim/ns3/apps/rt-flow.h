@@ -4,7 +4,8 @@
  * rate controllers (tools/rtcontrol through its C ABI): frames at an fps with key
  * frames, sized by the controller's target (video.h); a pacer at its pacing rate (probe
  * clusters padded when there is no media); per-packet feedback from the
- * receiver on the controller's schedule; the receiver's frame log and the
+ * receiver on the controller's schedule; lost pieces of recent frames sent again
+ * ahead of new media (rtflow's NACK and RTX); the receiver's frame log and the
  * sender's rate log in rtflow's formats.
  */
 #ifndef CONFUCIUS_RT_FLOW_H
@@ -53,9 +54,11 @@ class RtFlowSender : public RtVideoSender
     void Resolve(uint64_t now, uint64_t reportNs, const std::vector<std::pair<uint64_t, std::optional<uint64_t>>>& entries);
     void ForgetStale(uint64_t now);
     uint64_t QueueBytes() const;
+    void Resend(uint64_t now, const std::vector<Piece>& lost);
 
     std::string m_mode;
     double m_pacingFactor, m_copaDelta;
+    Time m_retransmitWindow; // resend a lost piece of a frame younger than this (0: never)
 
     struct rtc_controller* m_ctl;
     Ptr<Socket> m_socket;
