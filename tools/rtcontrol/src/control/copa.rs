@@ -17,6 +17,11 @@
 //! because a window controller counts unacknowledged bytes as in flight and batched
 //! feedback would make the window bind early (with little propagation delay the window is
 //! only a few packets).
+//!
+//! A known defect of the crate (docs/RESULTS.md, "Copa's window jumps"): a fast cut can
+//! leave its internal window far below the least window it reports, and the next step up,
+//! divided by that remainder, grows the window by two orders of magnitude in one
+//! acknowledgement. It is left as the crate has it until a Copa of our own replaces it.
 
 use std::time::{Duration, Instant};
 
