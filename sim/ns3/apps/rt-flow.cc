@@ -209,7 +209,6 @@ RtFlowSender::OnFrame(const VideoFrame& frame)
         Piece piece{};
         piece.header = MediaHeader{MEDIA, frame.key, req.every_packets, req.interval_ms, uint16_t(i),
                                    uint16_t(count), uint32_t(budget), 0, frame.id, frame.captureNs};
-        piece.resent = false;
         piece.datagram = static_cast<uint32_t>(std::clamp<uint64_t>(
             share > IP_UDP_OVERHEAD ? share - IP_UDP_OVERHEAD : 0, MEDIA_HEADER_LEN + 1, MAX_DATAGRAM));
         m_queue.push_back(piece);
@@ -340,9 +339,8 @@ RtFlowSender::SendPiece(const Piece& piece)
     MediaHeader header = piece.header;
     header.seq = m_seq++;
     m_inFlight += wire;
-    m_history[header.seq] = Record{sentNs, wire, m_inFlight, std::nullopt, std::nullopt};
-    if (header.kind == MEDIA)
-        m_history[header.seq].media = piece;
+    m_history[header.seq] =
+        Record{sentNs, wire, m_inFlight, std::nullopt, header.kind == MEDIA ? std::optional(piece) : std::nullopt};
     if (!m_probes.empty())
     {
         ActiveProbe& active = m_probes.front();
