@@ -9,17 +9,10 @@
 //! frames of every stream it holds data for in turn, so a stream is given at most one
 //! frame's worth at a time (`max_send_buffer_size`), and the next response starts when the
 //! last frame of the one before is in h2's hands: they overlap by one frame at most.
-//!
-//! A connection that has asked nothing for `IDLE_TIMEOUT` and has no response on its way is
-//! closed, as the HTTP/1.1 side closes an idle one: a client that vanished keeps no socket.
 
 use crate::h2io;
-use crate::server::IDLE_TIMEOUT;
 use bytes::Bytes;
 use std::future::poll_fn;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::Arc;
-use std::time::Duration;
 use tokio::net::TcpStream;
 use tokio::sync::mpsc;
 
@@ -38,7 +31,6 @@ impl Runtime {
     pub fn start() -> Result<Runtime, String> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_io()
-            .enable_time()
             .build()
             .map_err(|e| format!("cannot start the HTTP/2 runtime: {e}"))?;
         let handle = runtime.handle().clone();
@@ -56,7 +48,7 @@ impl Runtime {
         }
         self.handle.spawn(async move {
             if let Ok(stream) = TcpStream::from_std(stream) {
-                connection(h2io::Stream::rewound(stream, read), IDLE_TIMEOUT).await;
+                connection(h2io::Stream::rewound(stream, read)).await;
             }
         });
     }
@@ -67,9 +59,7 @@ type Asked = (
     h2::server::SendResponse<Bytes>,
 );
 
-/// Serves one connection until the client closes it, or until it has asked nothing for
-/// `idle` with no response left to send (dropping it closes the socket).
-async fn connection(stream: h2io::Stream, idle: Duration) {
+async fn connection(stream: h2io::Stream) {
     let Ok(mut conn) = h2::server::Builder::new()
         .max_send_buffer_size(FRAME)
         .handshake(stream)
@@ -78,71 +68,52 @@ async fn connection(stream: h2io::Stream, idle: Duration) {
         return;
     };
     let (queue, queued) = mpsc::unbounded_channel::<Asked>();
-    let unanswered = Arc::new(AtomicUsize::new(0));
-    tokio::spawn(respond_in_order(queued, unanswered.clone()));
+    tokio::spawn(respond_in_order(queued));
     // Accepting drives the connection, so the responses' frames leave while it waits here.
-    loop {
-        match tokio::time::timeout(idle, conn.accept()).await {
-            Ok(Some(Ok(asked))) => {
-                unanswered.fetch_add(1, Ordering::SeqCst);
-                if queue.send(asked).is_err() {
-                    break;
-                }
-            }
-            Ok(_) => break,
-            Err(_) if unanswered.load(Ordering::SeqCst) == 0 => break,
-            Err(_) => {} // a response is still on its way: not idle
+    while let Some(Ok(asked)) = conn.accept().await {
+        if queue.send(asked).is_err() {
+            break;
         }
     }
 }
 
-async fn respond_in_order(
-    mut queued: mpsc::UnboundedReceiver<Asked>,
-    unanswered: Arc<AtomicUsize>,
-) {
-    while let Some((request, respond)) = queued.recv().await {
-        respond_to(request, respond).await;
-        unanswered.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-/// Answers one request: its head, then its body as flow control lets it leave.
-async fn respond_to(
-    request: http::Request<h2::RecvStream>,
-    mut respond: h2::server::SendResponse<Bytes>,
-) {
-    let path = request
-        .uri()
-        .path_and_query()
-        .map(|p| p.as_str())
-        .unwrap_or("");
-    let (status, bytes, text) = match answer(request.method(), path, request.body().is_end_stream())
-    {
-        Ok(bytes) => (http::StatusCode::OK, bytes, None),
-        Err((status, reason)) => (status, reason.len() as u64 + 1, Some(format!("{reason}\n"))),
-    };
-    let mut head = http::Response::builder()
-        .status(status)
-        .header(http::header::CONTENT_LENGTH, bytes);
-    head = match &text {
-        None => head
-            .header(http::header::CONTENT_TYPE, "application/octet-stream")
-            .header(http::header::CACHE_CONTROL, "no-store"),
-        Some(_) if status == http::StatusCode::METHOD_NOT_ALLOWED => head
-            .header(http::header::CONTENT_TYPE, "text/plain")
-            .header(http::header::ALLOW, "GET"),
-        Some(_) => head.header(http::header::CONTENT_TYPE, "text/plain"),
-    };
-    let Ok(mut send) = respond.send_response(head.body(()).expect("a valid head"), bytes == 0)
-    else {
-        return;
-    };
-    let sent = match text {
-        None => send_body(&mut send, bytes).await,
-        Some(text) => send.send_data(Bytes::from(text), true).is_ok(),
-    };
-    if !sent {
-        send.send_reset(h2::Reason::INTERNAL_ERROR);
+async fn respond_in_order(mut queued: mpsc::UnboundedReceiver<Asked>) {
+    while let Some((request, mut respond)) = queued.recv().await {
+        let path = request
+            .uri()
+            .path_and_query()
+            .map(|p| p.as_str())
+            .unwrap_or("");
+        let (status, bytes, text) =
+            match answer(request.method(), path, request.body().is_end_stream()) {
+                Ok(bytes) => (http::StatusCode::OK, bytes, None),
+                Err((status, reason)) => {
+                    (status, reason.len() as u64 + 1, Some(format!("{reason}\n")))
+                }
+            };
+        let mut head = http::Response::builder()
+            .status(status)
+            .header(http::header::CONTENT_LENGTH, bytes);
+        head = match &text {
+            None => head
+                .header(http::header::CONTENT_TYPE, "application/octet-stream")
+                .header(http::header::CACHE_CONTROL, "no-store"),
+            Some(_) if status == http::StatusCode::METHOD_NOT_ALLOWED => head
+                .header(http::header::CONTENT_TYPE, "text/plain")
+                .header(http::header::ALLOW, "GET"),
+            Some(_) => head.header(http::header::CONTENT_TYPE, "text/plain"),
+        };
+        let Ok(mut send) = respond.send_response(head.body(()).expect("a valid head"), bytes == 0)
+        else {
+            continue;
+        };
+        let sent = match text {
+            None => send_body(&mut send, bytes).await,
+            Some(text) => send.send_data(Bytes::from(text), true).is_ok(),
+        };
+        if !sent {
+            send.send_reset(h2::Reason::INTERNAL_ERROR);
+        }
     }
 }
 
@@ -194,45 +165,6 @@ async fn send_body(send: &mut h2::SendStream<Bytes>, mut left: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A client that asks once, reads the answer slower than the idle time, then asks
-    /// nothing more with its side left open (as one that vanished): the answer arrives whole,
-    /// and the server closes the connection once it has been idle.
-    #[test]
-    fn a_connection_is_closed_when_idle_not_while_answering() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        runtime.block_on(async {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            let address = listener.local_addr().unwrap();
-            tokio::spawn(async move {
-                let (stream, _) = listener.accept().await.unwrap();
-                let idle = Duration::from_millis(300);
-                connection(h2io::Stream::rewound(stream, Vec::new()), idle).await;
-            });
-            let stream = TcpStream::connect(address).await.unwrap();
-            let (mut client, driver) = h2::client::handshake(stream).await.unwrap();
-            let driven = tokio::spawn(driver);
-            let request = http::Request::get(format!("http://{address}/o?bytes=400000"))
-                .body(())
-                .unwrap();
-            let (response, _) = client.send_request(request, true).unwrap();
-            let mut body = response.await.unwrap().into_body();
-            let mut received = 0;
-            while let Some(chunk) = body.data().await {
-                let chunk = chunk.unwrap();
-                received += chunk.len();
-                let _ = body.flow_control().release_capacity(chunk.len());
-                tokio::time::sleep(Duration::from_millis(50)).await; // 25 frames: 1.25 s
-            }
-            assert_eq!(received, 400000);
-            let ended = tokio::time::timeout(Duration::from_secs(10), driven).await;
-            assert!(ended.is_ok(), "the server kept an idle connection open");
-            drop(client);
-        });
-    }
 
     #[test]
     fn answers_as_the_http11_side() {

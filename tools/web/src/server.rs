@@ -10,9 +10,8 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A connection idle this long is closed, so that a vanished client does not pin a thread
-/// (or, over HTTP/2, keep its socket).
-pub(crate) const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// A connection idle this long is closed, so that a vanished client does not pin a thread.
+const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
 /// Larger request heads are refused (a browser's are a few hundred bytes).
 const MAX_HEAD: usize = 16 * 1024;
 const MAX_HEADERS: usize = 64;
