@@ -4,6 +4,7 @@ per domain, a 20 Mbit/s tbf shaper on the download direction (the host has no ne
 
 import json
 import subprocess
+import sys
 import time
 from collections import Counter
 
@@ -247,3 +248,42 @@ def test_a_name_http2_cannot_ask_for_is_refused(lab, tmp_path):
     done = subprocess.run(client_command(lab["client"], tmp_path / "odd.json", tmp_path / "hosts",
                                          http2=["A?B.test"]), capture_output=True, text=True)
     assert done.returncode == 2 and "--h2 a?b.test: not a host name HTTP/2 can ask for" in done.stderr
+
+
+# Opens an HTTP/2 connection (preface and an empty SETTINGS frame), says so, then waits.
+_OPEN_HTTP2_AND_WAIT = """
+import socket, sys, time
+sock = socket.create_connection((sys.argv[1], 80), timeout=5)
+sock.sendall(b"PRI * HTTP/2.0\\r\\n\\r\\nSM\\r\\n\\r\\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0]))
+print("open", flush=True)
+time.sleep(60)
+"""
+
+
+def _client_device(netns: str) -> str:
+    links = subprocess.run(["ip", "-n", netns, "-o", "link", "show"], capture_output=True, text=True,
+                           check=True).stdout
+    return next(line.split(":")[1].strip().split("@")[0] for line in links.splitlines() if " lo:" not in line)
+
+
+def test_an_idle_http2_connection_stays_while_its_client_answers_and_closes_once_it_is_gone():
+    # --idle 1: probed after 1 s, every 1 s, ended after 3 probes unanswered.
+    _, server_bin = web_binaries()
+    with namespace_pair(1, None) as (server_ns, client_ns, ips):
+        with running_server(server_bin, server_ns, ["--listen", ips[0], "--idle", "1"]):
+            client = subprocess.Popen(["ip", "netns", "exec", client_ns, sys.executable, "-c",
+                                       _OPEN_HTTP2_AND_WAIT, ips[0]], stdout=subprocess.PIPE, text=True)
+            try:
+                assert client.stdout.readline().strip() == "open"
+                time.sleep(4)
+                assert len(_server_sockets(server_ns)) == 1, "a client that answers the probes is kept"
+                subprocess.run(["ip", "-n", client_ns, "link", "set", _client_device(client_ns), "down"],
+                               check=True)
+                gone_at = time.monotonic()
+                while _server_sockets(server_ns) and time.monotonic() - gone_at < 15:
+                    time.sleep(0.2)
+                assert not _server_sockets(server_ns), "the vanished client's connection is still open"
+                assert time.monotonic() - gone_at > 2, "closed before the probes went unanswered"
+            finally:
+                client.kill()
+                client.wait()

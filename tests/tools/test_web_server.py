@@ -3,6 +3,8 @@
 
 import random
 import socket
+import subprocess
+import time
 
 import pytest
 
@@ -70,3 +72,23 @@ def test_closes_after_a_malformed_request(server):
     assert headers["Connection"] == "close"
     assert sock.recv(1) == b""
     sock.close()
+
+
+def test_an_idle_connection_is_closed_after_the_idle_time():
+    _, server_bin = web_binaries()
+    port = random.randint(20000, 40000)
+    with running_server(server_bin, None, ["--listen", "127.0.0.1", "--port", str(port), "--idle", "1"]):
+        _, _, _, sock = _exchange(port, b"GET /x?bytes=3 HTTP/1.1\r\nHost: a\r\n\r\n")
+        sock.settimeout(5)
+        started = time.monotonic()
+        assert sock.recv(1) == b"", "the server closes the idle connection"
+        assert 0.9 < time.monotonic() - started < 3
+        sock.close()
+
+
+@pytest.mark.parametrize("value", ["0", "3601", "1.5", "soon"])
+def test_refuses_an_idle_time_it_cannot_keep(value):
+    _, server_bin = web_binaries()
+    done = subprocess.run([str(server_bin), "--listen", "127.0.0.1", "--idle", value],
+                          capture_output=True, text=True, timeout=5)
+    assert done.returncode == 2 and f"--idle takes whole seconds 1-3600, not {value!r}" in done.stderr.replace('"', "'")

@@ -42,8 +42,12 @@ impl Runtime {
     }
 
     /// Serves `stream`, whose first bytes (`read`, the preface at least) were already read.
-    pub fn serve(&self, stream: std::net::TcpStream, read: Vec<u8>) {
-        if stream.set_nonblocking(true).is_err() {
+    /// Once it has been `idle`, the kernel probes the client (TCP keepalive) and ends a
+    /// connection whose client is gone, which ends its task: a browser keeps an HTTP/2
+    /// connection open while idle, and a timer of the runtime's own would change the lab's
+    /// timing in UML's virtual time (the demo's figures moved with one).
+    pub fn serve(&self, stream: std::net::TcpStream, read: Vec<u8>, idle: std::time::Duration) {
+        if stream.set_nonblocking(true).is_err() || crate::sock::probe_when_idle(&stream, idle).is_err() {
             return;
         }
         self.handle.spawn(async move {

@@ -10,8 +10,9 @@ use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::sync::Arc;
 use std::time::Duration;
 
-/// A connection idle this long is closed, so that a vanished client does not pin a thread.
-const IDLE_TIMEOUT: Duration = Duration::from_secs(60);
+/// An HTTP/1.1 connection idle this long is closed, so that a vanished client does not pin a
+/// thread; an HTTP/2 one is then probed, and closed if the client is gone (h2server.rs).
+pub const DEFAULT_IDLE: Duration = Duration::from_secs(60);
 /// Larger request heads are refused (a browser's are a few hundred bytes).
 const MAX_HEAD: usize = 16 * 1024;
 const MAX_HEADERS: usize = 64;
@@ -21,6 +22,7 @@ static BODY_CHUNK: [u8; 64 * 1024] = [b'x'; 64 * 1024];
 pub struct Config {
     pub addresses: Vec<SocketAddr>,
     pub cca: Option<String>,
+    pub idle: Duration,
 }
 
 /// Binds every address first (so a bad one fails the start, not a later request), then serves.
@@ -39,7 +41,8 @@ pub fn run(config: &Config) -> Result<(), String> {
         .into_iter()
         .map(|l| {
             let http2 = http2.clone();
-            spawn(move || accept_loop(l, http2))
+            let idle = config.idle;
+            spawn(move || accept_loop(l, http2, idle))
         })
         .collect::<Result<_, _>>()?;
     for t in threads {
@@ -55,12 +58,12 @@ fn spawn<F: FnOnce() + Send + 'static>(f: F) -> Result<std::thread::JoinHandle<(
         .map_err(|e| format!("cannot start a thread: {e}"))
 }
 
-fn accept_loop(listener: TcpListener, http2: Arc<h2server::Runtime>) {
+fn accept_loop(listener: TcpListener, http2: Arc<h2server::Runtime>, idle: Duration) {
     for stream in listener.incoming() {
         match stream {
             Ok(s) => {
                 let http2 = http2.clone();
-                if let Err(e) = spawn(move || serve_connection(s, &http2)) {
+                if let Err(e) = spawn(move || serve_connection(s, &http2, idle)) {
                     eprintln!("web-server: {e}");
                 }
             }
@@ -83,13 +86,13 @@ enum Answer {
     },
 }
 
-fn serve_connection(mut stream: TcpStream, http2: &h2server::Runtime) {
+fn serve_connection(mut stream: TcpStream, http2: &h2server::Runtime, idle: Duration) {
     let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(IDLE_TIMEOUT));
+    let _ = stream.set_read_timeout(Some(idle));
     let mut buffer: Vec<u8> = Vec::with_capacity(4096);
     match opens_http2(&mut stream, &mut buffer) {
         None => return,
-        Some(true) => return http2.serve(stream, buffer),
+        Some(true) => return http2.serve(stream, buffer, idle),
         Some(false) => {}
     }
     loop {

@@ -2,8 +2,12 @@
 //! Sockets with the options both programs need: a chosen congestion control (TCP_CONGESTION)
 //! set before the connection starts, and TCP_NODELAY as browsers and servers use it.
 
-use socket2::{Domain, Protocol, SockAddr, Socket, Type};
+use socket2::{Domain, Protocol, SockAddr, SockRef, Socket, TcpKeepalive, Type};
 use std::net::SocketAddr;
+use std::time::Duration;
+
+/// Keepalive probes unanswered before the kernel ends a connection.
+const PROBES: u32 = 3;
 
 fn tcp_socket(addr: &SocketAddr, cca: Option<&str>) -> Result<Socket, String> {
     let socket = Socket::new(
@@ -47,6 +51,19 @@ pub fn listen(addr: SocketAddr, cca: Option<&str>) -> Result<std::net::TcpListen
         .listen(1024)
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     Ok(socket.into())
+}
+
+/// TCP keepalive on an accepted connection: after `idle` with nothing received the kernel
+/// probes the client every sixth of `idle` (at least 1 s) and ends the connection when
+/// `PROBES` in a row go unanswered (60 s: closed 90 s after a client vanished).
+pub fn probe_when_idle(stream: &std::net::TcpStream, idle: Duration) -> std::io::Result<()> {
+    let interval = (idle / 6).max(Duration::from_secs(1));
+    SockRef::from(stream).set_tcp_keepalive(
+        &TcpKeepalive::new()
+            .with_time(idle)
+            .with_interval(interval)
+            .with_retries(PROBES),
+    )
 }
 
 /// A client's socket: TCP_NODELAY, non-blocking, not yet connected.

@@ -6,16 +6,18 @@ use std::process::ExitCode;
 use web::{hosts::Hosts, server};
 
 const USAGE: &str =
-    "usage: web-server [--hosts FILE] [--listen ADDRESS]... [--port 80] [--cca NAME]
+    "usage: web-server [--hosts FILE] [--listen ADDRESS]... [--port 80] [--cca NAME] [--idle 60]
 
 Listens on every address of the hosts file (the lab's domain -> address mapping) and on each
 --listen address, HTTP/1.1 with keep-alive. GET /<name>?bytes=N answers with exactly N bytes.
---cca sets the congestion control of the connections it accepts (default: the kernel's).";
+--cca sets the congestion control of the connections it accepts (default: the kernel's).
+--idle SECONDS (1-3600): an HTTP/1.1 connection idle this long is closed; an HTTP/2 one is
+then probed (TCP keepalive) and closed once its client is gone.";
 
 fn parse_args() -> Result<server::Config, String> {
     use lexopt::prelude::*;
     let mut ips: Vec<IpAddr> = Vec::new();
-    let (mut port, mut cca) = (80u16, None);
+    let (mut port, mut cca, mut idle) = (80u16, None, server::DEFAULT_IDLE);
     let mut parser = lexopt::Parser::from_env();
     while let Some(arg) = parser.next().map_err(|e| e.to_string())? {
         match arg {
@@ -34,6 +36,15 @@ fn parse_args() -> Result<server::Config, String> {
                     .map_err(|_| "--port takes a number 1-65535")?
             }
             Long("cca") => cca = Some(web::option_text(&mut parser)?),
+            Long("idle") => {
+                let value = web::option_text(&mut parser)?;
+                idle = value
+                    .parse()
+                    .ok()
+                    .filter(|s| (1..=3600).contains(s))
+                    .map(std::time::Duration::from_secs)
+                    .ok_or(format!("--idle takes whole seconds 1-3600, not {value:?}"))?;
+            }
             Long("help") | Short('h') => {
                 println!("{USAGE}");
                 std::process::exit(0);
@@ -49,6 +60,7 @@ fn parse_args() -> Result<server::Config, String> {
             .map(|ip| SocketAddr::new(ip, port))
             .collect(),
         cca,
+        idle,
     })
 }
 
