@@ -10,21 +10,19 @@
 //! moved in one direction for three windows, and returns to 1 when the direction changes.
 //! Slow start doubles the window every round trip until λ first exceeds λ_t.
 //!
-//! Two choices the paper leaves open:
+//! Three choices the paper leaves open, made so that the window moves by at most v/δ
+//! packets a round trip, as the paper's analysis assumes:
 //! - The window never goes below its least (4 packets), and the velocity returns to 1
 //!   there. A cut that would go further stops at the least window: the `vidaptive`
 //!   crate's Copa, used before, let its window fall far below the least it reported, and
 //!   the next step up, divided by that remainder, took it from 4.9 kB to 1.35 MB in one
-//!   acknowledgement (docs/RESULTS.md, "Copa's window"). Without the velocity's return a
-//!   window pinned at its least would keep doubling it, and the first step up would jump.
+//!   acknowledgement (docs/RESULTS.md, "Copa's window jumps").
+//! - A velocity built up in one direction returns to 1 as soon as the target turns the
+//!   window the other way, not only at the end of the window: a velocity of 32 meant for
+//!   a cut must not become a rise of 32/δ packets a round trip.
 //! - Losses do not move the window: the default mode reacts to delay only, and the paper's
 //!   competitive mode (for flows that share a queue with loss-based TCP) is not used; a
 //!   video behind a scheduler has a queue of its own.
-//!
-//! The velocity changes only once per window, as the paper says. Dropping it to 1 as soon
-//! as one acknowledgement turned the window, as this file first did, made a video alone
-//! on a 20 Mbit/s link swing between 15 and 300 kB in ns-3 (mean RTT 58 ms against 44,
-//! 16.3 Mbit/s against 19.8; docs/RESULTS.md).
 
 use std::collections::VecDeque;
 
@@ -147,16 +145,23 @@ impl CopaWindow {
 
     /// The paper's v/(δ·cwnd) packets for one packet acknowledged, in bytes.
     fn step(&mut self, up: bool, acked_bytes: f64) {
+        let turned = if up { Direction::Up } else { Direction::Down };
+        let velocity = &mut self.velocity;
+        if turned != velocity.direction && velocity.v > 1.0 {
+            velocity.v = 1.0;
+            velocity.same_windows = 0;
+            velocity.direction = turned;
+        }
         let packet = self.config.packet_bytes;
-        let change = self.velocity.v * acked_bytes * packet / (self.config.delta * self.cwnd);
+        let change = velocity.v * acked_bytes * packet / (self.config.delta * self.cwnd);
         if up {
             self.cwnd += change;
         } else if self.cwnd - change > self.config.min_cwnd_bytes {
             self.cwnd -= change;
         } else {
             self.cwnd = self.config.min_cwnd_bytes;
-            self.velocity.v = 1.0;
-            self.velocity.same_windows = 0;
+            velocity.v = 1.0;
+            velocity.same_windows = 0;
         }
     }
 
