@@ -78,7 +78,7 @@ pub extern "C" fn rtc_new(
     let bounds = RateBounds { start: start_bps, min: min_bps, max: max_bps };
     let controller: Box<dyn Controller> = match kind {
         RTC_GCC => Box::new(GccController::new(now_ns, bounds, pacing_factor)),
-        RTC_COPA => Box::new(CopaController::new(now_ns, bounds, copa_delta)),
+        RTC_COPA => Box::new(CopaController::new(bounds, copa_delta)),
         RTC_FIXED => Box::new(FixedController::new(start_bps, pacing_factor)),
         _ => return std::ptr::null_mut(),
     };
@@ -296,7 +296,7 @@ mod tests {
         let mut window = 0u64;
         unsafe {
             assert_eq!(rtc_cwnd_bytes(copa, &mut window), 1);
-            assert_eq!(Some(window), CopaController::new(0, bounds, 0.5).cwnd_bytes());
+            assert_eq!(Some(window), CopaController::new(bounds, 0.5).cwnd_bytes());
             window = 7;
             assert_eq!(rtc_cwnd_bytes(gcc, &mut window), 0);
             assert_eq!(window, 7, "a rate controller leaves it untouched");

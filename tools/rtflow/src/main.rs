@@ -54,7 +54,7 @@ enum Mode {
     Gcc,
     /// UDP with Pion's GCC (pion/interceptor, Go) on the same frames, pacer and feedback as gcc.
     PionGcc,
-    /// UDP with Copa (vidaptive crate's Copa), acknowledged every 2 packets.
+    /// UDP with Copa (the NSDI'18 paper's window), acknowledged every 2 packets.
     Copa,
     /// UDP at a constant --rate.
     Fixed,
@@ -207,8 +207,8 @@ fn send(args: SendArgs) -> Result<(), String> {
             let pion = PionGccController::new(bounds, pacing)?;
             udp_send::run(udp, |_| -> Box<dyn Controller> { Box::new(pion) }, rate_log)
         }
-        Mode::Copa => udp_send::run(udp, |now| -> Box<dyn Controller> {
-            Box::new(CopaController::new(now, bounds, delta))
+        Mode::Copa => udp_send::run(udp, |_| -> Box<dyn Controller> {
+            Box::new(CopaController::new(bounds, delta))
         }, rate_log),
         Mode::Fixed => {
             let rate = args.rate.expect("validated: fixed mode has a rate");
