@@ -41,7 +41,8 @@ const SAME_DIRECTION_WINDOWS: u32 = 3;
 /// Copa paces at twice cwnd/RTT_standing, so that a window's packets are not sent in one
 /// burst and the queue still drains between bursts.
 const PACING_GAIN: f64 = 2.0;
-/// The largest share of the window one acknowledged packet's worth of velocity may move.
+/// The most a round trip may move the window, as a share of it: each acknowledged packet
+/// moves it by at most this share of the packet's bytes.
 const MOST_PER_ROUND_TRIP: f64 = 0.25;
 
 #[derive(Clone, Copy, Debug)]
@@ -126,7 +127,7 @@ impl CopaWindow {
     }
 
     /// RTT_standing, ns: the initial guess until the first sample.
-    pub fn standing_rtt_ns(&self) -> u64 {
+    fn standing_rtt_ns(&self) -> u64 {
         self.standing.min().unwrap_or(self.config.initial_rtt_ns).max(1)
     }
 
@@ -258,17 +259,18 @@ mod tests {
 
     #[test]
     fn a_large_velocity_moves_the_window_by_at_most_a_quarter_a_round_trip() {
-        for (up_rtt_ms, start) in [(40, 100.0 * PACKET), (80, 100.0 * PACKET)] {
+        let start = 100.0 * PACKET;
+        // One window's worth of acknowledgements with no queue (up) or 40 ms of it (down).
+        for (rtt_ms, direction) in [(40, Direction::Up), (80, Direction::Down)] {
             let mut copa = CopaWindow::new(config());
             copa.slow_start = false;
             copa.cwnd = start;
             copa.velocity.v = 64.0;
-            copa.velocity.direction = if up_rtt_ms == 40 { Direction::Up } else { Direction::Down };
+            copa.velocity.direction = direction;
             copa.velocity.ends_at_seq = u64::MAX;
             copa.note_rtt(40 * MS, 0);
-            // One window's worth of acknowledgements, no queue (up) or 40 ms of it (down).
             for seq in 1..=100 {
-                copa.on_acked(seq, PACKET as u64, up_rtt_ms * MS, 1_000 * MS + seq * MS / 10);
+                copa.on_acked(seq, PACKET as u64, rtt_ms * MS, 1_000 * MS + seq * MS / 10);
             }
             let moved = (copa.cwnd - start).abs() / start;
             assert!(moved > 0.15 && moved <= 0.25 + 1e-9, "a round trip at velocity 64 moved the window by {moved}");
